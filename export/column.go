@@ -1,0 +1,51 @@
+// Package export encodes rows of text values as JSON, NDJSON, CSV and XLSX.
+//
+// Encoders are shaped like encoding/csv.Writer: they buffer writes to an
+// io.Writer, keep the first error they meet, and report it from Flush and
+// Close. A row is a [][]byte holding one value per [Column], in column order,
+// already rendered as text in the API's formats; a nil value is SQL NULL.
+// The package knows neither HTTP nor the database.
+package export
+
+// Kind says what a column's text holds, so that typed formats (XLSX) can turn
+// it back into a number or a date, and text formats can tell data from prose.
+type Kind uint8
+
+// The kinds of column. Values of every kind travel as text in the API's
+// formats; see [Column].
+const (
+	Text        Kind = iota // free text
+	Integer                 // base-10 integer, e.g. "42"
+	Decimal                 // decimal number, e.g. "150000" or "1500.5"
+	Date                    // "YYYY-MM-DD"
+	Timestamp               // "YYYY-MM-DD HH:MM:SS"
+	Timestamptz             // "YYYY-MM-DD HH:MM:SS.ffffff+00"
+)
+
+var kindNames = [...]string{"text", "integer", "decimal", "date", "timestamp", "timestamptz"}
+
+// String returns the kind's lower-case name, as used in the docs.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Column describes one field of a row.
+type Column struct {
+	Name string // field name, exactly as in the API spec
+	Kind Kind
+	// Nullable columns are rendered as JSON null when the value is nil;
+	// other columns never carry nil.
+	Nullable bool
+}
+
+// Names returns the names of cols in order.
+func Names(cols []Column) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return names
+}
