@@ -1,0 +1,218 @@
+// Package auth issues and checks API bearer tokens. A token is shown once,
+// when it is created; the database keeps only its SHA-256. Tokens carry
+// scopes, may expire, and can be revoked by name.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/database"
+	"github.com/informe/informe/failure"
+)
+
+// Scope names a permission a token carries.
+type Scope string
+
+// The scopes.
+const (
+	ReportRead Scope = "report:read" // GET /api/general-report
+	UsersRead  Scope = "users:read"  // GET /users
+)
+
+// Scopes are all scopes, the default for a new token.
+var Scopes = []Scope{ReportRead, UsersRead}
+
+// ParseScope returns s as a Scope, or an error naming the known scopes.
+func ParseScope(s string) (Scope, error) {
+	if slices.Contains(Scopes, Scope(s)) {
+		return Scope(s), nil
+	}
+	return "", failure.Errorf(failure.Invalid, "unknown scope %q: known scopes are report:read and users:read", s)
+}
+
+// InvalidToken is the message of every authentication failure, as the API
+// spec requires; it never says which check failed.
+const InvalidToken = "Invalid Token"
+
+// errInvalid is returned for missing, malformed, unknown, expired and
+// revoked tokens alike.
+var errInvalid = failure.Errorf(failure.Unauthorized, InvalidToken)
+
+// prefix marks informe tokens, so that secret scanners can recognise them.
+const prefix = "informe_"
+
+// Token describes an issued token; it never holds the secret.
+type Token struct {
+	Name      string
+	Scopes    []Scope
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+	RevokedAt *time.Time
+}
+
+// Principal is who a request acts as: the token's name and scopes.
+type Principal struct {
+	Name   string
+	Scopes []Scope
+}
+
+// Allows reports whether p carries scope.
+func (p Principal) Allows(scope Scope) bool { return slices.Contains(p.Scopes, scope) }
+
+// Store keeps tokens in the api_tokens table.
+type Store struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// NewStore returns a Store on pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool, now: time.Now} }
+
+// Create issues a token named name with the given scopes (all scopes when
+// none are given) that expires at expires (never when zero), and returns its
+// secret, which is not kept. A name already in use is a failure.Conflict.
+func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires time.Time) (string, error) {
+	if strings.TrimSpace(name) == "" {
+		return "", failure.Errorf(failure.Invalid, "token name must not be empty")
+	}
+	if len(scopes) == 0 {
+		scopes = Scopes
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("auth: %w", err)
+	}
+	secret := prefix + base64.RawURLEncoding.EncodeToString(raw)
+	hash := sha256.Sum256([]byte(secret))
+	var exp *time.Time
+	if !expires.IsZero() {
+		exp = &expires
+	}
+	_, err := s.pool.Exec(ctx,
+		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at) VALUES ($1, $2, $3, $4)",
+		name, hash[:], scopeStrings(scopes), exp)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
+		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
+	}
+	if err != nil {
+		return "", database.Classify(fmt.Errorf("auth: create: %w", err))
+	}
+	return secret, nil
+}
+
+// List returns all tokens, revoked and expired ones included, by name.
+func (s *Store) List(ctx context.Context) ([]Token, error) {
+	rows, err := s.pool.Query(ctx,
+		"SELECT name, scopes, created_at, expires_at, revoked_at FROM api_tokens ORDER BY name")
+	if err != nil {
+		return nil, database.Classify(fmt.Errorf("auth: list: %w", err))
+	}
+	tokens, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
+		var t Token
+		var scopes []string
+		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt)
+		for _, sc := range scopes {
+			t.Scopes = append(t.Scopes, Scope(sc))
+		}
+		return t, err
+	})
+	if err != nil {
+		return nil, database.Classify(fmt.Errorf("auth: list: %w", err))
+	}
+	return tokens, nil
+}
+
+// Revoke revokes the token named name. An unknown name, or a token already
+// revoked, is a failure.NotFound.
+func (s *Store) Revoke(ctx context.Context, name string) error {
+	tag, err := s.pool.Exec(ctx,
+		"UPDATE api_tokens SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL", name)
+	if err != nil {
+		return database.Classify(fmt.Errorf("auth: revoke: %w", err))
+	}
+	if tag.RowsAffected() == 0 {
+		return failure.Errorf(failure.NotFound, "no active token named %q", name)
+	}
+	return nil
+}
+
+// Authenticate returns the principal of secret. Missing, malformed, unknown,
+// expired and revoked tokens all give a failure.Unauthorized "Invalid Token";
+// an unreachable database gives failure.Unavailable. It only reads, so it
+// works against a read replica.
+func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, error) {
+	if !wellFormed(secret) {
+		return Principal{}, errInvalid
+	}
+	hash := sha256.Sum256([]byte(secret))
+	var (
+		stored    []byte
+		p         Principal
+		scopes    []string
+		expiresAt *time.Time
+		revokedAt *time.Time
+	)
+	err := s.pool.QueryRow(ctx,
+		"SELECT token_hash, name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
+		hash[:]).Scan(&stored, &p.Name, &scopes, &expiresAt, &revokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Principal{}, errInvalid
+	}
+	if err != nil {
+		return Principal{}, database.Classify(fmt.Errorf("auth: %w", err))
+	}
+	// The index found the row by hash; compare again in constant time so
+	// that nothing about the stored hash leaks through timing.
+	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 {
+		return Principal{}, errInvalid
+	}
+	if revokedAt != nil || (expiresAt != nil && !s.now().Before(*expiresAt)) {
+		return Principal{}, errInvalid
+	}
+	for _, sc := range scopes {
+		p.Scopes = append(p.Scopes, Scope(sc))
+	}
+	return p, nil
+}
+
+// wellFormed reports whether secret has the shape of an informe token, so
+// that garbage never reaches the database.
+func wellFormed(secret string) bool {
+	body, ok := strings.CutPrefix(secret, prefix)
+	if !ok || len(body) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(body)
+	return err == nil
+}
+
+func scopeStrings(scopes []Scope) []string {
+	out := make([]string, len(scopes))
+	for i, s := range scopes {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// Delete removes the token named name, if there is one. The demo uses it to
+// replace its token on every start.
+func (s *Store) Delete(ctx context.Context, name string) error {
+	if _, err := s.pool.Exec(ctx, "DELETE FROM api_tokens WHERE name = $1", name); err != nil {
+		return database.Classify(fmt.Errorf("auth: delete: %w", err))
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+// Package failure defines informe's one error type: a code that says what
+// kind of failure it is and a message that is safe to show to a client.
+// The HTTP layer maps codes to statuses in one place; anything that is not a
+// *Error is an internal failure whose cause is logged, never sent.
+package failure
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies a failure.
+type Code uint8
+
+// The failure codes.
+const (
+	Internal      Code = iota // a bug or an unexpected failure
+	Invalid                   // a request parameter is wrong
+	Unauthorized              // missing or invalid credentials
+	Forbidden                 // valid credentials without the needed scope
+	NotFound                  // no such thing
+	NotAcceptable             // no offered representation satisfies the client
+	Unavailable               // the database cannot be reached; try again later
+	Conflict                  // the request conflicts with existing data
+)
+
+// Error is a failure with a client-safe message.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error // the cause, for logs only; may be nil
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with the given code and message whose cause is err.
+func Wrap(code Code, err error, message string) *Error {
+	return &Error{Code: code, Message: message, Err: err}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, or Internal.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// MessageOf returns the client-safe message of the first *Error in err's
+// chain, or "Internal Server Error" for any other error.
+func MessageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal Server Error"
+}

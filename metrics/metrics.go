@@ -1,0 +1,132 @@
+// Package metrics collects informe's Prometheus metrics: HTTP requests by
+// route, status and format, their latency and time to first byte, rows and
+// bytes streamed, requests in flight, and the database pool's state. They
+// are served on the operations listener, apart from the authenticated API.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds informe's collectors in a registry of their own.
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	ttfb     *prometheus.HistogramVec
+	rows     *prometheus.CounterVec
+	bytes    *prometheus.CounterVec
+	inFlight prometheus.Gauge
+}
+
+// New registers informe's metrics, the Go runtime's and the process's, and,
+// when pool is not nil, the pool's.
+func New(pool *pgxpool.Pool) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_http_requests_total",
+			Help: "HTTP requests by route, status code and response format.",
+		}, []string{"route", "code", "format"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "informe_http_request_duration_seconds",
+			Help:    "Time from a request's arrival to its last byte, by route and format.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "format"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "informe_http_time_to_first_byte_seconds",
+			Help:    "Time from a request's arrival to the first byte of its body, by route and format.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "format"}),
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_rows_streamed_total",
+			Help: "Rows written to responses, by route and format.",
+		}, []string{"route", "format"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_response_bytes_total",
+			Help: "Response body bytes written, by route and format.",
+		}, []string{"route", "format"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "informe_http_requests_in_flight",
+			Help: "Requests being served.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if pool != nil {
+		m.registry.MustRegister(poolCollector{pool})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Request is what the HTTP layer reports about one finished request.
+type Request struct {
+	Route     string // the route pattern, or "unmatched"
+	Format    string // json, csv, ndjson, xlsx; "" for errors before negotiation
+	Status    int
+	Rows      int
+	Bytes     int
+	Duration  time.Duration
+	FirstByte time.Duration // 0 when no body byte was written
+}
+
+// Started counts a request in flight; call the returned func when it ends.
+func (m *Metrics) Started() func() {
+	m.inFlight.Inc()
+	return m.inFlight.Dec
+}
+
+// Observe records a finished request.
+func (m *Metrics) Observe(r Request) {
+	m.requests.WithLabelValues(r.Route, strconv.Itoa(r.Status), r.Format).Inc()
+	m.duration.WithLabelValues(r.Route, r.Format).Observe(r.Duration.Seconds())
+	if r.FirstByte > 0 {
+		m.ttfb.WithLabelValues(r.Route, r.Format).Observe(r.FirstByte.Seconds())
+	}
+	if r.Rows > 0 {
+		m.rows.WithLabelValues(r.Route, r.Format).Add(float64(r.Rows))
+	}
+	if r.Bytes > 0 {
+		m.bytes.WithLabelValues(r.Route, r.Format).Add(float64(r.Bytes))
+	}
+}
+
+// poolCollector reports pgxpool statistics at scrape time.
+type poolCollector struct{ pool *pgxpool.Pool }
+
+var (
+	poolTotal    = prometheus.NewDesc("informe_db_pool_connections", "Connections in the pool, by state.", []string{"state"}, nil)
+	poolMax      = prometheus.NewDesc("informe_db_pool_max_connections", "Largest size of the pool.", nil, nil)
+	poolAcquires = prometheus.NewDesc("informe_db_pool_acquires_total", "Connections acquired from the pool.", nil, nil)
+	poolWaits    = prometheus.NewDesc("informe_db_pool_acquire_wait_seconds_total", "Time spent waiting for a connection.", nil, nil)
+)
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- poolTotal
+	ch <- poolMax
+	ch <- poolAcquires
+	ch <- poolWaits
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(poolTotal, prometheus.GaugeValue, float64(s.AcquiredConns()), "acquired")
+	ch <- prometheus.MustNewConstMetric(poolTotal, prometheus.GaugeValue, float64(s.IdleConns()), "idle")
+	ch <- prometheus.MustNewConstMetric(poolTotal, prometheus.GaugeValue, float64(s.ConstructingConns()), "constructing")
+	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(poolAcquires, prometheus.CounterValue, float64(s.AcquireCount()))
+	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, s.AcquireDuration().Seconds())
+}

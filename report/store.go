@@ -1,0 +1,174 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/database"
+	"github.com/informe/informe/export"
+)
+
+// Counting says where the store gets the number of rows of an unfiltered
+// report and how it reaches a deep page.
+type Counting uint8
+
+const (
+	// Maintained reads the row counts that informe's triggers keep in
+	// report_contract_rows and report_bucket_rows: an unfiltered page costs
+	// the same at page 1 and at the last page. The default.
+	Maintained Counting = iota
+	// FromView counts and skips rows of the general_report view itself.
+	// For operators whose general_report reads tables that informe's
+	// triggers do not watch; deep unfiltered pages then cost more.
+	FromView
+)
+
+// ParseCounting parses "maintained" or "view".
+func ParseCounting(s string) (Counting, error) {
+	switch s {
+	case "maintained":
+		return Maintained, nil
+	case "view":
+		return FromView, nil
+	}
+	return 0, fmt.Errorf("report counts must be maintained or view, got %q", s)
+}
+
+// Page describes the page being streamed. It is known before the first row.
+type Page struct {
+	Total       int64 // rows matching the query, over all pages
+	TotalPages  int64 // ceil(Total / PerPage); 0 when nothing matches
+	CurrentPage int64
+	PerPage     int64
+}
+
+// Store reads the general report.
+type Store struct {
+	pool     *pgxpool.Pool
+	counting Counting
+}
+
+// NewStore returns a Store reading from pool.
+func NewStore(pool *pgxpool.Pool, counting Counting) *Store {
+	return &Store{pool: pool, counting: counting}
+}
+
+// selectList is the report's select list, built from [Columns].
+var selectList = database.SelectList(export.Names(Columns))
+
+const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
+
+// Stream reads one page of the report in one REPEATABLE READ, READ ONLY
+// snapshot. It counts the matching rows, calls begin with the [Page], then
+// calls row with each row's values (in [Columns] order, valid only during
+// the call) as they arrive from PostgreSQL. An error from begin or row stops
+// the query and is returned as is; database failures are wrapped, and
+// connection failures come back as failure.Unavailable. It returns the
+// number of rows passed to row.
+func (s *Store) Stream(ctx context.Context, q Query, begin func(Page) error, row func([][]byte) error) (int, error) {
+	n := 0
+	err := database.Snapshot(ctx, s.pool, func(tx pgx.Tx) error {
+		p := Page{CurrentPage: q.Page, PerPage: q.PerPage}
+		where, args := filters(q)
+		var sql string
+		var err error
+		if q.Filtered() || s.counting == FromView {
+			if err := tx.QueryRow(ctx, "SELECT count(*) FROM general_report"+where, args...).Scan(&p.Total); err != nil {
+				return fmt.Errorf("report: count: %w", err)
+			}
+			if skip, ok := start(p); ok {
+				args = append(args, skip, q.PerPage)
+				sql = "SELECT " + selectList + " FROM general_report" + where + order +
+					" OFFSET $" + strconv.Itoa(len(args)-1) + " LIMIT $" + strconv.Itoa(len(args))
+			}
+		} else {
+			if sql, args, err = s.seek(ctx, tx, &p); err != nil {
+				return err
+			}
+		}
+		p.TotalPages = (p.Total + p.PerPage - 1) / p.PerPage
+		if err := begin(p); err != nil {
+			return err
+		}
+		if sql == "" { // past the last page
+			return nil
+		}
+		n, err = database.ForEachRaw(ctx, tx, sql, args, row)
+		return err
+	})
+	return n, err
+}
+
+// start returns the index of the page's first row, and false when the page
+// lies past the last row.
+func start(p Page) (int64, bool) {
+	if p.CurrentPage-1 >= (p.Total+p.PerPage-1)/p.PerPage {
+		return 0, false
+	}
+	return (p.CurrentPage - 1) * p.PerPage, true
+}
+
+// seek sets p.Total from the maintained counts and returns the query for
+// the unfiltered page p: it finds the bucket, then the contract, holding the
+// page's first row, so that only rows inside that one contract are skipped.
+func (s *Store) seek(ctx context.Context, tx pgx.Tx, p *Page) (string, []any, error) {
+	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(rows), 0) FROM report_bucket_rows").Scan(&p.Total); err != nil {
+		return "", nil, fmt.Errorf("report: count: %w", err)
+	}
+	first, ok := start(*p)
+	if !ok {
+		return "", nil, nil
+	}
+	var bucket, before int64
+	err := tx.QueryRow(ctx, `
+		SELECT bucket, cum - rows FROM (
+			SELECT bucket, rows, sum(rows) OVER (ORDER BY bucket) AS cum
+			FROM report_bucket_rows
+		) b WHERE cum > $1 ORDER BY bucket LIMIT 1`, first).Scan(&bucket, &before)
+	if err != nil {
+		return "", nil, fmt.Errorf("report: seek bucket: %w", err)
+	}
+	var contract, contractStart int64
+	err = tx.QueryRow(ctx, `
+		SELECT contract_id, $2::bigint + cum - rows FROM (
+			SELECT contract_id, rows, sum(rows) OVER (ORDER BY contract_id) AS cum
+			FROM report_contract_rows
+			WHERE contract_id >= $1::bigint << 10 AND contract_id < ($1::bigint + 1) << 10
+		) c WHERE $2::bigint + cum > $3 ORDER BY contract_id LIMIT 1`, bucket, before, first).Scan(&contract, &contractStart)
+	if err != nil {
+		return "", nil, fmt.Errorf("report: seek contract: %w", err)
+	}
+	sql := "SELECT " + selectList + " FROM general_report WHERE key_contract_id >= $1" + order + " OFFSET $2 LIMIT $3"
+	return sql, []any{contract, first - contractStart, p.PerPage}, nil
+}
+
+// filters returns the WHERE clause and arguments for q's filters.
+func filters(q Query) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		conds = append(conds, cond+" = $"+strconv.Itoa(len(args)))
+	}
+	if q.ContractID != 0 {
+		add("key_contract_id", q.ContractID)
+	}
+	if q.CodeContract != "" {
+		add("key_code_contract", q.CodeContract)
+	}
+	if q.ClientID != 0 {
+		add("key_client_id", q.ClientID)
+	}
+	if q.RUTKey != "" {
+		add("key_client_rut", q.RUTKey)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
