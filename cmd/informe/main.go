@@ -118,6 +118,7 @@ func command() *cli.Command {
 			},
 			tokenCommand(),
 			demoCommand(),
+			columnsCommand(),
 		},
 	}
 }

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/columns.md")
+
+// TestColumnsDoc keeps docs/columns.md generated from the column lists.
+func TestColumnsDoc(t *testing.T) {
+	var got bytes.Buffer
+	if err := writeColumns(&got); err != nil {
+		t.Fatal(err)
+	}
+	const path = "../../docs/columns.md"
+	if *update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("docs/columns.md is out of date with the column lists; run: go test ./cmd/informe -run TestColumnsDoc -update")
+	}
+}

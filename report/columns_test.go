@@ -1,0 +1,42 @@
+package report_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/database/dbtest"
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/report"
+)
+
+// TestColumnsMatchSpecAndView checks that the one column list, the spec's
+// field order (a copy of general-report-columns.txt) and the general_report
+// view agree.
+func TestColumnsMatchSpecAndView(t *testing.T) {
+	spec, err := os.ReadFile("testdata/general-report-columns.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := export.Names(report.Columns), strings.Fields(string(spec))
+	if !slices.Equal(got, want) {
+		t.Fatalf("report.Columns = %v\nwant spec order %v", got, want)
+	}
+
+	pool := dbtest.New(t)
+	rows, err := pool.Query(context.Background(), "SELECT * FROM general_report LIMIT 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var view []string
+	for _, f := range rows.FieldDescriptions() {
+		view = append(view, f.Name)
+	}
+	keys := []string{"key_contract_id", "key_process_id", "key_task_id", "key_client_id", "key_code_contract", "key_client_rut"}
+	if want := append(slices.Clone(got), keys...); !slices.Equal(view, want) {
+		t.Errorf("general_report columns = %v\nwant %v", view, want)
+	}
+}
