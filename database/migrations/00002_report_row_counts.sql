@@ -24,6 +24,9 @@ CREATE TABLE report_bucket_rows (
 -- +goose StatementBegin
 CREATE FUNCTION report_rows_refresh(ids bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    buckets bigint[];
+    deltas  bigint[];
 BEGIN
     -- Lock the counters first, in id order so that writers cannot deadlock.
     -- A concurrent writer of the same contract waits here; the next
@@ -52,9 +55,29 @@ BEGIN
         DELETE FROM report_contract_rows
         WHERE contract_id IN (SELECT contract_id FROM fresh WHERE new_rows = 0)
     )
+    SELECT array_agg(bucket ORDER BY bucket), array_agg(delta ORDER BY bucket)
+    INTO buckets, deltas
+    FROM (SELECT contract_id >> 10 AS bucket, sum(new_rows - old_rows)::bigint AS delta
+          FROM fresh GROUP BY 1 HAVING sum(new_rows - old_rows) <> 0) d;
+
+    IF buckets IS NULL THEN
+        RETURN;
+    END IF;
+    -- Move the bucket totals by the differences. Not with one INSERT ...
+    -- ON CONFLICT DO UPDATE: PostgreSQL checks the proposed row, a negative
+    -- difference, against CHECK (rows >= 0) before it finds the conflict.
+    -- Existing buckets are locked in bucket order, like the counters.
+    PERFORM 1 FROM report_bucket_rows
+    WHERE bucket = ANY (buckets) ORDER BY bucket FOR UPDATE;
+    UPDATE report_bucket_rows b SET rows = b.rows + d.delta
+    FROM unnest(buckets, deltas) AS d(bucket, delta)
+    WHERE b.bucket = d.bucket;
+    -- A bucket not counted yet holds only new contracts, so its difference
+    -- is positive. A writer that creates it meanwhile is added to.
     INSERT INTO report_bucket_rows AS b (bucket, rows)
-    SELECT contract_id >> 10, sum(new_rows - old_rows)
-    FROM fresh GROUP BY 1 HAVING sum(new_rows - old_rows) <> 0
+    SELECT d.bucket, d.delta FROM unnest(buckets, deltas) AS d(bucket, delta)
+    WHERE NOT EXISTS (SELECT 1 FROM report_bucket_rows x WHERE x.bucket = d.bucket)
+    ORDER BY d.bucket
     ON CONFLICT (bucket) DO UPDATE SET rows = b.rows + excluded.rows;
 END $$;
 -- +goose StatementEnd
