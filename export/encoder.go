@@ -1,0 +1,66 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// An Encoder writes rows to an io.Writer in one format.
+//
+// Encoders buffer their output, like encoding/csv.Writer: Encode may not
+// write anything yet, and the first error an encoder meets (from the
+// underlying writer or from a bad row) is kept and returned by every later
+// Encode and by Close. An Encoder is not safe for concurrent use.
+type Encoder interface {
+	// Encode writes one row: a value per column, in column order, as text
+	// in the API's formats, nil for SQL NULL (see [Column]). Encode does
+	// not retain row or its byte slices after it returns, so the caller
+	// may reuse them. A row with the wrong number of values is an error.
+	Encode(row [][]byte) error
+
+	// Close finishes the output (closing brackets, the workbook) and
+	// flushes it to the writer, releases any temporary files, and returns
+	// the first error met by Encode or Close. Close does not close the
+	// underlying writer. Callers must call Close on every path, also after
+	// an error, so that temporary files are removed; calls after the first
+	// return the first call's result, and Encode after Close returns
+	// [ErrClosed].
+	Close() error
+}
+
+// ErrClosed is returned by Encode on an [Encoder] that has been closed.
+var ErrClosed = errors.New("export: encoder closed")
+
+// Options configure [NewEncoder]; each format reads only its own fields.
+type Options struct {
+	Envelope *Envelope // JSON: wrap rows in {"data":[...], ...}; nil for a bare array
+	CSV      CSVOptions
+	Sheet    string // XLSX: the worksheet's name; see [XLSXOptions]
+}
+
+// NewEncoder returns an encoder of rows of cols in format f, writing to w.
+// It returns an error for a format it does not know, an invalid
+// CSV delimiter (wrapping [ErrInvalidDelimiter]) or an invalid sheet name;
+// nothing has been written to w then.
+func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
+	switch f {
+	case JSON:
+		return NewJSON(w, cols, opts.Envelope), nil
+	case NDJSON:
+		return NewNDJSON(w, cols), nil
+	case CSV:
+		if err := opts.CSV.validate(); err != nil {
+			return nil, err
+		}
+		return NewCSV(w, cols, opts.CSV), nil
+	case XLSX:
+		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet})
+	}
+	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
+}
+
+// rowLenError is the error for a row whose length does not match the columns.
+func rowLenError(got, want int) error {
+	return fmt.Errorf("export: row has %d values, want %d", got, want)
+}

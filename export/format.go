@@ -1,0 +1,299 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Format is an output format an [Encoder] can write. The zero value is [JSON].
+type Format int
+
+// The formats, in declaration order. The server's preference when a client
+// accepts several equally is a different order: see [Negotiate].
+const (
+	JSON   Format = iota // a JSON document; see [NewJSON]
+	NDJSON               // one JSON object per line; see [NewNDJSON]
+	CSV                  // RFC 4180 comma-separated values; see [NewCSV]
+	XLSX                 // an Excel workbook; see [NewXLSX]
+)
+
+var formatNames = [...]string{JSON: "json", NDJSON: "ndjson", CSV: "csv", XLSX: "xlsx"}
+
+var contentTypes = [...]string{
+	JSON:   "application/json; charset=utf-8",
+	NDJSON: "application/x-ndjson; charset=utf-8",
+	CSV:    "text/csv; charset=utf-8",
+	XLSX:   "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+func (f Format) valid() bool { return f >= 0 && int(f) < len(formatNames) }
+
+// String returns the format's name as used in the format query parameter:
+// "json", "ndjson", "csv" or "xlsx".
+func (f Format) String() string {
+	if f.valid() {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ContentType returns the Content-Type header value for a response in format
+// f, with charset=utf-8 on the text formats. It returns
+// "application/octet-stream" for a value that is not one of the formats.
+func (f Format) ContentType() string {
+	if f.valid() {
+		return contentTypes[f]
+	}
+	return "application/octet-stream"
+}
+
+// ErrUnknownFormat is returned, wrapped, by [ParseFormat] for a name that is
+// not a format.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// ParseFormat returns the format named s, as given in a format query
+// parameter. Names are matched case-insensitively ("CSV" is [CSV]) and must
+// otherwise be exact: no spaces, no media types. An empty s is not a format;
+// callers that treat a missing parameter as "negotiate" check for it first.
+// Any other name gives an error wrapping [ErrUnknownFormat] whose message
+// lists the allowed values; it is safe to show to clients.
+func ParseFormat(s string) (Format, error) {
+	for f, name := range formatNames {
+		if strings.EqualFold(s, name) {
+			return Format(f), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q: allowed values are json, csv, ndjson and xlsx", ErrUnknownFormat, s)
+}
+
+// ErrNotAcceptable is returned, wrapped, by [Negotiate] when the Accept
+// header excludes every media type in [Offered].
+var ErrNotAcceptable = errors.New("not acceptable")
+
+// offer is one media type the server can produce.
+type offer struct {
+	typ, sub string
+	format   Format
+}
+
+// offers are in the server's order of preference: when a client accepts
+// several formats with the same quality, the first one here wins.
+var offers = [...]offer{
+	{"application", "json", JSON},
+	{"text", "csv", CSV},
+	{"application", "x-ndjson", NDJSON},
+	{"application", "jsonl", NDJSON},
+	{"application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet", XLSX},
+}
+
+// Offered lists the media types [Negotiate] can choose, in the server's order
+// of preference. application/jsonl is an alias of application/x-ndjson.
+// It is meant for messages and documentation; changing it changes nothing.
+var Offered = []string{
+	"application/json",
+	"text/csv",
+	"application/x-ndjson",
+	"application/jsonl",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+var notAcceptable = fmt.Errorf("%w: the offered media types are %s", ErrNotAcceptable, strings.Join(Offered, ", "))
+
+// Negotiate chooses a format from an HTTP Accept header value, following
+// RFC 9110 section 12.5.1:
+//
+//   - The header is a comma-separated list of media ranges, each with
+//     optional parameters. Parameters other than q are ignored; q is a
+//     quality from 0 to 1 with at most three decimals (default 1), and q=0
+//     means "not acceptable".
+//   - A media type's quality is the one of the most specific range that
+//     matches it: "text/csv" beats "text/*", which beats "*/*". If several
+//     equally specific ranges match, the highest quality counts.
+//   - The format with the highest quality wins; ties go to the server's
+//     preference JSON, CSV, NDJSON, XLSX.
+//
+// Matching is case-insensitive. application/jsonl counts as NDJSON, as
+// application/x-ndjson does. An empty header accepts anything and gives JSON.
+//
+// Negotiate is lenient, as browsers and tools send odd things: a list
+// element that is not a well-formed media range (no slash, a bad q value, a
+// lone "*" is read as "*/*") is skipped, and a header none of whose elements
+// is well formed is treated as absent. When every offered type is
+// excluded, Negotiate returns an error wrapping [ErrNotAcceptable] whose
+// message lists [Offered] and is safe to show to clients.
+func Negotiate(accept string) (Format, error) {
+	// best[i] is the quality (in thousandths) of offers[i] and spec[i] the
+	// specificity of the range that set it: 0 none, 1 */*, 2 type/*, 3 exact.
+	var best [len(offers)]int
+	var spec [len(offers)]int8
+	seen := false
+	for rest := accept; rest != ""; {
+		var elem string
+		elem, rest = nextElement(rest)
+		typ, sub, q, ok := parseRange(elem)
+		if !ok {
+			continue
+		}
+		seen = true
+		for i, o := range offers {
+			var s int8
+			switch {
+			case typ == "*" && sub == "*":
+				s = 1
+			case !strings.EqualFold(typ, o.typ):
+				continue
+			case sub == "*":
+				s = 2
+			case strings.EqualFold(sub, o.sub):
+				s = 3
+			default:
+				continue
+			}
+			if s > spec[i] || (s == spec[i] && q > best[i]) {
+				spec[i], best[i] = s, q
+			}
+		}
+	}
+	if !seen {
+		return JSON, nil
+	}
+	// Sum up per format: a format is as acceptable as its best media type.
+	bestFormat, bestQ := Format(0), 0
+	for i, o := range offers {
+		if best[i] > bestQ {
+			bestFormat, bestQ = o.format, best[i]
+		}
+	}
+	if bestQ == 0 {
+		return 0, notAcceptable
+	}
+	return bestFormat, nil
+}
+
+// nextElement splits off the first comma-separated element of an Accept
+// header, skipping commas inside quoted parameter values.
+func nextElement(s string) (elem, rest string) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++ // skip the escaped byte
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// parseRange parses one element of an Accept header: a media range with
+// optional parameters. It reports ok=false for an element to skip: empty,
+// malformed, or with a malformed q parameter. q is in thousandths.
+func parseRange(elem string) (typ, sub string, q int, ok bool) {
+	mediaRange, params, _ := strings.Cut(elem, ";")
+	mediaRange = trimOWS(mediaRange)
+	if mediaRange == "*" {
+		// Old Java clients send "*; q=.2" meaning */*.
+		typ, sub = "*", "*"
+	} else {
+		var found bool
+		typ, sub, found = strings.Cut(mediaRange, "/")
+		if !found || !isToken(typ) || !isToken(sub) || (typ == "*" && sub != "*") {
+			return "", "", 0, false
+		}
+	}
+	q = 1000
+	for params != "" {
+		var param string
+		param, params = nextParam(params)
+		name, value, _ := strings.Cut(param, "=")
+		if !strings.EqualFold(trimOWS(name), "q") {
+			continue
+		}
+		if q, ok = parseQ(trimOWS(value)); !ok {
+			return "", "", 0, false
+		}
+		// RFC 9110 makes q the last media-range parameter; what follows it
+		// are accept-ext parameters, which we ignore too.
+		break
+	}
+	return typ, sub, q, true
+}
+
+// nextParam splits off the first semicolon-separated parameter, skipping
+// semicolons inside quoted values.
+func nextParam(s string) (param, rest string) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ';' && !quoted:
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// parseQ parses a qvalue into thousandths. It accepts RFC 9110's grammar
+// ("0", "0.5", "1.000") and, leniently, a missing leading zero (".5") and
+// more than three decimals (truncated), but nothing above 1.
+func parseQ(s string) (int, bool) {
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	var q int
+	switch intPart {
+	case "0", "":
+		if intPart == "" && (!hasDot || frac == "") {
+			return 0, false
+		}
+	case "1":
+		q = 1000
+	default:
+		return 0, false
+	}
+	scale := 100
+	for i := 0; i < len(frac); i++ {
+		c := frac[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		q += int(c-'0') * scale
+		scale /= 10
+	}
+	if q > 1000 {
+		return 0, false
+	}
+	return q, true
+}
+
+// trimOWS trims RFC 9110 optional whitespace (spaces and tabs).
+func trimOWS(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// isToken reports whether s is a non-empty RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

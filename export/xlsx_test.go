@@ -1,0 +1,413 @@
+package export
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// xlsxRows are report rows with every kind, empty values, formula-looking
+// text, a phone number, and values that do not parse as their kind.
+func xlsxRows() [][][]byte {
+	rs := make([][][]byte, 0, 8)
+	for i := 0; i < 5; i++ {
+		rs = append(rs, reportRow(i))
+	}
+	col := func(name string) int {
+		for j, c := range reportColumns {
+			if c.Name == name {
+				return j
+			}
+		}
+		panic(name)
+	}
+	r := reportRow(5)
+	r[col("contract_id")] = []byte("42")
+	r[col("contract_status")] = []byte("=1+1")
+	r[col("client_phone_contract")] = []byte("+56 9 1234 5678")
+	r[col("attended_by")] = []byte("@SUM(A1)")
+	r[col("costo_servicio")] = []byte("1500.5")
+	r[col("date_first_payment")] = []byte("2024-03-05")
+	r[col("contract_creation_date")] = []byte("2024-03-05 10:20:30")
+	r[col("execution_date")] = []byte("2024-03-05 13:45:12.25+00")
+	r[col("task_detail")] = []byte("línea uno\nlínea dos <b>&amp;</b> \"comillas\" ñ")
+	rs = append(rs, r)
+
+	r = reportRow(6)
+	for j := range r {
+		if j%2 == 1 {
+			r[j] = []byte{}
+		}
+	}
+	r[col("contract_id")] = nil // NULL, though not nullable: an empty cell
+	rs = append(rs, r)
+
+	r = reportRow(7)
+	r[col("quantity_quotas")] = []byte("12345678901234567890") // beyond 15 digits
+	r[col("benefit_center_id_service")] = []byte("abc")
+	r[col("costo_servicio")] = []byte("NaN")
+	r[col("date_first_payment")] = []byte("infinity")
+	r[col("client_birth_date_contract")] = []byte("1899-12-31") // before Excel's dates
+	r[col("contract_creation_date")] = []byte("2024-02-30 10:00:00")
+	r[col("execution_date")] = []byte("2024-03-05 22:15:00-03")
+	rs = append(rs, r)
+	return rs
+}
+
+// wantCell is how a value should read back: its formatted value, and
+// whether it is a number cell (else a string or empty).
+func wantCell(t *testing.T, k Kind, v []byte) (value string, number bool) {
+	s := string(v)
+	if s == "" {
+		return "", false
+	}
+	switch k {
+	case Integer:
+		if len(strings.TrimPrefix(s, "-")) <= 15 {
+			if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return s, true
+			}
+		}
+	case Decimal:
+		if x, err := strconv.ParseFloat(s, 64); err == nil && isPlainDecimal(v) {
+			return strconv.FormatFloat(x, 'f', -1, 64), true // as General shows it
+		}
+	case Date:
+		if s >= "1900-03-01" && len(s) == 10 && s[0] != 'i' {
+			return s, true
+		}
+	case Timestamp:
+		if s != "2024-02-30 10:00:00" {
+			return s, true
+		}
+	case Timestamptz:
+		if strings.HasSuffix(s, "-03") {
+			return "2024-03-06 01:15:00", true // moved to UTC
+		}
+		return s[:19], true
+	}
+	return s, false
+}
+
+func TestXLSX(t *testing.T) {
+	var buf bytes.Buffer
+	rs := xlsxRows()
+	e, err := NewXLSX(&buf, reportColumns, XLSXOptions{Sheet: "general-report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeAll(t, e, rs)
+
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const sheet = "general-report"
+	if got := f.GetSheetList(); len(got) != 1 || got[0] != sheet {
+		t.Fatalf("sheets %q, want [%s]", got, sheet)
+	}
+
+	cell := func(col, row int) string {
+		name, err := excelize.CoordinatesToCellName(col, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	// Header: names, bold.
+	for j, c := range reportColumns {
+		ref := cell(j+1, 1)
+		if got, _ := f.GetCellValue(sheet, ref); got != c.Name {
+			t.Errorf("%s = %q, want %q", ref, got, c.Name)
+		}
+		id, err := f.GetCellStyle(sheet, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.GetStyle(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Font == nil || !st.Font.Bold {
+			t.Errorf("%s is not bold", ref)
+		}
+	}
+
+	// Every cell: value as shown, and type.
+	for i, r := range rs {
+		for j, c := range reportColumns {
+			ref := cell(j+1, i+2)
+			want, number := wantCell(t, c.Kind, r[j])
+			got, err := f.GetCellValue(sheet, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s (%s %v) = %q, want %q", ref, c.Name, c.Kind, got, want)
+			}
+			typ, err := f.GetCellType(sheet, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := f.GetCellValue(sheet, ref, excelize.Options{RawCellValue: true})
+			switch {
+			case want == "":
+				if typ != excelize.CellTypeUnset || raw != "" {
+					t.Errorf("%s (%s): type %v raw %q, want an empty cell", ref, c.Name, typ, raw)
+				}
+			case number:
+				if _, err := strconv.ParseFloat(raw, 64); typ != excelize.CellTypeUnset || err != nil {
+					t.Errorf("%s (%s): type %v raw %q, want a number", ref, c.Name, typ, raw)
+				}
+			default:
+				if typ != excelize.CellTypeInlineString {
+					t.Errorf("%s (%s): type %v, want a string", ref, c.Name, typ)
+				}
+			}
+			if formula, _ := f.GetCellFormula(sheet, ref); formula != "" {
+				t.Errorf("%s has formula %q", ref, formula)
+			}
+		}
+	}
+
+	// Dates carry a date format, so spreadsheets show dates, not serials.
+	for _, ref := range []string{"E2", "F2", "BE2"} {
+		id, _ := f.GetCellStyle(sheet, ref)
+		st, err := f.GetStyle(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.CustomNumFmt == nil || !strings.HasPrefix(*st.CustomNumFmt, "yyyy-mm-dd") {
+			t.Errorf("%s: number format %v, want a yyyy-mm-dd format", ref, st.CustomNumFmt)
+		}
+	}
+	// The timestamptz keeps its fraction of a second.
+	raw, _ := f.GetCellValue(sheet, "BE7", excelize.Options{RawCellValue: true})
+	serial, _ := strconv.ParseFloat(raw, 64)
+	if secs := (serial - 45356) * 86400; secs < 49512.249 || secs > 49512.251 {
+		t.Errorf("BE7 = %v, %v seconds into 2024-03-05, want 13:45:12.25 (49512.25)", serial, secs)
+	}
+
+	panes, err := f.GetPanes(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !panes.Freeze || panes.YSplit != 1 || panes.XSplit != 0 || panes.TopLeftCell != "A2" {
+		t.Errorf("panes %+v, want the first row frozen", panes)
+	}
+
+	for col, want := range map[string]float64{"A": 15, "E": 22, "F": 26, "AX": 16, "BE": 20} {
+		if got, _ := f.GetColWidth(sheet, col); got != want {
+			t.Errorf("width of %s = %v, want %v", col, got, want)
+		}
+	}
+
+	filterRef := "A1:BV" + strconv.Itoa(len(rs)+1)
+	var defined bool
+	for _, dn := range f.GetDefinedName() {
+		if dn.Name == "_xlnm._FilterDatabase" && dn.RefersTo == "'"+sheet+"'!$A$1:$BV$"+strconv.Itoa(len(rs)+1) {
+			defined = true
+		}
+	}
+	if !defined {
+		t.Errorf("no _xlnm._FilterDatabase for %s in %+v", filterRef, f.GetDefinedName())
+	}
+	// excelize writes the range with $ signs, as in the defined name.
+	absRef := "$A$1:$BV$" + strconv.Itoa(len(rs)+1)
+	if xml := sheetXML(t, buf.Bytes()); !strings.Contains(xml, `<autoFilter ref="`+absRef+`"`) {
+		t.Errorf("sheet has no autoFilter over %s", filterRef)
+	}
+}
+
+// sheetXML returns the worksheet part of an xlsx file.
+func sheetXML(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := zr.Open("xl/worksheets/sheet1.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	x, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(x)
+}
+
+func TestXLSXEmptyAndUsers(t *testing.T) {
+	var buf bytes.Buffer
+	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeAll(t, e, userRows())
+	f, err := excelize.OpenReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := f.GetRows("users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[1][1] != "José Núñez" || got[3][3] != "=cmd" || got[3][1] != "Line\nbreak\ttab\\slash\u2028sep\uFFFDctl" {
+		t.Fatalf("rows %q", got)
+	}
+
+	// No rows: a header only, still a valid workbook; default sheet name.
+	buf.Reset()
+	e, err = NewXLSX(&buf, userColumns, XLSXOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeAll(t, e, nil)
+	f2, err := excelize.OpenReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	if got := f2.GetSheetList(); len(got) != 1 || got[0] != "Sheet1" {
+		t.Fatalf("sheets %q", got)
+	}
+	if got, _ := f2.GetRows("Sheet1"); len(got) != 1 || got[0][0] != "id" {
+		t.Fatalf("rows %q", got)
+	}
+}
+
+func TestXLSXBadSheetName(t *testing.T) {
+	for _, name := range []string{"a/b", "this name is far too long for excel", "it's", "x[1]"} {
+		if _, err := NewXLSX(io.Discard, userColumns, XLSXOptions{Sheet: name}); err == nil {
+			t.Errorf("sheet %q: no error", name)
+		}
+	}
+}
+
+func TestXLSXEncodeAfterError(t *testing.T) {
+	e, err := NewXLSX(io.Discard, userColumns, XLSXOptions{Sheet: "users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Encode(userRows()[0][:2]); err == nil {
+		t.Fatal("short row: no error")
+	}
+	if err := e.Encode(userRows()[0]); err == nil {
+		t.Fatal("error did not stick")
+	}
+	if err := e.Close(); err == nil {
+		t.Fatal("Close: no error")
+	}
+	if err := e.Encode(userRows()[0]); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Encode after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestXLSXTempFiles writes a sheet big enough that excelize spills it to a
+// temporary file, and checks that Close removes it, whether the workbook
+// was written or the writer failed.
+func TestXLSXTempFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes more than excelize.StreamChunkSize")
+	}
+	for _, tt := range []struct {
+		name string
+		w    io.Writer
+		err  error
+	}{
+		{"OK", io.Discard, nil},
+		{"ErrWriter", &failWriter{n: 1 << 20}, errWrite},
+		{"ErrEncode", io.Discard, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("TMPDIR", dir) // where excelize makes its files
+			if os.TempDir() != dir {
+				t.Skip("os.TempDir does not follow TMPDIR here")
+			}
+			e, err := NewXLSX(tt.w, reportColumns, XLSXOptions{Sheet: "general-report"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 6000; i++ {
+				if err := e.Encode(reportRow(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := countFiles(t, dir); n == 0 {
+				t.Fatal("excelize made no temporary file; write more rows")
+			}
+			if tt.name == "ErrEncode" {
+				if err := e.Encode(nil); err == nil {
+					t.Fatal("no error for an empty row")
+				}
+				tt.err = e.Encode(nil)
+			}
+			if err := e.Close(); !errors.Is(err, tt.err) && (tt.err != nil || err != nil) {
+				t.Fatalf("Close = %v, want %v", err, tt.err)
+			}
+			if n := countFiles(t, dir); n != 0 {
+				t.Fatalf("%d temporary files left after Close", n)
+			}
+		})
+	}
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func TestParseSerial(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		k    Kind
+		want float64
+		ok   bool
+	}{
+		{"1900-03-01", Date, 61, true},
+		{"1900-02-28", Date, 0, false},
+		{"1970-01-01", Date, 25569, true},
+		{"2024-03-05", Date, 45356, true},
+		{"9999-12-31", Date, 2958465, true},
+		{"2024-02-29", Date, 45351, true},
+		{"2023-02-29", Date, 0, false},
+		{"2024-13-01", Date, 0, false},
+		{"2024-03-05 ", Date, 0, false},
+		{"2024-3-5", Date, 0, false},
+		{"2024-03-05 12:00:00", Timestamp, 45356.5, true},
+		{"2024-03-05 12:00:00.5", Timestamp, 45356.5 + 0.5/86400, true},
+		{"2024-03-05 12:00:00+00", Timestamp, 0, false},
+		{"2024-03-05 24:00:00", Timestamp, 0, false},
+		{"2024-03-05 12:00", Timestamp, 0, false},
+		{"2024-03-05 12:00:00.", Timestamp, 0, false},
+		{"2024-03-05 12:00:00+00", Timestamptz, 45356.5, true},
+		{"2024-03-05 12:00:00", Timestamptz, 45356.5, true},
+		{"2024-03-05 12:00:00.000001+00", Timestamptz, 45356.5 + 1e-6/86400, true},
+		{"2024-03-05 12:00:00-03", Timestamptz, 45356.5 + 3.0/24, true},
+		{"2024-03-05 12:00:00+05:30", Timestamptz, 45356.5 - 5.5/24, true},
+		{"2024-03-05 12:00:00+00:00:10", Timestamptz, 45356.5 - 10.0/86400, true},
+		{"2024-03-05 12:00:00+0", Timestamptz, 0, false},
+		{"2024-03-05 12:00:00Z", Timestamptz, 0, false},
+		{"infinity", Timestamptz, 0, false},
+	} {
+		got, ok := parseSerial([]byte(tt.in), tt.k)
+		if ok != tt.ok || (ok && (got-tt.want > 1e-9 || tt.want-got > 1e-9)) {
+			t.Errorf("parseSerial(%q, %v) = %v, %v; want %v, %v", tt.in, tt.k, got, ok, tt.want, tt.ok)
+		}
+	}
+}
