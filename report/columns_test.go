@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strings"
@@ -26,15 +25,7 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 	}
 
 	pool := dbtest.New(t)
-	rows, err := pool.Query(context.Background(), "SELECT * FROM general_report LIMIT 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var view []string
-	for _, f := range rows.FieldDescriptions() {
-		view = append(view, f.Name)
-	}
+	view := dbtest.Columns(t, pool, "general_report")
 	keys := []string{"key_contract_id", "key_process_id", "key_task_id", "key_client_id", "key_code_contract", "key_client_rut"}
 	if want := append(slices.Clone(got), keys...); !slices.Equal(view, want) {
 		t.Errorf("general_report columns = %v\nwant %v", view, want)

@@ -1,7 +1,6 @@
 package users_test
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strings"
@@ -26,15 +25,7 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 		t.Fatalf("users.Columns = %v\nwant spec order %v", got, want)
 	}
 	pool := dbtest.New(t)
-	rows, err := pool.Query(context.Background(), "SELECT * FROM user_list LIMIT 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var view []string
-	for _, f := range rows.FieldDescriptions() {
-		view = append(view, f.Name)
-	}
+	view := dbtest.Columns(t, pool, "user_list")
 	if want := append(slices.Clone(got), "key_id"); !slices.Equal(view, want) {
 		t.Errorf("user_list columns = %v\nwant %v", view, want)
 	}

@@ -77,44 +77,29 @@ func command() *cli.Command {
 					&cli.StringFlag{Name: "ops-addr", Value: ":9090", Usage: "listen `address` for /metrics, /healthz and /readyz; empty disables", Sources: cli.EnvVars("INFORME_OPS_ADDR")},
 					countsFlag, logFormatFlag,
 				},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					pool, err := database.Open(ctx, cmd.String("database-url"))
-					if err != nil {
-						return err
-					}
-					defer pool.Close()
+				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					return serve(ctx, cmd, pool, nil)
-				},
+				}),
 			},
 			{
 				Name:  "migrate",
 				Usage: "apply the schema migrations that the database has not seen yet",
 				Flags: []cli.Flag{databaseURLFlag},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					pool, err := database.Open(ctx, cmd.String("database-url"))
-					if err != nil {
-						return err
-					}
-					defer pool.Close()
+				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					n, err := database.Migrate(ctx, pool)
 					if err == nil {
 						fmt.Fprintf(os.Stderr, "applied %d migrations\n", n)
 					}
 					return err
-				},
+				}),
 			},
 			{
 				Name:  "seed",
 				Usage: "load realistic, deterministic demo data into an empty database",
 				Flags: []cli.Flag{databaseURLFlag, contractsFlag, seedFlag},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					pool, err := database.Open(ctx, cmd.String("database-url"))
-					if err != nil {
-						return err
-					}
-					defer pool.Close()
+				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					return seed(ctx, pool, cmd)
-				},
+				}),
 			},
 			tokenCommand(),
 			demoCommand(),
@@ -135,16 +120,23 @@ func seed(ctx context.Context, pool *pgxpool.Pool, cmd *cli.Command) error {
 	return nil
 }
 
+// withPool runs action with a pool on --database-url, closed after it.
+func withPool(action func(context.Context, *cli.Command, *pgxpool.Pool) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		pool, err := database.Open(ctx, cmd.String("database-url"))
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		return action(ctx, cmd, pool)
+	}
+}
+
 func tokenCommand() *cli.Command {
 	withTokens := func(action func(context.Context, *cli.Command, *auth.Store) error) cli.ActionFunc {
-		return func(ctx context.Context, cmd *cli.Command) error {
-			pool, err := database.Open(ctx, cmd.String("database-url"))
-			if err != nil {
-				return err
-			}
-			defer pool.Close()
+		return withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 			return action(ctx, cmd, auth.NewStore(pool))
-		}
+		})
 	}
 	return &cli.Command{
 		Name:  "token",

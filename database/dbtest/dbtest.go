@@ -140,3 +140,18 @@ func exec(ctx context.Context, sql string) error {
 	_, err = conn.Exec(ctx, sql)
 	return err
 }
+
+// Columns returns the column names of relation (a table or view), in order.
+func Columns(tb testing.TB, pool *pgxpool.Pool, relation string) []string {
+	tb.Helper()
+	rows, err := pool.Query(context.Background(), "SELECT * FROM "+pgx.Identifier{relation}.Sanitize()+" LIMIT 0")
+	if err != nil {
+		tb.Fatalf("dbtest: %v", err)
+	}
+	defer rows.Close()
+	var names []string
+	for _, f := range rows.FieldDescriptions() {
+		names = append(names, f.Name)
+	}
+	return names
+}
