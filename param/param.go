@@ -4,6 +4,7 @@
 package param
 
 import (
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -34,6 +35,9 @@ func Int(v url.Values, name string, def, max int64) (int64, error) {
 		return def, err
 	}
 	bad := failure.Errorf(failure.Invalid, "%s must be an integer from 1 to %d, got %q", name, max, s)
+	if max == math.MaxInt64 {
+		bad = failure.Errorf(failure.Invalid, "%s must be an integer of 1 or more, got %q", name, s)
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return 0, bad
