@@ -27,6 +27,7 @@ import (
 	"github.com/informe/informe/database"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
+	"github.com/informe/informe/rut"
 	"github.com/informe/informe/users"
 )
 
@@ -268,8 +269,16 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// A client RUT that exists, typed the dotted way, for the examples.
+			var rutExample string
+			if err := pool.QueryRow(ctx, "SELECT rut FROM clients ORDER BY id LIMIT 1").Scan(&rutExample); err != nil {
+				return err
+			}
+			if r, err := rut.Parse(rutExample); err == nil {
+				rutExample = r.Dotted()
+			}
 			return serve(ctx, cmd, pool, func(apiAddr, opsAddr string) {
-				printDemo(apiAddr, opsAddr, token, srv.URL("informe"))
+				printDemo(apiAddr, opsAddr, token, srv.URL("informe"), rutExample)
 			})
 		},
 	}
@@ -288,7 +297,7 @@ func defaultDataDir() string {
 	return filepath.Join(os.TempDir(), "informe-demo")
 }
 
-func printDemo(apiAddr, opsAddr, token, dbURL string) {
+func printDemo(apiAddr, opsAddr, token, dbURL, rutExample string) {
 	base := "http://" + apiAddr
 	fmt.Printf(`
 informe demo is serving %[1]s
@@ -301,12 +310,12 @@ Try:
   curl -H 'Authorization: Bearer %[2]s' '%[1]s/users'
   curl -H 'Authorization: Bearer %[2]s' '%[1]s/api/general-report?result_per_page=2'
   curl -H 'Authorization: Bearer %[2]s' -H 'Accept: text/csv' '%[1]s/api/general-report?result_per_page=100&bom=true&delimiter=semicolon' -o general-report.csv
-  curl -H 'Authorization: Bearer %[2]s' '%[1]s/api/general-report?format=ndjson&rut=12.345.678-5'
+  curl -H 'Authorization: Bearer %[2]s' '%[1]s/api/general-report?format=ndjson&rut=%[5]s'
   curl -H 'Authorization: Bearer %[2]s' '%[1]s/api/general-report?format=xlsx&result_per_page=10000' -o general-report.xlsx
   curl '%[1]s/api/general-report?format=csv&result_per_page=100&access_token=%[2]s'
 
 Press Ctrl-C to stop informe and its PostgreSQL.
-`, base, token, opsAddr, dbURL)
+`, base, token, opsAddr, dbURL, rutExample)
 }
 
 // serve runs the API and operations servers until ctx is done, then shuts
