@@ -69,13 +69,16 @@ func (s *Server) prepare(c *gin.Context) (url.Values, output, error) {
 	if err != nil {
 		return nil, out, failure.Errorf(failure.Invalid, "the query string is malformed")
 	}
+	// Several Accept lines make one comma-separated list (RFC 9110
+	// section 5.3).
+	accept := strings.Join(c.Request.Header.Values("Accept"), ",")
 	if f, ok, err := param.Single(values, "format"); err != nil {
 		return nil, out, err
 	} else if ok {
 		if out.format, err = export.ParseFormat(f); err != nil {
 			return nil, out, failure.Wrap(failure.Invalid, err, err.Error())
 		}
-	} else if out.format, err = export.Negotiate(c.GetHeader("Accept")); err != nil {
+	} else if out.format, err = export.Negotiate(accept); err != nil {
 		return nil, out, failure.Wrap(failure.NotAcceptable, err, err.Error())
 	}
 	header, err := param.Bool(values, "header", true)
