@@ -22,7 +22,7 @@ type SeedOptions struct {
 	// report rows per contract, and max(50, Contracts/100) users.
 	Contracts int
 	// Seed picks the data: the same Contracts and Seed give the same rows,
-	// byte for byte, on any machine.
+	// byte for byte.
 	Seed int64
 }
 
@@ -71,9 +71,12 @@ func hasData(ctx context.Context, q querier) (bool, error) {
 
 // Seed fills an empty database with realistic, made-up Chilean legal-services
 // data: benefit centers, services, clients, contracts, processes, tasks and
-// users, with ids assigned here and timestamps between 2019 and 2026. The
-// same options give the same rows. Everything is loaded with COPY in one
-// transaction, and the tables are analyzed afterwards.
+// users. Ids are assigned here and every date derives from fixed calendar
+// dates, never the clock, so the same options give the same rows. The rows
+// are generated as they are sent, with COPY, in one transaction; the
+// report-count triggers run on each COPY, and their total is checked
+// against the number of report rows the seed made. The tables are analyzed
+// afterwards.
 //
 // It returns [ErrNotEmpty] if [HasData] would report true, an error if
 // opts.Contracts is below 1, and database errors wrapped with a "seed:"
