@@ -109,8 +109,10 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM report_rows_refresh(ARRAY(SELECT id FROM new_rows));
     ELSIF TG_OP = 'UPDATE' THEN
+        -- Only a changed id moves rows; other edits leave the counts alone.
         PERFORM report_rows_refresh(ARRAY(
-            SELECT id FROM old_rows UNION SELECT id FROM new_rows));
+            (SELECT id FROM old_rows EXCEPT SELECT id FROM new_rows)
+            UNION (SELECT id FROM new_rows EXCEPT SELECT id FROM old_rows)));
     ELSE
         PERFORM report_rows_refresh(ARRAY(SELECT id FROM old_rows));
     END IF;
@@ -125,8 +127,12 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM report_rows_refresh(ARRAY(SELECT contract_id FROM new_rows));
     ELSIF TG_OP = 'UPDATE' THEN
+        -- Only processes whose id or contract changed move rows.
         PERFORM report_rows_refresh(ARRAY(
-            SELECT contract_id FROM old_rows UNION SELECT contract_id FROM new_rows));
+            SELECT contract_id FROM (
+                (SELECT id, contract_id FROM old_rows EXCEPT SELECT id, contract_id FROM new_rows)
+                UNION ALL
+                (SELECT id, contract_id FROM new_rows EXCEPT SELECT id, contract_id FROM old_rows)) moved));
     ELSE
         PERFORM report_rows_refresh(ARRAY(SELECT contract_id FROM old_rows));
     END IF;
@@ -147,8 +153,13 @@ BEGIN
     ELSIF TG_OP = 'UPDATE' THEN
         PERFORM report_rows_refresh(ARRAY(
             SELECT p.contract_id FROM processes p
-            WHERE p.id IN (SELECT process_id FROM old_rows
-                           UNION SELECT process_id FROM new_rows)));
+            WHERE p.id IN (
+                -- Only tasks whose id or process changed move rows; a
+                -- status or progress edit leaves the counts alone.
+                SELECT process_id FROM (
+                    (SELECT id, process_id FROM old_rows EXCEPT SELECT id, process_id FROM new_rows)
+                    UNION ALL
+                    (SELECT id, process_id FROM new_rows EXCEPT SELECT id, process_id FROM old_rows)) moved)));
     ELSE
         PERFORM report_rows_refresh(ARRAY(
             SELECT p.contract_id FROM processes p
