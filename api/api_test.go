@@ -172,6 +172,12 @@ func (r response) wantError(tb testing.TB, status int, msg string) {
 	if got := r.message(tb); !strings.Contains(got, msg) {
 		tb.Errorf("message = %q, want it to contain %q", got, msg)
 	}
+	if r.Header.Get("X-Request-Id") == "" {
+		tb.Error("no X-Request-Id")
+	}
+	if got, want := r.Header.Get("Cache-Control"), "private, no-store"; got != want {
+		tb.Errorf("Cache-Control = %q, want %q", got, want)
+	}
 }
 
 // wellFormedToken returns a token of the right shape that no store knows.
@@ -283,8 +289,12 @@ func TestAuthentication(t *testing.T) {
 				if got, want := string(r.Body), `{"message":"Invalid Token"}`; got != want {
 					t.Errorf("body = %s, want %s", got, want)
 				}
-				if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
-					t.Errorf("WWW-Authenticate = %q, want it to start with Bearer", got)
+				// RFC 6750 section 3.1: no error code when no token was
+				// given at all.
+				got := r.Header.Get("WWW-Authenticate")
+				noToken := tt.header == nil && !strings.Contains(tt.target, "access_token")
+				if !strings.HasPrefix(got, "Bearer") || strings.Contains(got, `error="invalid_token"`) == noToken {
+					t.Errorf("WWW-Authenticate = %q, want Bearer with an invalid_token error only if a token was given", got)
 				}
 			}
 			if got := r.message(t); got != tt.msg {
@@ -570,7 +580,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 	ts := newServer(t, pool)
 	mon := monitor(t, pool)
 
-	for _, format := range []string{"json", "csv"} {
+	for _, format := range []string{"json", "csv", "ndjson"} {
 		t.Run(format, func(t *testing.T) {
 			req, err := http.NewRequest(http.MethodGet, ts.URL+"/api/general-report?result_per_page=10000&format="+format, nil)
 			if err != nil {
@@ -599,6 +609,37 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 			t.Logf("query ended %v after the client went away", time.Since(gone).Round(time.Millisecond))
 		})
 	}
+	t.Run("xlsx", func(t *testing.T) {
+		// A workbook is sent whole at the end: this client goes away
+		// before the first byte.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/general-report?result_per_page=10000&format=xlsx", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+ts.Token)
+		done := make(chan error, 1)
+		go func() {
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		if !waitFor(10*time.Second, func() bool { return activeReportQueries(t, mon) == 1 }) {
+			t.Fatal("the report query never showed as active")
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("request ended with %v, want it cancelled", err)
+		}
+		gone := time.Now()
+		if !waitFor(5*time.Second, func() bool { return activeReportQueries(t, mon) == 0 }) {
+			t.Fatal("the report query still runs 5s after the client went away")
+		}
+		t.Logf("query ended %v after the client went away", time.Since(gone).Round(time.Millisecond))
+	})
 	// The server's connections are still usable afterwards.
 	r := ts.get(t, "/api/general-report?result_per_page=1")
 	if r.Status != 200 {

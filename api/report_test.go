@@ -177,6 +177,8 @@ func TestReportFilters(t *testing.T) {
 		{"RUTHyphenStoredDotted", "?rut=12345678-5", client1},
 		{"RUTBareStoredDotted", "?rut=123456785", client1},
 		{"RUTSpacesAround", "?rut=%2012.345.678-5%20", client1},
+		{"RUTLeadingZero", "?rut=012.345.678-5", client1},
+		{"RUTLeadingZeroBare", "?rut=0123456785", client1},
 		{"RUTDottedStoredHyphen", "?rut=9.876.543-3", client2},
 		{"RUTHyphenStoredHyphen", "?rut=9876543-3", client2},
 		{"RUTBareStoredHyphen", "?rut=98765433", client2},
@@ -562,7 +564,7 @@ func TestUsers(t *testing.T) {
 	cols := specColumns(t, "users-columns.txt")
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	var keys []string
-	depth := 0
+	objects := 0
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -573,7 +575,7 @@ func TestUsers(t *testing.T) {
 		}
 		switch tok {
 		case json.Delim('{'):
-			depth++
+			objects++
 			keys = keys[:0]
 			for dec.More() {
 				k, _ := dec.Token()
@@ -587,8 +589,8 @@ func TestUsers(t *testing.T) {
 			}
 		}
 	}
-	if depth != 3 {
-		t.Errorf("%d users, want 3", depth)
+	if objects != 3 {
+		t.Errorf("%d users, want 3", objects)
 	}
 
 	t.Run("Empty", func(t *testing.T) {
