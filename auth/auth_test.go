@@ -1,0 +1,170 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/database/dbtest"
+	"github.com/informe/informe/failure"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func TestCreateAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	tokens := auth.NewStore(pool)
+
+	secret, err := tokens.Create(ctx, "finanzas", []auth.Scope{auth.ReportRead}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "informe_") || len(secret) != len("informe_")+43 {
+		t.Fatalf("secret %q does not have the token shape", secret)
+	}
+	p, err := tokens.Authenticate(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Name, "finanzas"; got != want {
+		t.Errorf("name = %q, want %q", got, want)
+	}
+	if !p.Allows(auth.ReportRead) || p.Allows(auth.UsersRead) {
+		t.Errorf("scopes = %v, want only report:read", p.Scopes)
+	}
+
+	// Only the SHA-256 is stored, never the secret.
+	var hashed, anywhere int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM api_tokens WHERE name = 'finanzas' AND token_hash = sha256(convert_to($1, 'UTF8'))", secret).Scan(&hashed); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM api_tokens t WHERE position($1 IN t::text) > 0 OR position(convert_to($1, 'UTF8') IN token_hash) > 0", secret).Scan(&anywhere); err != nil {
+		t.Fatal(err)
+	}
+	if hashed != 1 || anywhere != 0 {
+		t.Errorf("rows holding the hash = %d (want 1), rows holding the secret = %d (want 0)", hashed, anywhere)
+	}
+
+	all, err := tokens.Create(ctx, "todo", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = tokens.Authenticate(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Scopes, auth.Scopes) {
+		t.Errorf("default scopes = %v, want %v", p.Scopes, auth.Scopes)
+	}
+}
+
+func TestAuthenticateRejects(t *testing.T) {
+	ctx := context.Background()
+	pool := dbtest.New(t)
+	tokens := auth.NewStore(pool)
+	valid, err := tokens.Create(ctx, "valid", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := tokens.Create(ctx, "expired", nil, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, err := tokens.Create(ctx, "revoked", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Revoke(ctx, "revoked"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, secret string }{
+		{"Empty", ""},
+		{"Garbage", "hello"},
+		{"NoPrefix", strings.TrimPrefix(valid, "informe_")},
+		{"Unknown", "informe_" + strings.Repeat("A", 43)},
+		{"OneCharOff", valid[:len(valid)-1] + map[bool]string{true: "B", false: "A"}[valid[len(valid)-1] == 'A']},
+		{"Truncated", valid[:len(valid)-1]},
+		{"Expired", expired},
+		{"Revoked", revoked},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tokens.Authenticate(ctx, tt.secret)
+			if got, want := failure.CodeOf(err), failure.Unauthorized; got != want {
+				t.Fatalf("code = %v, want %v (err %v)", got, want, err)
+			}
+			if got, want := failure.MessageOf(err), "Invalid Token"; got != want {
+				t.Errorf("message = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestCreateListRevoke(t *testing.T) {
+	ctx := context.Background()
+	tokens := auth.NewStore(dbtest.New(t))
+
+	if _, err := tokens.Create(ctx, "a", nil, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tokens.Create(ctx, "a", nil, time.Time{})
+	if got, want := failure.CodeOf(err), failure.Conflict; got != want {
+		t.Errorf("duplicate name: code = %v, want %v (err %v)", got, want, err)
+	}
+	_, err = tokens.Create(ctx, " ", nil, time.Time{})
+	if got, want := failure.CodeOf(err), failure.Invalid; got != want {
+		t.Errorf("blank name: code = %v, want %v", got, want)
+	}
+	exp := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	if _, err := tokens.Create(ctx, "b", []auth.Scope{auth.UsersRead}, exp); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Revoke(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	err = tokens.Revoke(ctx, "a")
+	if got, want := failure.CodeOf(err), failure.NotFound; got != want {
+		t.Errorf("revoke twice: code = %v, want %v", got, want)
+	}
+	if err := tokens.Revoke(ctx, "nobody"); failure.CodeOf(err) != failure.NotFound {
+		t.Errorf("revoke unknown: err = %v, want NotFound", err)
+	}
+
+	list, err := tokens.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(list), 2; got != want {
+		t.Fatalf("len(list) = %d, want %d", got, want)
+	}
+	if list[0].Name != "a" || list[0].RevokedAt == nil {
+		t.Errorf("token a = %+v, want revoked", list[0])
+	}
+	if list[1].Name != "b" || list[1].ExpiresAt == nil || !list[1].ExpiresAt.Equal(exp) || !slices.Equal(list[1].Scopes, []auth.Scope{auth.UsersRead}) {
+		t.Errorf("token b = %+v, want users:read expiring %v", list[1], exp)
+	}
+
+	if err := tokens.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tokens.Create(ctx, "a", nil, time.Time{}); err != nil {
+		t.Errorf("create after delete: %v", err)
+	}
+}
+
+func TestParseScope(t *testing.T) {
+	for _, s := range []string{"report:read", "users:read"} {
+		if got, err := auth.ParseScope(s); err != nil || string(got) != s {
+			t.Errorf("ParseScope(%q) = %q, %v", s, got, err)
+		}
+	}
+	_, err := auth.ParseScope("admin")
+	var fe *failure.Error
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "report:read") {
+		t.Errorf("ParseScope(admin) = %v, want an error naming the known scopes", err)
+	}
+}
