@@ -76,6 +76,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		if err := os.Chmod(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+		if err := reachable(dir, uid, gid); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{dir: dir, port: opts.Port, exited: make(chan struct{})}
 	data := filepath.Join(dir, "pgdata")
@@ -297,6 +300,25 @@ func runAs(name string) (*syscall.Credential, int, int, error) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, uid, gid, nil
+}
+
+// reachable checks that user uid (group gid) can pass through every folder
+// above dir, so that PostgreSQL, running as that user, can reach its data.
+func reachable(dir string, uid, gid int) error {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		mode := fi.Mode().Perm()
+		if ok && !(int(st.Uid) == uid && mode&0o100 != 0 || int(st.Gid) == gid && mode&0o010 != 0 || mode&0o001 != 0) {
+			return fmt.Errorf("server: PostgreSQL runs as an unprivileged user (uid %d) that cannot enter %s; choose a data folder it can reach, or chmod o+x %s", uid, d, d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 func freePort() (int, error) {
