@@ -114,8 +114,10 @@ func start(p Page) (int64, bool) {
 }
 
 // seek sets p.Total from the maintained counts and returns the query for
-// the unfiltered page p: it finds the bucket, then the contract, holding the
-// page's first row, so that only rows inside that one contract are skipped.
+// the unfiltered page p. It finds the contracts holding the page's first and
+// last rows, so that only rows inside the first contract are skipped, and
+// bounds the scan by both: PostgreSQL then plans for the few contracts it
+// will read, not for the whole table.
 func (s *Store) seek(ctx context.Context, tx pgx.Tx, p *Page) (string, []any, error) {
 	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(rows), 0) FROM report_bucket_rows").Scan(&p.Total); err != nil {
 		return "", nil, fmt.Errorf("report: count: %w", err)
@@ -124,27 +126,41 @@ func (s *Store) seek(ctx context.Context, tx pgx.Tx, p *Page) (string, []any, er
 	if !ok {
 		return "", nil, nil
 	}
+	from, fromStart, err := contractAt(ctx, tx, first)
+	if err != nil {
+		return "", nil, err
+	}
+	to, _, err := contractAt(ctx, tx, min(first+p.PerPage, p.Total)-1)
+	if err != nil {
+		return "", nil, err
+	}
+	sql := "SELECT " + selectList + " FROM general_report WHERE key_contract_id BETWEEN $1 AND $2" + order + " OFFSET $3 LIMIT $4"
+	return sql, []any{from, to, first - fromStart, p.PerPage}, nil
+}
+
+// contractAt returns the contract holding the report's row number row
+// (from 0) and the number of its first row, walking the bucket totals, then
+// the contracts of one bucket.
+func contractAt(ctx context.Context, tx pgx.Tx, row int64) (contract, contractStart int64, err error) {
 	var bucket, before int64
-	err := tx.QueryRow(ctx, `
+	err = tx.QueryRow(ctx, `
 		SELECT bucket, cum - rows FROM (
 			SELECT bucket, rows, sum(rows) OVER (ORDER BY bucket) AS cum
 			FROM report_bucket_rows
-		) b WHERE cum > $1 ORDER BY bucket LIMIT 1`, first).Scan(&bucket, &before)
+		) b WHERE cum > $1 ORDER BY bucket LIMIT 1`, row).Scan(&bucket, &before)
 	if err != nil {
-		return "", nil, fmt.Errorf("report: seek bucket: %w", err)
+		return 0, 0, fmt.Errorf("report: seek bucket: %w", err)
 	}
-	var contract, contractStart int64
 	err = tx.QueryRow(ctx, `
 		SELECT contract_id, $2::bigint + cum - rows FROM (
 			SELECT contract_id, rows, sum(rows) OVER (ORDER BY contract_id) AS cum
 			FROM report_contract_rows
 			WHERE contract_id >= $1::bigint << 10 AND contract_id < ($1::bigint + 1) << 10
-		) c WHERE $2::bigint + cum > $3 ORDER BY contract_id LIMIT 1`, bucket, before, first).Scan(&contract, &contractStart)
+		) c WHERE $2::bigint + cum > $3 ORDER BY contract_id LIMIT 1`, bucket, before, row).Scan(&contract, &contractStart)
 	if err != nil {
-		return "", nil, fmt.Errorf("report: seek contract: %w", err)
+		return 0, 0, fmt.Errorf("report: seek contract: %w", err)
 	}
-	sql := "SELECT " + selectList + " FROM general_report WHERE key_contract_id >= $1" + order + " OFFSET $2 LIMIT $3"
-	return sql, []any{contract, first - contractStart, p.PerPage}, nil
+	return contract, contractStart, nil
 }
 
 // filters returns the WHERE clause and arguments for q's filters.
