@@ -47,9 +47,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Stop(stopCtx); err != nil {
+		if err := srv.Close(); err != nil {
 			logf("%v", err)
 		}
 	}()

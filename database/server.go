@@ -253,6 +253,14 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 }
 
+// Close stops the server like [Server.Stop], giving it 30 seconds before
+// it is killed.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return s.Stop(ctx)
+}
+
 type binaries struct{ initdb, postgres string }
 
 // findBinaries looks for initdb and postgres side by side: on PATH first,

@@ -243,9 +243,7 @@ func demoCommand() *cli.Command {
 				return err
 			}
 			defer func() {
-				stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := srv.Stop(stopCtx); err != nil {
+				if err := srv.Close(); err != nil {
 					fmt.Fprintln(os.Stderr, "informe:", err)
 				}
 				fmt.Fprintln(os.Stderr, "PostgreSQL stopped")

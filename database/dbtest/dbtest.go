@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -60,11 +59,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "dbtest:", err)
 		return 1
 	}
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		_ = server.Stop(stopCtx)
-	}()
+	defer server.Close()
 	return m.Run()
 }
 
