@@ -157,9 +157,9 @@ func tokenCommand() *cli.Command {
 				Usage: "create a token and print it, alone, on stdout (it is not shown again)",
 				Flags: []cli.Flag{
 					databaseURLFlag,
-					&cli.StringFlag{Name: "name", Required: true, Usage: "unique token `name`"},
-					&cli.StringSliceFlag{Name: "scope", Usage: "scope to grant (report:read, users:read); repeat for several; default both"},
-					&cli.DurationFlag{Name: "expires-in", Usage: "lifetime, e.g. 720h; 0 never expires"},
+					&cli.StringFlag{Name: "name", Required: true, Usage: "unique token `name`", Sources: cli.EnvVars("INFORME_TOKEN_NAME")},
+					&cli.StringSliceFlag{Name: "scope", Usage: "scope to grant (report:read, users:read); repeat for several; default both", Sources: cli.EnvVars("INFORME_TOKEN_SCOPES")},
+					&cli.DurationFlag{Name: "expires-in", Usage: "lifetime, e.g. 720h; 0 never expires", Sources: cli.EnvVars("INFORME_TOKEN_EXPIRES_IN")},
 				},
 				Action: withTokens(func(ctx context.Context, cmd *cli.Command, tokens *auth.Store) error {
 					var scopes []auth.Scope
