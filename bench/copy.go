@@ -8,61 +8,62 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/database"
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/report"
 )
 
-// pageSpec is one page of the unfiltered report, and where it starts.
+// pageSpec is one page of the unfiltered report and the query informe
+// runs for it.
 type pageSpec struct {
-	label    string
-	page     int64
-	perPage  int64
-	rows     int64 // rows on the page
-	contract int64 // the contract holding the page's first row
-	offset   int64 // rows of that contract before the page
+	label   string
+	page    int64
+	perPage int64
+	rows    int64            // rows on the page
+	query   report.PageQuery // from report.Store.Plan
+	planned time.Duration    // how long Plan took
 }
 
 func (p pageSpec) key() string { return fmt.Sprintf("%d/%d", p.page, p.perPage) }
 
-// order is report/store.go's ORDER BY.
-const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
-
-var selectList = database.SelectList(export.Names(report.Columns))
-
-// pageSQL is the query informe runs for an unfiltered page once it has
-// found where the page starts (report/store.go's seek): the same columns,
-// order and keyset start, with the values written in.
-func (p pageSpec) pageSQL() string {
-	return fmt.Sprintf("SELECT %s FROM general_report WHERE key_contract_id >= %d%s OFFSET %d LIMIT %d",
-		selectList, p.contract, order, p.offset, p.perPage)
-}
-
-// preparedSQLTail is the page query after its select list, with
-// informe's parameters.
-const preparedSQLTail = " FROM general_report WHERE key_contract_id >= $1" + order + " OFFSET $2 LIMIT $3"
-
-// seekPage fills in where p starts, from the maintained per-contract counts,
-// the way informe's seek does (in one step rather than by bucket: this runs
-// once, untimed).
-func seekPage(ctx context.Context, pool *pgxpool.Pool, total int64, p *pageSpec) error {
-	first := (p.page - 1) * p.perPage
-	if first >= total {
-		return fmt.Errorf("page %d of %d rows lies past the end (%d rows)", p.page, p.perPage, total)
-	}
-	p.rows = min(p.perPage, total-first)
-	err := pool.QueryRow(ctx, `
-		SELECT contract_id, $1 - (cum - rows) FROM (
-			SELECT contract_id, rows, sum(rows) OVER (ORDER BY contract_id) AS cum
-			FROM report_contract_rows
-		) c WHERE cum > $1 ORDER BY contract_id LIMIT 1`, first).Scan(&p.contract, &p.offset)
+// planPage fills in p's row count and query with report.Store.Plan, in a
+// snapshot like informe's, so that COPY and EXPLAIN run exactly the query
+// informe runs, and notes how long counting and planning took.
+func planPage(ctx context.Context, pool *pgxpool.Pool, p *pageSpec) error {
+	err := database.Snapshot(ctx, pool, func(tx pgx.Tx) error {
+		began := time.Now()
+		page, pq, err := report.NewStore(pool, report.Maintained).Plan(ctx, tx, report.Query{Page: p.page, PerPage: p.perPage})
+		p.planned = time.Since(began)
+		if err != nil {
+			return err
+		}
+		if pq.SQL == "" {
+			return fmt.Errorf("page %d of %d rows lies past the end (%d rows)", p.page, p.perPage, page.Total)
+		}
+		p.rows = min(p.perPage, page.Total-(p.page-1)*p.perPage)
+		p.query = pq
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("seek page %d: %w", p.page, err)
+		return fmt.Errorf("plan page %d: %w", p.page, err)
 	}
 	return nil
 }
+
+// pageSQL is the page query with its arguments written in, for COPY,
+// which takes no parameters.
+func (p pageSpec) pageSQL() string {
+	sql := p.query.SQL
+	for i := len(p.query.Args); i >= 1; i-- { // $10 before $1
+		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", i), fmt.Sprint(p.query.Args[i-1]))
+	}
+	return sql
+}
+
+// args lists the page query's arguments, for titles and tables.
+func (p pageSpec) args() string { return strings.Trim(fmt.Sprint(p.query.Args...), "[]") }
 
 // copyResult is COPY of one page's rows as CSV, through psql (a new
 // process and connection each time) and through pgx on an open connection.
@@ -156,8 +157,8 @@ type plan struct {
 // its values written in (the plan PostgreSQL picks for COPY, and for
 // informe's first five executions of its prepared statement) and as the
 // generic plan of informe's prepared statement (which PostgreSQL may switch
-// to from the sixth execution on a connection), and of the seek of the
-// deepest page.
+// to from the sixth execution on a connection), and how long counting and
+// seeking took for each page.
 func explain(ctx context.Context, pool *pgxpool.Pool, pages []pageSpec) ([]plan, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -192,12 +193,12 @@ func explain(ctx context.Context, pool *pgxpool.Pool, pages []pageSpec) ([]plan,
 	}
 	const analyze = "EXPLAIN (ANALYZE, BUFFERS, SETTINGS) "
 	for _, p := range pages {
-		title := fmt.Sprintf("page %d (%s), %d rows from contract %d, offset %d", p.page, p.label, p.perPage, p.contract, p.offset)
+		title := fmt.Sprintf("page %d (%s), %d rows, arguments %s", p.page, p.label, p.perPage, p.args())
 		if err := add(title+": one-off (custom) plan", analyze+p.pageSQL()); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := c.Exec(ctx, "PREPARE bench_page (bigint, bigint, bigint) AS SELECT "+selectList+preparedSQLTail); err != nil {
+	if _, err := c.Exec(ctx, "PREPARE bench_page AS "+pages[0].query.SQL); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -210,45 +211,20 @@ func explain(ctx context.Context, pool *pgxpool.Pool, pages []pageSpec) ([]plan,
 	}
 	for _, p := range pages {
 		title := fmt.Sprintf("page %d (%s): informe's prepared statement, generic plan", p.page, p.label)
-		if err := add(title, fmt.Sprintf("%sEXECUTE bench_page(%d, %d, %d)", analyze, p.contract, p.offset, p.perPage)); err != nil {
+		if err := add(title, fmt.Sprintf("%sEXECUTE bench_page(%s)", analyze, strings.ReplaceAll(p.args(), " ", ", "))); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := c.Exec(ctx, "RESET plan_cache_mode"); err != nil {
 		return nil, err
 	}
-	deepest := pages[len(pages)-1]
+	// Counting and seeking are informe's own code (report.Store.Plan), timed
+	// rather than copied here, so that they cannot drift from what it runs.
+	var b strings.Builder
 	for _, p := range pages {
-		if p.page > deepest.page {
-			deepest = p
-		}
+		fmt.Fprintf(&b, "page %d (%s): %.2f ms\n", p.page, p.label, float64(p.planned.Microseconds())/1000)
 	}
-	first := (deepest.page - 1) * deepest.perPage
-	if err := add("count: sum of the maintained bucket counts",
-		analyze+"SELECT coalesce(sum(rows), 0) FROM report_bucket_rows"); err != nil {
-		return nil, err
-	}
-	// The two seek queries of report/store.go, as informe runs them.
-	const bucketSQL = `
-		SELECT bucket, cum - rows FROM (
-			SELECT bucket, rows, sum(rows) OVER (ORDER BY bucket) AS cum
-			FROM report_bucket_rows
-		) b WHERE cum > $1 ORDER BY bucket LIMIT 1`
-	if err := add(fmt.Sprintf("seek of page %d: its bucket", deepest.page), analyze+bucketSQL, first); err != nil {
-		return nil, err
-	}
-	var bucket, before int64
-	if err := c.QueryRow(ctx, bucketSQL, first).Scan(&bucket, &before); err != nil {
-		return nil, err
-	}
-	if err := add(fmt.Sprintf("seek of page %d: its contract in bucket %d", deepest.page, bucket), analyze+`
-		SELECT contract_id, $2::bigint + cum - rows FROM (
-			SELECT contract_id, rows, sum(rows) OVER (ORDER BY contract_id) AS cum
-			FROM report_contract_rows
-			WHERE contract_id >= $1::bigint << 10 AND contract_id < ($1::bigint + 1) << 10
-		) c WHERE $2::bigint + cum > $3 ORDER BY contract_id LIMIT 1`, bucket, before, first); err != nil {
-		return nil, err
-	}
+	plans = append(plans, plan{"count and seek (report.Store.Plan, in its own snapshot)", b.String()})
 	return plans, nil
 }
 

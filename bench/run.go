@@ -105,11 +105,11 @@ func run(ctx context.Context, o options) error {
 	}
 	smallPage := pageSpec{label: "first", page: 1, perPage: small}
 	for i := range pages {
-		if err := seekPage(ctx, pool, total, &pages[i]); err != nil {
+		if err := planPage(ctx, pool, &pages[i]); err != nil {
 			return err
 		}
 	}
-	if err := seekPage(ctx, pool, total, &smallPage); err != nil {
+	if err := planPage(ctx, pool, &smallPage); err != nil {
 		return err
 	}
 

@@ -232,14 +232,14 @@ func (r *results) caseTable() table {
 }
 
 func (r *results) copyTable() table {
-	t := table{header: []string{"page", "rows", "CSV bytes", "psql ms", "psql rows/s", "psql MB/s", "pgx ms", "pgx rows/s", "pgx MB/s", "start"}}
+	t := table{header: []string{"page", "rows", "CSV bytes", "psql ms", "psql rows/s", "psql MB/s", "pgx ms", "pgx rows/s", "pgx MB/s", "query arguments"}}
 	for _, c := range r.copies {
 		p, g := median(c.psql), median(c.pgx)
 		t.rows = append(t.rows, []string{
 			fmt.Sprintf("%d (%s)", c.page.page, c.page.label), fmt.Sprint(c.rows), fmt.Sprint(c.bytes),
 			ms(p), fmt.Sprintf("%.0f", c.psqlRowsPerSec()), fmt.Sprintf("%.1f", float64(c.bytes)/p.Seconds()/1e6),
 			ms(g), fmt.Sprintf("%.0f", c.pgxRowsPerSec()), fmt.Sprintf("%.1f", float64(c.bytes)/g.Seconds()/1e6),
-			fmt.Sprintf("contract %d +%d", c.page.contract, c.page.offset),
+			c.page.args(),
 		})
 	}
 	return t

@@ -73,69 +73,95 @@ const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
 func (s *Store) Stream(ctx context.Context, q Query, begin func(Page) error, row func([][]byte) error) (int, error) {
 	n := 0
 	err := database.Snapshot(ctx, s.pool, func(tx pgx.Tx) error {
-		p := Page{CurrentPage: q.Page, PerPage: q.PerPage}
-		where, args := filters(q)
-		var sql string
-		var err error
-		if q.Filtered() || s.counting == FromView {
-			if err := tx.QueryRow(ctx, "SELECT count(*) FROM general_report"+where, args...).Scan(&p.Total); err != nil {
-				return fmt.Errorf("report: count: %w", err)
-			}
-			if skip, ok := start(p); ok {
-				args = append(args, skip, q.PerPage)
-				sql = "SELECT " + selectList + " FROM general_report" + where + order +
-					" OFFSET $" + strconv.Itoa(len(args)-1) + " LIMIT $" + strconv.Itoa(len(args))
-			}
-		} else {
-			if sql, args, err = s.seek(ctx, tx, &p); err != nil {
-				return err
-			}
+		p, pq, err := s.Plan(ctx, tx, q)
+		if err != nil {
+			return err
 		}
-		p.TotalPages = (p.Total + p.PerPage - 1) / p.PerPage
 		if err := begin(p); err != nil {
 			return err
 		}
-		if sql == "" { // past the last page
+		if pq.SQL == "" { // past the last page
 			return nil
 		}
-		n, err = database.ForEachRaw(ctx, tx, sql, args, row)
+		n, err = database.ForEachRaw(ctx, tx, pq.SQL, pq.Args, row)
 		return err
 	})
 	return n, err
 }
 
+// PageQuery is the SQL that reads one page of the report and its arguments.
+// SQL is "" when the page lies past the last row.
+type PageQuery struct {
+	SQL  string
+	Args []any
+}
+
+// Plan counts the rows matching q in tx and returns the [Page] and the
+// query that reads it: for an unfiltered report with [Maintained] counts, a
+// seek (see seek); otherwise a count and an OFFSET over the view. Stream
+// uses it; it is exported so that benchmarks run exactly informe's query.
+func (s *Store) Plan(ctx context.Context, tx pgx.Tx, q Query) (Page, PageQuery, error) {
+	p := Page{CurrentPage: q.Page, PerPage: q.PerPage}
+	if !q.Filtered() && s.counting == Maintained {
+		pq, err := seek(ctx, tx, &p)
+		return p, pq, err
+	}
+	where, args := filters(q)
+	var total int64
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM general_report"+where, args...).Scan(&total); err != nil {
+		return p, PageQuery{}, fmt.Errorf("report: count: %w", err)
+	}
+	p.setTotal(total)
+	first, ok := p.start()
+	if !ok {
+		return p, PageQuery{}, nil
+	}
+	args = append(args, first, q.PerPage)
+	sql := "SELECT " + selectList + " FROM general_report" + where + order +
+		" OFFSET $" + strconv.Itoa(len(args)-1) + " LIMIT $" + strconv.Itoa(len(args))
+	return p, PageQuery{sql, args}, nil
+}
+
+// setTotal sets the number of matching rows and the pages they make.
+func (p *Page) setTotal(total int64) {
+	p.Total = total
+	p.TotalPages = (total + p.PerPage - 1) / p.PerPage
+}
+
 // start returns the index of the page's first row, and false when the page
 // lies past the last row.
-func start(p Page) (int64, bool) {
-	if p.CurrentPage-1 >= (p.Total+p.PerPage-1)/p.PerPage {
+func (p Page) start() (int64, bool) {
+	if p.CurrentPage > p.TotalPages {
 		return 0, false
 	}
 	return (p.CurrentPage - 1) * p.PerPage, true
 }
 
-// seek sets p.Total from the maintained counts and returns the query for
+// seek sets p's totals from the maintained counts and returns the query for
 // the unfiltered page p. It finds the contracts holding the page's first and
 // last rows, so that only rows inside the first contract are skipped, and
 // bounds the scan by both: PostgreSQL then plans for the few contracts it
 // will read, not for the whole table.
-func (s *Store) seek(ctx context.Context, tx pgx.Tx, p *Page) (string, []any, error) {
-	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(rows), 0) FROM report_bucket_rows").Scan(&p.Total); err != nil {
-		return "", nil, fmt.Errorf("report: count: %w", err)
+func seek(ctx context.Context, tx pgx.Tx, p *Page) (PageQuery, error) {
+	var total int64
+	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(rows), 0) FROM report_bucket_rows").Scan(&total); err != nil {
+		return PageQuery{}, fmt.Errorf("report: count: %w", err)
 	}
-	first, ok := start(*p)
+	p.setTotal(total)
+	first, ok := p.start()
 	if !ok {
-		return "", nil, nil
+		return PageQuery{}, nil
 	}
 	from, fromStart, err := contractAt(ctx, tx, first)
 	if err != nil {
-		return "", nil, err
+		return PageQuery{}, err
 	}
 	to, _, err := contractAt(ctx, tx, min(first+p.PerPage, p.Total)-1)
 	if err != nil {
-		return "", nil, err
+		return PageQuery{}, err
 	}
 	sql := "SELECT " + selectList + " FROM general_report WHERE key_contract_id BETWEEN $1 AND $2" + order + " OFFSET $3 LIMIT $4"
-	return sql, []any{from, to, first - fromStart, p.PerPage}, nil
+	return PageQuery{sql, []any{from, to, first - fromStart, p.PerPage}}, nil
 }
 
 // contractAt returns the contract holding the report's row number row
