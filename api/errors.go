@@ -53,7 +53,6 @@ func status(code failure.Code) int {
 func (s *Server) fail(c *gin.Context, err error) {
 	code := failure.CodeOf(err)
 	st := status(code)
-	c.Set(ctxError, err)
 	if c.Writer.Written() {
 		s.abort(c, err)
 	}

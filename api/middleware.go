@@ -23,7 +23,6 @@ const (
 	ctxRequestID  = "informe.request_id"
 	ctxPrincipal  = "informe.principal"
 	ctxTokenGiven = "informe.token_given"
-	ctxError      = "informe.error"
 	ctxAborted    = "informe.aborted"
 	ctxFormat     = "informe.format"
 	ctxRows       = "informe.rows"

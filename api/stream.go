@@ -110,8 +110,8 @@ type page struct {
 // row for each row. It returns the number of rows passed to row.
 type streamFunc func(ctx context.Context, begin func(page) error, row func([][]byte) error) (int, error)
 
-// stream runs read and encodes the rows of the table called name its rows into the response as they arrive.
-// The status and headers are decided in begin, before the first byte; a
+// stream runs read and encodes the rows of the table called name into the
+// response as they arrive, in the negotiated format. The status and headers are decided in begin, before the first byte; a
 // failure before any byte is sent is an ordinary JSON error, a failure after
 // it aborts the response.
 func (s *Server) stream(c *gin.Context, out output, name string, cols []export.Column, read streamFunc) {
