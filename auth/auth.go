@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -19,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/database"
-	"github.com/informe/informe/failure"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // Scope names a permission a token carries.
@@ -40,7 +39,11 @@ func ParseScope(s string) (Scope, error) {
 	if slices.Contains(Scopes, Scope(s)) {
 		return Scope(s), nil
 	}
-	return "", failure.Errorf(failure.Invalid, "unknown scope %q: known scopes are report:read and users:read", s)
+	known := make([]string, len(Scopes))
+	for i, sc := range Scopes {
+		known[i] = string(sc)
+	}
+	return "", failure.Errorf(failure.Invalid, "unknown scope %q: known scopes are %s", s, strings.Join(known, ", "))
 }
 
 // InvalidToken is the message of every authentication failure, as the API
@@ -109,7 +112,7 @@ func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
 	}
 	if err != nil {
-		return "", database.Classify(fmt.Errorf("auth: create: %w", err))
+		return "", postgres.Classify(fmt.Errorf("auth: create: %w", err))
 	}
 	return secret, nil
 }
@@ -119,7 +122,7 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 	rows, err := s.pool.Query(ctx,
 		"SELECT name, scopes, created_at, expires_at, revoked_at FROM api_tokens ORDER BY name")
 	if err != nil {
-		return nil, database.Classify(fmt.Errorf("auth: list: %w", err))
+		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
 	}
 	tokens, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
 		var t Token
@@ -131,7 +134,7 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 		return t, err
 	})
 	if err != nil {
-		return nil, database.Classify(fmt.Errorf("auth: list: %w", err))
+		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
 	}
 	return tokens, nil
 }
@@ -142,7 +145,7 @@ func (s *Store) Revoke(ctx context.Context, name string) error {
 	tag, err := s.pool.Exec(ctx,
 		"UPDATE api_tokens SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL", name)
 	if err != nil {
-		return database.Classify(fmt.Errorf("auth: revoke: %w", err))
+		return postgres.Classify(fmt.Errorf("auth: revoke: %w", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return failure.Errorf(failure.NotFound, "no active token named %q", name)
@@ -160,25 +163,19 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, err
 	}
 	hash := sha256.Sum256([]byte(secret))
 	var (
-		stored    []byte
 		p         Principal
 		scopes    []string
 		expiresAt *time.Time
 		revokedAt *time.Time
 	)
 	err := s.pool.QueryRow(ctx,
-		"SELECT token_hash, name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
-		hash[:]).Scan(&stored, &p.Name, &scopes, &expiresAt, &revokedAt)
+		"SELECT name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
+		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, errInvalid
 	}
 	if err != nil {
-		return Principal{}, database.Classify(fmt.Errorf("auth: %w", err))
-	}
-	// The index found the row by hash; compare again in constant time so
-	// that nothing about the stored hash leaks through timing.
-	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 {
-		return Principal{}, errInvalid
+		return Principal{}, postgres.Classify(fmt.Errorf("auth: %w", err))
 	}
 	if revokedAt != nil || (expiresAt != nil && !s.now().Before(*expiresAt)) {
 		return Principal{}, errInvalid
@@ -212,7 +209,7 @@ func scopeStrings(scopes []Scope) []string {
 // replace its token on every start.
 func (s *Store) Delete(ctx context.Context, name string) error {
 	if _, err := s.pool.Exec(ctx, "DELETE FROM api_tokens WHERE name = $1", name); err != nil {
-		return database.Classify(fmt.Errorf("auth: delete: %w", err))
+		return postgres.Classify(fmt.Errorf("auth: delete: %w", err))
 	}
 	return nil
 }

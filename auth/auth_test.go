@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/database/dbtest"
-	"github.com/informe/informe/failure"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestCreateAuthenticate(t *testing.T) {
 	ctx := context.Background()
-	pool := dbtest.New(t)
+	pool := pgtest.New(t)
 	tokens := auth.NewStore(pool)
 
 	secret, err := tokens.Create(ctx, "finanzas", []auth.Scope{auth.ReportRead}, time.Time{})
@@ -65,7 +65,7 @@ func TestCreateAuthenticate(t *testing.T) {
 
 func TestAuthenticateRejects(t *testing.T) {
 	ctx := context.Background()
-	pool := dbtest.New(t)
+	pool := pgtest.New(t)
 	tokens := auth.NewStore(pool)
 	valid, err := tokens.Create(ctx, "valid", nil, time.Time{})
 	if err != nil {
@@ -106,7 +106,7 @@ func TestAuthenticateRejects(t *testing.T) {
 
 func TestCreateListRevoke(t *testing.T) {
 	ctx := context.Background()
-	tokens := auth.NewStore(dbtest.New(t))
+	tokens := auth.NewStore(pgtest.New(t))
 
 	if _, err := tokens.Create(ctx, "a", nil, time.Time{}); err != nil {
 		t.Fatal(err)

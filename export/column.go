@@ -8,6 +8,12 @@
 // The package knows neither HTTP nor the database.
 package export
 
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
 // Kind says what a column's text holds, so that typed formats (XLSX) can turn
 // it back into a number or a date, and text formats can tell data from prose.
 type Kind uint8
@@ -49,4 +55,27 @@ func Names(cols []Column) []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// Select returns the columns of all named by names, in the order of names.
+// An unknown, empty or repeated name is an error that names it and, for an
+// unknown one, says where the field names are listed.
+func Select(all []Column, names []string) ([]Column, error) {
+	out := make([]Column, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return nil, fmt.Errorf("%q is given more than once", n)
+		}
+		seen[n] = true
+		i := slices.IndexFunc(all, func(c Column) bool { return c.Name == n })
+		if i < 0 {
+			if n == "" {
+				return nil, errors.New("an empty field name is not allowed")
+			}
+			return nil, fmt.Errorf("unknown field %q (the field names are the API's, as in docs/columns.md)", n)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -19,9 +20,36 @@ type CSVOptions struct {
 	// BOM writes the UTF-8 byte order mark (EF BB BF) first, which makes
 	// Excel on Windows read the file as UTF-8 rather than the ANSI code page.
 	BOM bool
-	// Delimiter separates fields: ',' (the default, used when zero), ';'
-	// (what Excel expects in locales with a decimal comma) or '\t'.
+	// Delimiter separates fields: one of [Delimiters] (',' when zero).
 	Delimiter byte
+}
+
+// Delimiters are the CSV delimiters, by the names the API takes: comma
+// (the default), semicolon (what Excel expects in locales with a decimal
+// comma, Chile's among them) and tab.
+var Delimiters = []struct {
+	Name string
+	Byte byte
+}{{"comma", ','}, {"semicolon", ';'}, {"tab", '\t'}}
+
+// DelimiterNames are the names of [Delimiters], in order.
+var DelimiterNames = func() []string {
+	names := make([]string, len(Delimiters))
+	for i, d := range Delimiters {
+		names[i] = d.Name
+	}
+	return names
+}()
+
+// Delimiter returns the delimiter called name, or 0 (the default) for a
+// name that is not in [Delimiters].
+func Delimiter(name string) byte {
+	for _, d := range Delimiters {
+		if d.Name == name {
+			return d.Byte
+		}
+	}
+	return 0
 }
 
 // ErrInvalidDelimiter is returned, wrapped, for a [CSVOptions.Delimiter]
@@ -36,11 +64,12 @@ func (o CSVOptions) delimiter() byte {
 }
 
 func (o CSVOptions) validate() error {
-	switch o.delimiter() {
-	case ',', ';', '\t':
-		return nil
+	for _, d := range Delimiters {
+		if o.delimiter() == d.Byte {
+			return nil
+		}
 	}
-	return fmt.Errorf("%w %q: allowed are ',', ';' and '\\t'", ErrInvalidDelimiter, o.Delimiter)
+	return fmt.Errorf("%w %q: allowed are %s", ErrInvalidDelimiter, o.Delimiter, strings.Join(DelimiterNames, ", "))
 }
 
 // csvEncoder writes RFC 4180 CSV by hand rather than through

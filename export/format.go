@@ -64,7 +64,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return 0, fmt.Errorf("%w %q: allowed values are json, csv, ndjson and xlsx", ErrUnknownFormat, s)
+	return 0, fmt.Errorf("%w %q: allowed values are %s", ErrUnknownFormat, s, strings.Join(formatNames[:], ", "))
 }
 
 // ErrNotAcceptable is returned, wrapped, by [Negotiate] when the Accept
@@ -90,13 +90,13 @@ var offers = [...]offer{
 // Offered lists the media types [Negotiate] can choose, in the server's order
 // of preference. application/jsonl is an alias of application/x-ndjson.
 // It is meant for messages and documentation; changing it changes nothing.
-var Offered = []string{
-	"application/json",
-	"text/csv",
-	"application/x-ndjson",
-	"application/jsonl",
-	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-}
+var Offered = func() []string {
+	types := make([]string, len(offers))
+	for i, o := range offers {
+		types[i] = o.typ + "/" + o.sub
+	}
+	return types
+}()
 
 var notAcceptable = fmt.Errorf("%w: the offered media types are %s", ErrNotAcceptable, strings.Join(Offered, ", "))
 
@@ -296,4 +296,26 @@ func isToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// Attachment reports whether a response in format f is a file to save
+// (CSV, XLSX) rather than data to read in place.
+func (f Format) Attachment() bool { return f == CSV || f == XLSX }
+
+// MediaType returns the Content-Type of output in format f with CSV
+// options o: tab-separated CSV is text/tab-separated-values.
+func MediaType(f Format, o CSVOptions) string {
+	if f == CSV && o.delimiter() == '\t' {
+		return "text/tab-separated-values; charset=utf-8"
+	}
+	return f.ContentType()
+}
+
+// Extension returns the file name extension of output in format f with CSV
+// options o: "tsv" for tab-separated CSV, else the format's name.
+func Extension(f Format, o CSVOptions) string {
+	if f == CSV && o.delimiter() == '\t' {
+		return "tsv"
+	}
+	return f.String()
 }

@@ -38,10 +38,10 @@ func TestParseFormat(t *testing.T) {
 		{"XLSX", "xlsx", XLSX, ""},
 		{"UpperCase", "CSV", CSV, ""},
 		{"MixedCase", "XlSx", XLSX, ""},
-		{"ErrEmpty", "", 0, `unknown format "": allowed values are json, csv, ndjson and xlsx`},
-		{"ErrUnknown", "pdf", 0, `unknown format "pdf": allowed values are json, csv, ndjson and xlsx`},
-		{"ErrSpace", " csv", 0, `unknown format " csv": allowed values are json, csv, ndjson and xlsx`},
-		{"ErrMediaType", "text/csv", 0, `unknown format "text/csv": allowed values are json, csv, ndjson and xlsx`},
+		{"ErrEmpty", "", 0, `unknown format "": allowed values are json, ndjson, csv, xlsx`},
+		{"ErrUnknown", "pdf", 0, `unknown format "pdf": allowed values are json, ndjson, csv, xlsx`},
+		{"ErrSpace", " csv", 0, `unknown format " csv": allowed values are json, ndjson, csv, xlsx`},
+		{"ErrMediaType", "text/csv", 0, `unknown format "text/csv": allowed values are json, ndjson, csv, xlsx`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseFormat(tt.in)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/informe/informe/internal/seed"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/database"
-	"github.com/informe/informe/database/dbtest"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/report"
 )
 
@@ -20,8 +21,8 @@ const benchContracts = 20000
 // binary with benchContracts contracts.
 func benchPool(b *testing.B) *pgxpool.Pool {
 	b.Helper()
-	return dbtest.NewFrom(b, "bench20k", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := database.Seed(ctx, pool, database.SeedOptions{Contracts: benchContracts, Seed: 1})
+	return pgtest.NewFrom(b, "bench20k", func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: benchContracts, Seed: 1})
 		return err
 	})
 }
@@ -34,8 +35,8 @@ var countings = []struct {
 	{"view", report.FromView},
 }
 
-// BenchmarkStream streams one unfiltered 10,000-row page per op through
-// [report.Store.Stream] (count, seek and rows in one snapshot): at page 1
+// BenchmarkStream reads one unfiltered 10,000-row page per op through
+// [report.Store.Open] (count, seek and rows in one snapshot): at page 1
 // and at the last full page, with the counts informe maintains and with
 // counts from the view, into the CSV encoder ("csv") or into nothing
 // ("none", the database's share). Run with:
@@ -46,11 +47,7 @@ func BenchmarkStream(b *testing.B) {
 	ctx := context.Background()
 	for _, c := range countings {
 		store := report.NewStore(pool, c.counting)
-		var total int64
-		if _, err := store.Stream(ctx, report.Query{Page: 1 << 40, PerPage: report.MaxPerPage},
-			func(p report.Page) error { total = p.Total; return nil }, nil); err != nil {
-			b.Fatal(err)
-		}
+		total := countRows(b, store)
 		pages := []struct {
 			name string
 			page int64
@@ -68,14 +65,22 @@ func BenchmarkStream(b *testing.B) {
 						if encode {
 							enc = export.NewCSV(w, report.Columns, export.CSVOptions{})
 						}
-						n, err := store.Stream(ctx, q, func(report.Page) error { return nil }, enc.Encode)
+						cur, err := store.Open(ctx, q)
 						if err != nil {
+							b.Fatal(err)
+						}
+						for cur.Next() {
+							if err := enc.Encode(cur.Values()); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if err := cur.Close(); err != nil {
 							b.Fatal(err)
 						}
 						if err := enc.Close(); err != nil {
 							b.Fatal(err)
 						}
-						return n
+						return cur.Count()
 					}
 					// One run outside the timer: the page's size, and a warm cache.
 					var w countWriter
@@ -100,24 +105,30 @@ func BenchmarkStream(b *testing.B) {
 //	go test -run '^$' -bench Count ./report/
 func BenchmarkCount(b *testing.B) {
 	pool := benchPool(b)
-	ctx := context.Background()
-	q := report.Query{Page: 1 << 40, PerPage: report.MaxPerPage}
 	for _, c := range countings {
 		b.Run(c.name, func(b *testing.B) {
 			store := report.NewStore(pool, c.counting)
 			var total int64
 			for b.Loop() {
-				n, err := store.Stream(ctx, q, func(p report.Page) error { total = p.Total; return nil }, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if n != 0 {
-					b.Fatalf("a page past the end streamed %d rows", n)
-				}
+				total = countRows(b, store)
 			}
 			b.ReportMetric(float64(total), "report-rows")
 		})
 	}
+}
+
+// countRows counts the report's rows by opening a page far past the end,
+// which reads no rows.
+func countRows(b *testing.B, store *report.Store) int64 {
+	cur, err := store.Open(context.Background(), report.Query{Page: 1 << 40, PerPage: report.MaxPerPage})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cur.Close()
+	if cur.Next() {
+		b.Fatal("a page past the end has rows")
+	}
+	return cur.Page().Total
 }
 
 // discard is an encoder that drops rows.

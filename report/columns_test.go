@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/database/dbtest"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/report"
 )
 
@@ -24,8 +24,8 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 		t.Fatalf("report.Columns = %v\nwant spec order %v", got, want)
 	}
 
-	pool := dbtest.New(t)
-	view := dbtest.Columns(t, pool, "general_report")
+	pool := pgtest.New(t)
+	view := pgtest.Columns(t, pool, "general_report")
 	keys := []string{"key_contract_id", "key_process_id", "key_task_id", "key_client_id", "key_code_contract", "key_client_rut"}
 	if want := append(slices.Clone(got), keys...); !slices.Equal(view, want) {
 		t.Errorf("general_report columns = %v\nwant %v", view, want)

@@ -3,7 +3,7 @@ package report_test
 import (
 	"testing"
 
-	"github.com/informe/informe/database/dbtest"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m) }

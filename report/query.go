@@ -7,9 +7,10 @@ import (
 	"math"
 	"net/url"
 
-	"github.com/informe/informe/failure"
-	"github.com/informe/informe/param"
-	"github.com/informe/informe/rut"
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/internal/rut"
 )
 
 // MaxPerPage is the largest result_per_page, and the default.
@@ -24,6 +25,16 @@ type Query struct {
 	RUTKey       string // rut.RUT.Key() of the client's RUT
 	Page         int64  // from 1
 	PerPage      int64  // from 1 to MaxPerPage
+	// Columns are the fields to read, in order; nil means all [Columns].
+	Columns []export.Column
+}
+
+// columns returns the fields q reads.
+func (q Query) columns() []export.Column {
+	if q.Columns == nil {
+		return Columns
+	}
+	return q.Columns
 }
 
 // Filtered reports whether q narrows the report.
@@ -31,7 +42,8 @@ func (q Query) Filtered() bool {
 	return q.ContractID != 0 || q.CodeContract != "" || q.ClientID != 0 || q.RUTKey != ""
 }
 
-// ParseQuery validates the report's query parameters. Unknown parameters are
+// ParseQuery validates the report's query parameters, columns included
+// (see param.Columns). Unknown parameters are
 // ignored. A parameter given twice, empty or out of its range is a
 // failure.Invalid error whose message names it and what it allows.
 func ParseQuery(v url.Values) (Query, error) {
@@ -63,5 +75,6 @@ func ParseQuery(v url.Values) (Query, error) {
 	if q.PerPage, err = param.Int(v, "result_per_page", MaxPerPage, MaxPerPage); err != nil {
 		return q, err
 	}
-	return q, nil
+	q.Columns, err = param.Columns(v, Columns)
+	return q, err
 }

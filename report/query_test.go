@@ -2,10 +2,12 @@ package report_test
 
 import (
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/failure"
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/report"
 )
 
@@ -27,6 +29,12 @@ func TestParseQuery(t *testing.T) {
 		{"ErrCodeEmpty", "code_contract=", report.Query{}, "code_contract must not be empty"},
 		{"ErrRUTCheckDigit", "rut=12.345.678-9", report.Query{}, "check digit"},
 		{"ErrRUTMalformed", "rut=hola", report.Query{}, "rut"},
+		{"Columns", "columns=task_status,contract_id", report.Query{Page: 1, PerPage: 10000,
+			Columns: []export.Column{report.Columns[53], report.Columns[0]}}, ""},
+		{"ErrColumnUnknown", "columns=contract_id,nope", report.Query{}, `columns: unknown field "nope"`},
+		{"ErrColumnTwice", "columns=contract_id,contract_id", report.Query{}, `columns: "contract_id" is given more than once`},
+		{"ErrColumnEmptyName", "columns=contract_id,", report.Query{}, "columns: an empty field name"},
+		{"ErrColumnsEmpty", "columns=", report.Query{}, "columns must not be empty"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := url.ParseQuery(tt.query)
@@ -40,7 +48,10 @@ func TestParseQuery(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if tt.want.Columns == nil {
+				tt.want.Columns = report.Columns
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("ParseQuery = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})

@@ -6,11 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/database"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // Counting says where the store gets the number of rows of an unfiltered
@@ -39,12 +38,12 @@ func ParseCounting(s string) (Counting, error) {
 	return 0, fmt.Errorf("report counts must be maintained or view, got %q", s)
 }
 
-// Page describes the page being streamed. It is known before the first row.
+// Page describes what a [Cursor] reads. It is known before the first row.
 type Page struct {
 	Total       int64 // rows matching the query, over all pages
-	TotalPages  int64 // ceil(Total / PerPage); 0 when nothing matches
-	CurrentPage int64
-	PerPage     int64
+	TotalPages  int64 // ceil(Total / PerPage); 0 when nothing matches; 1 for a whole export of some rows
+	CurrentPage int64 // the page asked for; 1 for a whole export
+	PerPage     int64 // rows a page; 0 for a whole export
 }
 
 // Store reads the general report.
@@ -58,135 +57,153 @@ func NewStore(pool *pgxpool.Pool, counting Counting) *Store {
 	return &Store{pool: pool, counting: counting}
 }
 
-// selectList is the report's select list, built from [Columns].
-var selectList = database.SelectList(export.Names(Columns))
+// Cursor reads the rows of one page or of a whole export, driven like
+// pgx.Rows: Next, Values, Err, and Close on every path, which ends the
+// snapshot and returns its connection to the pool. Values holds one value
+// per column of the query's selection ([Query.Columns]), as text in the
+// API's formats, valid until the next call to Next.
+type Cursor struct {
+	*postgres.Cursor
+	page Page
+}
+
+// Page returns what the cursor reads: the count and the page.
+func (c *Cursor) Page() Page { return c.page }
 
 const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
 
-// Stream reads one page of the report in one REPEATABLE READ, READ ONLY
-// snapshot. It counts the matching rows, calls begin with the [Page], then
-// calls row with each row's values (in [Columns] order, valid only during
-// the call) as they arrive from PostgreSQL. An error from begin or row stops
-// the query and is returned as is; database failures are wrapped, and
-// connection failures come back as failure.Unavailable. It returns the
-// number of rows passed to row.
-func (s *Store) Stream(ctx context.Context, q Query, begin func(Page) error, row func([][]byte) error) (int, error) {
-	n := 0
-	err := database.Snapshot(ctx, s.pool, func(tx pgx.Tx) error {
-		p, pq, err := s.Plan(ctx, tx, q)
+// Open counts the rows matching q and opens a [Cursor] on the page q asks
+// for, both in one REPEATABLE READ, READ ONLY snapshot, so that the count
+// never disagrees with the rows. A page past the last row gives a cursor
+// without rows. Connection failures are failure.Unavailable; the cursor's
+// queries are cancelled with ctx.
+func (s *Store) Open(ctx context.Context, q Query) (*Cursor, error) {
+	return s.open(ctx, q, true)
+}
+
+// Export is [Store.Open] for every row matching q, in the report's order,
+// whatever q's page: the count is taken first (Page.Total), then the rows
+// stream from the same snapshot.
+func (s *Store) Export(ctx context.Context, q Query) (*Cursor, error) {
+	return s.open(ctx, q, false)
+}
+
+func (s *Store) open(ctx context.Context, q Query, paged bool) (_ *Cursor, err error) {
+	snap, err := postgres.Begin(ctx, s.pool)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
 		if err != nil {
-			return err
+			snap.Close()
 		}
-		if err := begin(p); err != nil {
-			return err
-		}
-		if pq.SQL == "" { // past the last page
-			return nil
-		}
-		n, err = database.ForEachRaw(ctx, tx, pq.SQL, pq.Args, row)
-		return err
-	})
-	return n, err
-}
-
-// PageQuery is the SQL that reads one page of the report and its arguments.
-// SQL is "" when the page lies past the last row.
-type PageQuery struct {
-	SQL  string
-	Args []any
-}
-
-// Plan counts the rows matching q in tx and returns the [Page] and the
-// query that reads it: for an unfiltered report with [Maintained] counts, a
-// seek (see seek); otherwise a count and an OFFSET over the view. Stream
-// uses it; it is exported so that benchmarks run exactly informe's query.
-func (s *Store) Plan(ctx context.Context, tx pgx.Tx, q Query) (Page, PageQuery, error) {
-	p := Page{CurrentPage: q.Page, PerPage: q.PerPage}
+	}()
+	cols := q.columns()
+	p := Page{CurrentPage: 1}
+	if paged {
+		p = Page{CurrentPage: q.Page, PerPage: q.PerPage}
+	}
+	var sql string
+	var args []any
 	if !q.Filtered() && s.counting == Maintained {
-		pq, err := seek(ctx, tx, &p)
-		return p, pq, err
+		sql, args, err = seek(snap, &p, cols)
+	} else {
+		sql, args, err = scan(snap, q, &p, cols)
 	}
-	where, args := filters(q)
-	var total int64
-	if err := tx.QueryRow(ctx, "SELECT count(*) FROM general_report"+where, args...).Scan(&total); err != nil {
-		return p, PageQuery{}, fmt.Errorf("report: count: %w", err)
+	if err != nil {
+		return nil, err
 	}
-	p.setTotal(total)
-	first, ok := p.start()
-	if !ok {
-		return p, PageQuery{}, nil
+	if sql == "" { // past the last page
+		return &Cursor{Cursor: snap.Empty(), page: p}, nil
 	}
-	args = append(args, first, q.PerPage)
-	sql := "SELECT " + selectList + " FROM general_report" + where + order +
-		" OFFSET $" + strconv.Itoa(len(args)-1) + " LIMIT $" + strconv.Itoa(len(args))
-	return p, PageQuery{sql, args}, nil
+	cur, err := snap.Query(sql, args)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return &Cursor{Cursor: cur, page: p}, nil
 }
 
 // setTotal sets the number of matching rows and the pages they make.
 func (p *Page) setTotal(total int64) {
 	p.Total = total
-	p.TotalPages = (total + p.PerPage - 1) / p.PerPage
+	switch {
+	case p.PerPage > 0:
+		p.TotalPages = (total + p.PerPage - 1) / p.PerPage
+	case total > 0:
+		p.TotalPages = 1
+	}
 }
 
-// start returns the index of the page's first row, and false when the page
-// lies past the last row.
-func (p Page) start() (int64, bool) {
-	if p.CurrentPage > p.TotalPages {
-		return 0, false
+// bounds returns the index of the first row to read and how many to read
+// (-1: all the rest), and false when nothing is to be read.
+func (p Page) bounds() (first, n int64, ok bool) {
+	if p.PerPage == 0 {
+		return 0, -1, p.Total > 0
 	}
-	return (p.CurrentPage - 1) * p.PerPage, true
+	if p.CurrentPage > p.TotalPages {
+		return 0, 0, false
+	}
+	return (p.CurrentPage - 1) * p.PerPage, p.PerPage, true
+}
+
+// scan counts the rows of the view matching q and returns the query reading
+// p's rows with OFFSET.
+func scan(snap *postgres.Snapshot, q Query, p *Page, cols []export.Column) (string, []any, error) {
+	where, args := filters(q)
+	var total int64
+	if err := snap.QueryRow("SELECT count(*) FROM general_report"+where, args, &total); err != nil {
+		return "", nil, fmt.Errorf("report: count: %w", err)
+	}
+	p.setTotal(total)
+	first, n, ok := p.bounds()
+	if !ok {
+		return "", nil, nil
+	}
+	sql := selectFrom(cols) + where + order
+	if first > 0 {
+		args = append(args, first)
+		sql += " OFFSET $" + strconv.Itoa(len(args))
+	}
+	if n >= 0 {
+		args = append(args, n)
+		sql += " LIMIT $" + strconv.Itoa(len(args))
+	}
+	return sql, args, nil
 }
 
 // seek sets p's totals from the maintained counts and returns the query for
-// the unfiltered page p. It finds the contracts holding the page's first and
-// last rows, so that only rows inside the first contract are skipped, and
-// bounds the scan by both: PostgreSQL then plans for the few contracts it
-// will read, not for the whole table.
-func seek(ctx context.Context, tx pgx.Tx, p *Page) (PageQuery, error) {
+// the unfiltered rows p asks for. It finds the contracts holding the first
+// and last rows, so that only rows inside the first contract are skipped,
+// and bounds the scan by both: PostgreSQL then plans for the few contracts
+// it will read, not for the whole table.
+func seek(snap *postgres.Snapshot, p *Page, cols []export.Column) (string, []any, error) {
 	var total int64
-	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(rows), 0) FROM report_bucket_rows").Scan(&total); err != nil {
-		return PageQuery{}, fmt.Errorf("report: count: %w", err)
+	if err := snap.QueryRow("SELECT report_rows_total()", nil, &total); err != nil {
+		return "", nil, fmt.Errorf("report: count: %w", err)
 	}
 	p.setTotal(total)
-	first, ok := p.start()
+	first, n, ok := p.bounds()
 	if !ok {
-		return PageQuery{}, nil
+		return "", nil, nil
 	}
-	from, fromStart, err := contractAt(ctx, tx, first)
-	if err != nil {
-		return PageQuery{}, err
+	if n < 0 { // the whole report: nothing to seek
+		return selectFrom(cols) + order, nil, nil
 	}
-	to, _, err := contractAt(ctx, tx, min(first+p.PerPage, p.Total)-1)
-	if err != nil {
-		return PageQuery{}, err
+	var from, fromStart, to, toStart int64
+	const at = "SELECT contract_id, first_row FROM report_contract_at($1)"
+	if err := snap.QueryRow(at, []any{first}, &from, &fromStart); err != nil {
+		return "", nil, fmt.Errorf("report: seek: %w", err)
 	}
-	sql := "SELECT " + selectList + " FROM general_report WHERE key_contract_id BETWEEN $1 AND $2" + order + " OFFSET $3 LIMIT $4"
-	return PageQuery{sql, []any{from, to, first - fromStart, p.PerPage}}, nil
+	if err := snap.QueryRow(at, []any{min(first+n, p.Total) - 1}, &to, &toStart); err != nil {
+		return "", nil, fmt.Errorf("report: seek: %w", err)
+	}
+	sql := selectFrom(cols) + " WHERE key_contract_id BETWEEN $1 AND $2" + order + " OFFSET $3 LIMIT $4"
+	return sql, []any{from, to, first - fromStart, n}, nil
 }
 
-// contractAt returns the contract holding the report's row number row
-// (from 0) and the number of its first row, walking the bucket totals, then
-// the contracts of one bucket.
-func contractAt(ctx context.Context, tx pgx.Tx, row int64) (contract, contractStart int64, err error) {
-	var bucket, before int64
-	err = tx.QueryRow(ctx, `
-		SELECT bucket, cum - rows FROM (
-			SELECT bucket, rows, sum(rows) OVER (ORDER BY bucket) AS cum
-			FROM report_bucket_rows
-		) b WHERE cum > $1 ORDER BY bucket LIMIT 1`, row).Scan(&bucket, &before)
-	if err != nil {
-		return 0, 0, fmt.Errorf("report: seek bucket: %w", err)
-	}
-	err = tx.QueryRow(ctx, `
-		SELECT contract_id, $2::bigint + cum - rows FROM (
-			SELECT contract_id, rows, sum(rows) OVER (ORDER BY contract_id) AS cum
-			FROM report_contract_rows
-			WHERE contract_id >= $1::bigint << 10 AND contract_id < ($1::bigint + 1) << 10
-		) c WHERE $2::bigint + cum > $3 ORDER BY contract_id LIMIT 1`, bucket, before, row).Scan(&contract, &contractStart)
-	if err != nil {
-		return 0, 0, fmt.Errorf("report: seek contract: %w", err)
-	}
-	return contract, contractStart, nil
+// selectFrom returns the SELECT of cols from the view.
+func selectFrom(cols []export.Column) string {
+	return "SELECT " + postgres.SelectList(export.Names(cols)) + " FROM general_report"
 }
 
 // filters returns the WHERE clause and arguments for q's filters.

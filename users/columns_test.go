@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/database/dbtest"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/users"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // TestColumnsMatchSpecAndView checks that users.Columns, the spec's field
 // order (a copy of users-columns.txt) and the user_list view agree.
@@ -24,8 +24,8 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("users.Columns = %v\nwant spec order %v", got, want)
 	}
-	pool := dbtest.New(t)
-	view := dbtest.Columns(t, pool, "user_list")
+	pool := pgtest.New(t)
+	view := pgtest.Columns(t, pool, "user_list")
 	if want := append(slices.Clone(got), "key_id"); !slices.Equal(view, want) {
 		t.Errorf("user_list columns = %v\nwant %v", view, want)
 	}

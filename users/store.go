@@ -1,16 +1,15 @@
 // Package users serves the listing of users (GET /users), ordered by id and
-// streamed row by row from the user_list view.
+// read row by row from the user_list view.
 package users
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/database"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // Store reads users.
@@ -21,26 +20,40 @@ type Store struct {
 // NewStore returns a Store reading from pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-var listSQL = "SELECT " + database.SelectList(export.Names(Columns)) + " FROM user_list ORDER BY key_id"
+// Cursor reads users, driven like pgx.Rows (see report.Cursor): Next,
+// Values (one value per selected column, nil for NULL), Err, and Close on
+// every path.
+type Cursor struct {
+	*postgres.Cursor
+	total int64
+}
 
-// Stream reads all users in one REPEATABLE READ, READ ONLY snapshot: it
-// counts them, calls begin with the count, then calls row with each user's
-// values (in [Columns] order, nil for NULL, valid only during the call).
-// Errors are handled as in report.Store.Stream. It returns the number of
-// rows passed to row.
-func (s *Store) Stream(ctx context.Context, begin func(total int64) error, row func([][]byte) error) (int, error) {
-	n := 0
-	err := database.Snapshot(ctx, s.pool, func(tx pgx.Tx) error {
-		var total int64
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM user_list").Scan(&total); err != nil {
-			return fmt.Errorf("users: count: %w", err)
+// Total returns the number of users the cursor reads.
+func (c *Cursor) Total() int64 { return c.total }
+
+// Open counts the users and opens a [Cursor] over them, reading cols (all
+// [Columns] when nil), in one REPEATABLE READ, READ ONLY snapshot.
+// Connection failures are failure.Unavailable.
+func (s *Store) Open(ctx context.Context, cols []export.Column) (_ *Cursor, err error) {
+	if cols == nil {
+		cols = Columns
+	}
+	snap, err := postgres.Begin(ctx, s.pool)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			snap.Close()
 		}
-		if err := begin(total); err != nil {
-			return err
-		}
-		var err error
-		n, err = database.ForEachRaw(ctx, tx, listSQL, nil, row)
-		return err
-	})
-	return n, err
+	}()
+	var total int64
+	if err := snap.QueryRow("SELECT count(*) FROM user_list", nil, &total); err != nil {
+		return nil, fmt.Errorf("users: count: %w", err)
+	}
+	cur, err := snap.Query("SELECT "+postgres.SelectList(export.Names(cols))+" FROM user_list ORDER BY key_id", nil)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	return &Cursor{Cursor: cur, total: total}, nil
 }

@@ -20,15 +20,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/informe/informe/internal/pgserver"
+	"github.com/informe/informe/internal/seed"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/urfave/cli/v3"
 
-	"github.com/informe/informe/api"
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/database"
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/rut"
 	"github.com/informe/informe/users"
 )
 
@@ -96,7 +99,7 @@ func command() *cli.Command {
 				Usage: "apply the schema migrations that the database has not seen yet",
 				Flags: []cli.Flag{databaseURLFlag},
 				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					n, err := database.Migrate(ctx, pool)
+					n, err := postgres.Migrate(ctx, pool)
 					if err == nil {
 						fmt.Fprintf(os.Stderr, "applied %d migrations\n", n)
 					}
@@ -108,7 +111,7 @@ func command() *cli.Command {
 				Usage: "load realistic, deterministic demo data into an empty database",
 				Flags: []cli.Flag{databaseURLFlag, contractsFlag, seedFlag},
 				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return seed(ctx, pool, cmd)
+					return runSeed(ctx, pool, cmd)
 				}),
 			},
 			tokenCommand(),
@@ -118,10 +121,10 @@ func command() *cli.Command {
 	}
 }
 
-func seed(ctx context.Context, pool *pgxpool.Pool, cmd *cli.Command) error {
+func runSeed(ctx context.Context, pool *pgxpool.Pool, cmd *cli.Command) error {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "seeding %d contracts (seed %d)...\n", cmd.Int("contracts"), cmd.Int64("seed"))
-	st, err := database.Seed(ctx, pool, database.SeedOptions{Contracts: cmd.Int("contracts"), Seed: cmd.Int64("seed")})
+	st, err := seed.Seed(ctx, pool, seed.Options{Contracts: cmd.Int("contracts"), Seed: cmd.Int64("seed")})
 	if err != nil {
 		return err
 	}
@@ -133,7 +136,7 @@ func seed(ctx context.Context, pool *pgxpool.Pool, cmd *cli.Command) error {
 // withPool runs action with a pool on --database-url, closed after it.
 func withPool(action func(context.Context, *cli.Command, *pgxpool.Pool) error) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
-		pool, err := database.Open(ctx, cmd.String("database-url"))
+		pool, err := postgres.Open(ctx, cmd.String("database-url"))
 		if err != nil {
 			return err
 		}
@@ -238,7 +241,7 @@ func demoCommand() *cli.Command {
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(os.Stderr, "starting a private PostgreSQL in %s...\n", cmd.String("data-dir"))
-			srv, err := database.StartServer(ctx, database.ServerOptions{Dir: cmd.String("data-dir"), RunAs: cmd.String("pg-user")})
+			srv, err := pgserver.Start(ctx, pgserver.Options{Dir: cmd.String("data-dir"), RunAs: cmd.String("pg-user")})
 			if err != nil {
 				return err
 			}
@@ -251,20 +254,20 @@ func demoCommand() *cli.Command {
 			if err := srv.CreateDatabase(ctx, "informe"); err != nil {
 				return err
 			}
-			pool, err := database.Open(ctx, srv.URL("informe"))
+			pool, err := postgres.Open(ctx, srv.URL("informe"))
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			if _, err := database.Migrate(ctx, pool); err != nil {
+			if _, err := postgres.Migrate(ctx, pool); err != nil {
 				return err
 			}
-			has, err := database.HasData(ctx, pool)
+			has, err := seed.HasData(ctx, pool)
 			if err != nil {
 				return err
 			}
 			if !has {
-				if err := seed(ctx, pool, cmd); err != nil {
+				if err := runSeed(ctx, pool, cmd); err != nil {
 					return err
 				}
 			}
@@ -344,6 +347,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		Tokens:  auth.NewStore(pool),
 		Metrics: m,
 		Logger:  logger,
+		Pool:    pool,
 	}
 	apiLn, err := net.Listen("tcp", cmd.String("addr"))
 	if err != nil {
@@ -359,7 +363,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 			return err
 		}
 		opsAddr = opsLn.Addr().String()
-		servers = append(servers, newHTTPServer(opsHandler(m, pool), logger))
+		servers = append(servers, newHTTPServer(app.OpsHandler(), logger))
 		listeners = append(listeners, opsLn)
 	}
 	errc := make(chan error, len(servers))
@@ -399,29 +403,6 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		// the request context.
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-}
-
-// opsHandler serves what operators and load balancers need, apart from the
-// authenticated API: metrics, liveness and readiness (the database answers).
-func opsHandler(m *metrics.Metrics, pool *pgxpool.Pool) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintln(w, `{"status":"ok"}`)
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "application/json")
-		if err := pool.Ping(ctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, `{"status":"database unreachable"}`)
-			return
-		}
-		fmt.Fprintln(w, `{"status":"ready"}`)
-	})
-	return mux
 }
 
 func newLogger(format string) (*slog.Logger, error) {

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informe/informe/database/dbtest"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // build compiles the informe binary once per test binary.
 func build(t *testing.T) string {
@@ -65,7 +65,7 @@ func get(t *testing.T, url, token string) (int, []byte) {
 // DATABASE_URL, as an operator would, and talks to the server over HTTP.
 func TestCLI(t *testing.T) {
 	bin := build(t)
-	pool := dbtest.New(t) // a migrated database; migrate again must change nothing
+	pool := pgtest.New(t) // a migrated database; migrate again must change nothing
 	dbURL := pool.Config().ConnString()
 	pool.Close()
 

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"context"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/export"
+)
+
+// request is what informe keeps about a request while serving it: set by
+// the middleware and the handlers, read by the request's log line and
+// metrics. It travels in the request's own context.
+type request struct {
+	id         string
+	principal  *auth.Principal // nil until authenticated
+	tokenGiven bool            // credentials were sent, well-formed or not
+	format     string          // the negotiated format, "" before negotiation
+	rows       int             // rows written to the response
+	aborted    bool            // the response was cut mid-stream
+}
+
+type requestKey struct{}
+
+// withRequest returns ctx carrying r.
+func withRequest(ctx context.Context, r *request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// state returns the request state of c; observe sets it first of all, so it
+// is always there. Outside observe (tests of a single handler) it returns a
+// throwaway state.
+func state(c *gin.Context) *request {
+	if r, ok := c.Request.Context().Value(requestKey{}).(*request); ok {
+		return r
+	}
+	return &request{}
+}
+
+// setFormat records the negotiated format for the log line and metrics.
+func (r *request) setFormat(f export.Format) { r.format = f.String() }

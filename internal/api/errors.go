@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/internal/failure"
+)
+
+var (
+	errNotFound         = failure.Errorf(failure.NotFound, "Not Found")
+	errMethodNotAllowed = &failure.Error{Code: methodNotAllowed, Message: "Method Not Allowed"}
+)
+
+// methodNotAllowed is an HTTP-only code, outside the domain's codes.
+const methodNotAllowed failure.Code = 255
+
+// retryAfter is the Retry-After sent with 503, in seconds.
+const retryAfter = "5"
+
+// status maps a failure code to its HTTP status. It is the one place where
+// errors become statuses.
+func status(code failure.Code) int {
+	switch code {
+	case failure.Invalid:
+		return http.StatusBadRequest
+	case failure.Unauthorized:
+		return http.StatusUnauthorized
+	case failure.Forbidden:
+		return http.StatusForbidden
+	case failure.NotFound:
+		return http.StatusNotFound
+	case methodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case failure.NotAcceptable:
+		return http.StatusNotAcceptable
+	case failure.Conflict:
+		return http.StatusConflict
+	case failure.Unavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers the request with err as a JSON {"message": ...} body, unless
+// the response has begun, in which case it aborts the response. Internal
+// causes are logged with the request id and never sent.
+func (s *Server) fail(c *gin.Context, err error) {
+	code := failure.CodeOf(err)
+	st := status(code)
+	if c.Writer.Written() {
+		s.abort(c, err)
+	}
+	if st >= 500 && !errors.Is(err, context.Canceled) {
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", state(c).id), slog.Int("status", st), slog.Any("error", err))
+	}
+	h := c.Writer.Header()
+	// Headers a stream may have set before it failed.
+	for _, k := range []string{"Content-Disposition", "Link", "X-Total-Count", "X-Total-Pages", "X-Current-Page"} {
+		h.Del(k)
+	}
+	switch st {
+	case http.StatusUnauthorized:
+		// Both schemes are offered, so that clients that wait for a
+		// challenge (Excel's Basic credential) send theirs.
+		bearer := `Bearer realm="informe"`
+		if state(c).tokenGiven {
+			bearer += `, error="invalid_token"`
+		}
+		h["Www-Authenticate"] = []string{bearer, `Basic realm="informe", charset="UTF-8"`}
+	case http.StatusServiceUnavailable:
+		h.Set("Retry-After", retryAfter)
+	}
+	body, _ := json.Marshal(struct {
+		Message string `json:"message"`
+	}{failure.MessageOf(err)})
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	c.Status(st)
+	_, _ = c.Writer.Write(body)
+	c.Abort()
+}
+
+// abort ends a response that has already begun: the connection is cut
+// before the chunked body is terminated, so that no client can take a
+// truncated body for a complete one. It does not return.
+func (s *Server) abort(c *gin.Context, err error) {
+	st := state(c)
+	st.aborted = true
+	if !errors.Is(err, context.Canceled) {
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "response aborted mid-stream",
+			slog.String("request_id", st.id), slog.Any("error", err))
+	}
+	panic(http.ErrAbortHandler)
+}

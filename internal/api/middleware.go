@@ -1,0 +1,224 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/metrics"
+)
+
+// observe gives each request an id (echoed in X-Request-Id), then logs it
+// and records its metrics when it ends, aborted responses included.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	id := c.GetHeader("X-Request-Id")
+	if !validRequestID(id) {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	st := &request{id: id}
+	c.Request = c.Request.WithContext(withRequest(c.Request.Context(), st))
+	h := c.Writer.Header()
+	h.Set("X-Request-Id", id)
+	// Responses carry personal data: no cache may keep them, and never a
+	// response to a request that carried its token in the URL.
+	h.Set("Cache-Control", "private, no-store")
+	w := &timingWriter{ResponseWriter: c.Writer}
+	c.Writer = w
+	done := s.Metrics.Started()
+	defer func() {
+		done()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := w.Status()
+		if st.aborted {
+			status = 0 // the client saw a cut connection, whatever the header said
+		}
+		var ttfb time.Duration
+		if !w.first.IsZero() {
+			ttfb = w.first.Sub(start)
+		}
+		s.Metrics.Observe(metrics.Request{
+			Route: route, Format: st.format, Status: status,
+			Rows: st.rows, Bytes: w.Size(),
+			Duration: time.Since(start), FirstByte: ttfb,
+		})
+		attrs := []slog.Attr{
+			slog.String("request_id", id),
+			slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path),
+			slog.String("query", redactedQuery(c.Request.URL.RawQuery)),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+			slog.Int("bytes", max(w.Size(), 0)),
+		}
+		if st.principal != nil {
+			attrs = append(attrs, slog.String("token", st.principal.Name))
+		}
+		if st.format != "" {
+			attrs = append(attrs, slog.String("format", st.format), slog.Int("rows", st.rows))
+		}
+		if st.aborted {
+			attrs = append(attrs, slog.Bool("aborted", true))
+		}
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+	}()
+	c.Next()
+}
+
+// recoverPanics turns a panic into a 500 (or, once the response has begun,
+// an aborted response) and logs it with its stack.
+func (s *Server) recoverPanics(c *gin.Context) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "panic",
+			slog.String("request_id", state(c).id),
+			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+		s.fail(c, fmt.Errorf("panic: %v", v))
+	}()
+	c.Next()
+}
+
+// authenticate checks the token of every request, before routing. The
+// token comes from the Authorization header, as a bearer token or as the
+// password of Basic credentials (any user name: Excel's credential dialogs
+// offer Basic, not bearer), or, for spreadsheet tools that cannot send
+// headers, from the access_token query parameter (RFC 6750 section 2.3);
+// the header wins when both are present.
+func (s *Server) authenticate(c *gin.Context) {
+	st := state(c)
+	token, given, ok := credentials(c.Request)
+	st.tokenGiven = given
+	if !ok {
+		s.fail(c, failure.Errorf(failure.Unauthorized, auth.InvalidToken))
+		return
+	}
+	p, err := s.Tokens.Authenticate(c.Request.Context(), token)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st.principal = &p
+	c.Next()
+}
+
+// credentials extracts the token, reporting whether one was given at all
+// and whether it was given well-formed.
+func credentials(r *http.Request) (token string, given, ok bool) {
+	if hs, present := r.Header["Authorization"]; present {
+		if len(hs) != 1 {
+			return "", true, false
+		}
+		scheme, param, found := strings.Cut(hs[0], " ")
+		param = strings.TrimLeft(param, " ")
+		if !found || param == "" || strings.ContainsAny(param, " \t") {
+			return "", true, false
+		}
+		switch {
+		case strings.EqualFold(scheme, "Bearer"):
+			return param, true, true
+		case strings.EqualFold(scheme, "Basic"):
+			raw, err := base64.StdEncoding.DecodeString(param)
+			if err != nil {
+				return "", true, false
+			}
+			_, password, found := strings.Cut(string(raw), ":")
+			return password, true, found && password != ""
+		}
+		return "", true, false
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", false, false
+	}
+	vals := q["access_token"]
+	switch {
+	case len(vals) == 0:
+		return "", false, false
+	case len(vals) > 1 || vals[0] == "":
+		return "", true, false
+	}
+	return vals[0], true, true
+}
+
+// require rejects principals without scope with 403.
+func (s *Server) require(scope auth.Scope) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if p := state(c).principal; p == nil || !p.Allows(scope) {
+			s.fail(c, failure.Errorf(failure.Forbidden, "this token lacks the %s scope", scope))
+			return
+		}
+		c.Next()
+	}
+}
+
+// redactedQuery returns raw with the value of access_token replaced, so that
+// tokens never reach a log line.
+func redactedQuery(raw string) string {
+	if !strings.Contains(raw, "access_token") {
+		return raw
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(unparsable query redacted)"
+	}
+	for k := range q {
+		if k == "access_token" {
+			q[k] = []string{"REDACTED"}
+		}
+	}
+	return q.Encode()
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// timingWriter notes when the first body byte is written.
+type timingWriter struct {
+	gin.ResponseWriter
+	first time.Time
+}
+
+func (w *timingWriter) Write(b []byte) (int, error) {
+	if w.first.IsZero() && len(b) > 0 {
+		w.first = time.Now()
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *timingWriter) WriteString(s string) (int, error) {
+	if w.first.IsZero() && len(s) > 0 {
+		w.first = time.Now()
+	}
+	return w.ResponseWriter.WriteString(s)
+}

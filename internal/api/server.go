@@ -1,0 +1,59 @@
+// Package api is informe's HTTP edge: the route tables of both listeners,
+// authentication, content negotiation, the one error mapping, and the
+// streaming of rows from the stores' cursors into the encoders. It is the
+// only package that knows gin.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/metrics"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// Server serves the API. All fields are required.
+type Server struct {
+	Reports *report.Store
+	Users   *users.Store
+	Tokens  *auth.Store
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	Pool    *pgxpool.Pool // for readiness
+}
+
+// Handler returns the API listener's routes. Every request is
+// authenticated before it is routed, so an unknown path answers 401
+// without a valid token and 404 with one.
+func (s *Server) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	// Redirects would answer before authentication runs.
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.Use(s.observe, s.recoverPanics, s.authenticate)
+	r.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
+	r.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
+
+	r.GET("/api/general-report", s.require(auth.ReportRead), s.generalReport)
+	r.GET("/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
+	r.GET("/users", s.require(auth.UsersRead), s.listUsers)
+	return r
+}
+
+// OpsHandler returns the operations listener's routes, apart from the
+// authenticated API so that load balancers and Prometheus need no token:
+// metrics, liveness and readiness.
+func (s *Server) OpsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.Metrics.Handler())
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	return mux
+}

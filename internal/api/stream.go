@@ -1,0 +1,123 @@
+package api
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/param"
+)
+
+// output is the negotiated representation of a response.
+type output struct {
+	format export.Format
+	csv    export.CSVOptions
+}
+
+// negotiate parses the query string and chooses the response format: the
+// format parameter wins over the Accept header. It fails with 400 for a bad
+// parameter and 406 when nothing offered is acceptable.
+func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
+	c.Header("Vary", "Accept")
+	var out output
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		return nil, out, failure.Errorf(failure.Invalid, "the query string is malformed")
+	}
+	if f, ok, err := param.Single(values, "format"); err != nil {
+		return nil, out, err
+	} else if ok {
+		if out.format, err = export.ParseFormat(f); err != nil {
+			return nil, out, failure.Wrap(failure.Invalid, err, err.Error())
+		}
+	} else if out.format, err = export.Negotiate(strings.Join(c.Request.Header.Values("Accept"), ",")); err != nil {
+		return nil, out, failure.Wrap(failure.NotAcceptable, err, err.Error())
+	}
+	header, err := param.Bool(values, "header", true)
+	if err != nil {
+		return nil, out, err
+	}
+	out.csv.NoHeader = !header
+	if out.csv.BOM, err = param.Bool(values, "bom", false); err != nil {
+		return nil, out, err
+	}
+	delim, err := param.OneOf(values, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)
+	if err != nil {
+		return nil, out, err
+	}
+	out.csv.Delimiter = export.Delimiter(delim)
+	state(c).setFormat(out.format)
+	return values, out, nil
+}
+
+// rows is a store's cursor, as the handlers drive it.
+type rows interface {
+	Next() bool
+	Values() [][]byte
+	Err() error
+	Count() int
+	Close() error
+}
+
+// stream answers 200 with cur's rows of cols in out's format, the file
+// named file when it is an attachment. The handler has decided the status
+// and set its headers before; a failure before the first byte is an
+// ordinary JSON error, a failure after it aborts the response. The cursor
+// is closed, and its connection released, as soon as the last row is read.
+func (s *Server) stream(c *gin.Context, cur rows, out output, file string, cols []export.Column, opts export.Options) {
+	h := c.Writer.Header()
+	h.Set("Content-Type", export.MediaType(out.format, out.csv))
+	if out.format.Attachment() {
+		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, file, export.Extension(out.format, out.csv)))
+	}
+	opts.CSV = out.csv
+	w := &gate{w: c.Writer}
+	enc, err := export.NewEncoder(w, out.format, cols, opts)
+	if err != nil {
+		s.fail(c, fmt.Errorf("encoder: %w", err))
+		return
+	}
+	c.Status(200)
+	for cur.Next() {
+		if err = enc.Encode(cur.Values()); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = cur.Err()
+	}
+	state(c).rows = cur.Count()
+	if cerr := cur.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		w.closed = true // let Close clean up without writing a trailer
+	}
+	if cerr := enc.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if ctxErr := c.Request.Context().Err(); ctxErr != nil {
+			err = fmt.Errorf("%w (client gone: %w)", err, ctxErr)
+		}
+		s.fail(c, err)
+	}
+}
+
+// gate passes writes through until it is closed, then discards them.
+type gate struct {
+	w      io.Writer
+	closed bool
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	if g.closed {
+		return len(b), nil
+	}
+	return g.w.Write(b)
+}

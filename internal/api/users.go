@@ -1,0 +1,34 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/users"
+)
+
+// listUsers serves GET /users.
+func (s *Server) listUsers(c *gin.Context) {
+	values, out, err := s.negotiate(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	cols, err := param.Columns(values, users.Columns)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	cur, err := s.Users.Open(c.Request.Context(), cols)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer cur.Close()
+
+	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(cur.Total(), 10))
+	s.stream(c, cur, out, "users", cols, export.Options{Sheet: "users"})
+}

@@ -1,0 +1,97 @@
+// Package param reads query parameters strictly: a parameter is given at
+// most once, never empty, and within its range, or the caller gets a
+// failure.Invalid error whose message names the parameter and what it allows.
+package param
+
+import (
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
+)
+
+// Single returns the one value of parameter name and whether it was given.
+// It fails if the parameter is given more than once or with an empty value.
+func Single(v url.Values, name string) (string, bool, error) {
+	vals, ok := v[name]
+	switch {
+	case !ok:
+		return "", false, nil
+	case len(vals) > 1:
+		return "", false, failure.Errorf(failure.Invalid, "%s must be given at most once", name)
+	case vals[0] == "":
+		return "", false, failure.Errorf(failure.Invalid, "%s must not be empty", name)
+	}
+	return vals[0], true, nil
+}
+
+// Int reads parameter name as a base-10 integer (digits only) from 1 to max,
+// returning def when it is absent.
+func Int(v url.Values, name string, def, max int64) (int64, error) {
+	s, ok, err := Single(v, name)
+	if err != nil || !ok {
+		return def, err
+	}
+	bad := failure.Errorf(failure.Invalid, "%s must be an integer from 1 to %d, got %q", name, max, s)
+	if max == math.MaxInt64 {
+		bad = failure.Errorf(failure.Invalid, "%s must be an integer of 1 or more, got %q", name, s)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, bad
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > max {
+		return 0, bad
+	}
+	return n, nil
+}
+
+// Bool reads parameter name as true or false, returning def when absent.
+func Bool(v url.Values, name string, def bool) (bool, error) {
+	s, ok, err := Single(v, name)
+	if err != nil || !ok {
+		return def, err
+	}
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, failure.Errorf(failure.Invalid, "%s must be true or false, got %q", name, s)
+}
+
+// OneOf reads parameter name as one of allowed (exact match), returning
+// def when absent.
+func OneOf(v url.Values, name, def string, allowed ...string) (string, error) {
+	s, ok, err := Single(v, name)
+	if err != nil || !ok {
+		return def, err
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, nil
+		}
+	}
+	return "", failure.Errorf(failure.Invalid, "%s must be one of %s, got %q", name, strings.Join(allowed, ", "), s)
+}
+
+// Columns reads the columns parameter: field names of all, comma-separated,
+// in the order wanted. It returns all when the parameter is absent, and
+// fails naming an unknown or repeated field.
+func Columns(v url.Values, all []export.Column) ([]export.Column, error) {
+	s, ok, err := Single(v, "columns")
+	if err != nil || !ok {
+		return all, err
+	}
+	cols, err := export.Select(all, strings.Split(s, ","))
+	if err != nil {
+		return nil, failure.Wrap(failure.Invalid, err, "columns: "+err.Error())
+	}
+	return cols, nil
+}

@@ -1,0 +1,72 @@
+package param_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/param"
+)
+
+func TestInt(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		want        int64
+		wantErr     string // substring of the message; "" for success
+	}{
+		{"Absent", "", 7, ""},
+		{"OK", "n=42", 42, ""},
+		{"Max", "n=100", 100, ""},
+		{"LeadingZeros", "n=007", 7, ""},
+		{"ErrZero", "n=0", 0, "n must be an integer from 1 to 100"},
+		{"ErrNegative", "n=-1", 0, "n must be an integer from 1 to 100"},
+		{"ErrPlus", "n=%2B5", 0, "n must be an integer from 1 to 100"},
+		{"ErrFraction", "n=1.5", 0, `got "1.5"`},
+		{"ErrLetters", "n=abc", 0, "n must be an integer"},
+		{"ErrOverMax", "n=101", 0, "from 1 to 100"},
+		{"ErrOverflow", "n=99999999999999999999", 0, "n must be an integer"},
+		{"ErrEmpty", "n=", 0, "n must not be empty"},
+		{"ErrTwice", "n=1&n=2", 0, "n must be given at most once"},
+		{"ErrSpace", "n=+1", 0, "n must be an integer"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _ := url.ParseQuery(tt.query)
+			got, err := param.Int(v, "n", 7, 100)
+			if tt.wantErr == "" {
+				if err != nil || got != tt.want {
+					t.Fatalf("Int = %d, %v; want %d", got, err, tt.want)
+				}
+				return
+			}
+			if failure.CodeOf(err) != failure.Invalid || !strings.Contains(failure.MessageOf(err), tt.wantErr) {
+				t.Fatalf("Int err = %v; want Invalid containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestBoolAndOneOf(t *testing.T) {
+	v, _ := url.ParseQuery("b=true&f=false&x=yes&d=tab&e=pipe")
+	if got, err := param.Bool(v, "b", false); err != nil || !got {
+		t.Errorf("Bool(b) = %v, %v", got, err)
+	}
+	if got, err := param.Bool(v, "f", true); err != nil || got {
+		t.Errorf("Bool(f) = %v, %v", got, err)
+	}
+	if got, err := param.Bool(v, "absent", true); err != nil || !got {
+		t.Errorf("Bool(absent) = %v, %v", got, err)
+	}
+	if _, err := param.Bool(v, "x", false); !strings.Contains(failure.MessageOf(err), "x must be true or false") {
+		t.Errorf("Bool(x) err = %v", err)
+	}
+	if got, err := param.OneOf(v, "d", "comma", "comma", "tab"); err != nil || got != "tab" {
+		t.Errorf("OneOf(d) = %q, %v", got, err)
+	}
+	if got, err := param.OneOf(v, "absent", "comma", "comma", "tab"); err != nil || got != "comma" {
+		t.Errorf("OneOf(absent) = %q, %v", got, err)
+	}
+	if _, err := param.OneOf(v, "e", "comma", "comma", "tab"); !strings.Contains(failure.MessageOf(err), "e must be one of comma, tab") {
+		t.Errorf("OneOf(e) err = %v", err)
+	}
+}

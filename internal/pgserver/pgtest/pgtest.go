@@ -1,0 +1,191 @@
+// Package pgtest gives tests a real PostgreSQL: a private server per test
+// binary, started from the machine's PostgreSQL binaries, and a fresh
+// database per test, cloned from a migrated template.
+//
+// A test package calls [Main] from TestMain, then [New] in each test.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/informe/informe/internal/seed"
+
+	"github.com/informe/informe/internal/pgserver"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/internal/postgres"
+)
+
+var (
+	server    *pgserver.Server
+	templates sync.Map // name -> *template
+	counter   atomic.Int64
+)
+
+type template struct {
+	once sync.Once
+	err  error
+}
+
+const migrated = "tmpl_migrated"
+
+// Main starts the private server, runs the tests and stops the server.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "informe-test-pg-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbtest:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	server, err = pgserver.Start(ctx, pgserver.Options{
+		Dir: dir,
+		Settings: map[string]string{
+			"fsync":              "off",
+			"synchronous_commit": "off",
+			"full_page_writes":   "off",
+			"max_connections":    "200",
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbtest:", err)
+		return 1
+	}
+	defer server.Close()
+	return m.Run()
+}
+
+// Server returns the running private server.
+func Server() *pgserver.Server { return server }
+
+// New returns a pool on a new, migrated, empty database that is dropped
+// when the test ends.
+func New(tb testing.TB) *pgxpool.Pool {
+	return NewFrom(tb, migrated, nil)
+}
+
+// NewFrom returns a pool on a new database cloned from the named template.
+// The template is made once per test binary: migrated, then passed to
+// setup (which may be nil), for example to seed it.
+func NewFrom(tb testing.TB, name string, setup func(context.Context, *pgxpool.Pool) error) *pgxpool.Pool {
+	tb.Helper()
+	if server == nil {
+		tb.Fatal("pgtest: no server; call pgtest.Main from TestMain")
+	}
+	ctx := context.Background()
+	name = "tmpl_" + strings.TrimPrefix(name, "tmpl_")
+	v, _ := templates.LoadOrStore(name, &template{})
+	t := v.(*template)
+	t.once.Do(func() { t.err = makeTemplate(ctx, name, setup) })
+	if t.err != nil {
+		tb.Fatalf("pgtest: template %s: %v", name, t.err)
+	}
+	db := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
+	if err := exec(ctx, "CREATE DATABASE "+db+" TEMPLATE "+name); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	pool, err := postgres.Open(ctx, server.URL(db))
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(func() {
+		pool.Close()
+		_ = exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+	})
+	return pool
+}
+
+func makeTemplate(ctx context.Context, name string, setup func(context.Context, *pgxpool.Pool) error) error {
+	if err := exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return err
+	}
+	pool, err := postgres.Open(ctx, server.URL(name))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	if setup != nil {
+		if err := setup(ctx, pool); err != nil {
+			return err
+		}
+	}
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+	return nil
+}
+
+func exec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, server.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// Columns returns the column names of relation (a table or view), in order.
+func Columns(tb testing.TB, pool *pgxpool.Pool, relation string) []string {
+	tb.Helper()
+	rows, err := pool.Query(context.Background(), "SELECT * FROM "+pgx.Identifier{relation}.Sanitize()+" LIMIT 0")
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	defer rows.Close()
+	var names []string
+	for _, f := range rows.FieldDescriptions() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// SeededContracts is the number of contracts in the database [Seeded] copies.
+const SeededContracts = 2000
+
+// Seeded returns a pool on a fresh copy of a database seeded once per test
+// binary with [SeededContracts] contracts (seed 1).
+func Seeded(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return NewFrom(tb, "seed2000", func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SeededContracts, Seed: 1})
+		return err
+	})
+}
+
+// Int runs sql, which must return one integer, and returns it; it fails the
+// test on error.
+func Int(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// String runs sql, which must return one text value, and returns it; it
+// fails the test on error.
+func String(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) string {
+	tb.Helper()
+	var s string
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+	return s
+}

@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/internal/failure"
+)
+
+// Snapshot is one REPEATABLE READ, READ ONLY transaction: everything read
+// through it (a count and the rows it describes) comes from the same
+// snapshot. It holds a pool connection until [Snapshot.Close].
+type Snapshot struct {
+	tx  pgx.Tx
+	ctx context.Context
+}
+
+// Begin starts a [Snapshot] on a connection from pool. The snapshot's
+// queries run under ctx: cancelling it cancels them. Connection failures
+// come back as failure.Unavailable.
+func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, Classify(fmt.Errorf("begin: %w", err))
+	}
+	return &Snapshot{tx: tx, ctx: ctx}, nil
+}
+
+// QueryRow runs sql, which returns one row, and scans it into dest.
+func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
+	if err := s.tx.QueryRow(s.ctx, sql, args...).Scan(dest...); err != nil {
+		return Classify(err)
+	}
+	return nil
+}
+
+// Query runs sql and returns a [Cursor] over its rows that closes the
+// snapshot when it is closed.
+func (s *Snapshot) Query(sql string, args []any) (*Cursor, error) {
+	rows, err := s.tx.Query(s.ctx, sql, args...)
+	if err != nil {
+		return nil, Classify(fmt.Errorf("query: %w", err))
+	}
+	return &Cursor{snap: s, rows: rows}, nil
+}
+
+// Empty returns a [Cursor] with no rows that closes the snapshot when it is
+// closed: for a page past the last row.
+func (s *Snapshot) Empty() *Cursor { return &Cursor{snap: s} }
+
+// Close ends the transaction and returns its connection to the pool. It is
+// safe to call more than once.
+func (s *Snapshot) Close() error {
+	if s.tx == nil {
+		return nil
+	}
+	// Nothing was written: a rollback ends a read-only transaction as well
+	// as a commit, and still works after the request's context is gone.
+	err := s.tx.Rollback(context.WithoutCancel(s.ctx))
+	s.tx = nil
+	if err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		return Classify(fmt.Errorf("rollback: %w", err))
+	}
+	return nil
+}
+
+// Cursor iterates over the rows of a query run in a [Snapshot], the way
+// pgx.Rows does: call Next until it returns false, read each row with
+// Values, then check Err. Close releases the rows, ends the snapshot and
+// returns its connection to the pool; it must be called on every path.
+type Cursor struct {
+	snap *Snapshot
+	rows pgx.Rows
+	n    int
+	err  error
+}
+
+// Next advances to the next row, reporting whether there is one. It
+// returns false at the end and after an error (see [Cursor.Err]).
+func (c *Cursor) Next() bool {
+	if c.rows == nil || c.err != nil {
+		return false
+	}
+	if c.rows.Next() {
+		c.n++
+		return true
+	}
+	if err := c.rows.Err(); err != nil {
+		c.err = Classify(fmt.Errorf("rows: %w", err))
+	}
+	c.rows.Close()
+	c.rows = nil
+	return false
+}
+
+// Values returns the current row's raw values, one per selected column: the
+// bytes PostgreSQL sent (text columns arrive as UTF-8), nil for NULL. They
+// are only valid until the next call to Next.
+func (c *Cursor) Values() [][]byte { return c.rows.RawValues() }
+
+// Err returns the error, if any, that ended the iteration. Connection
+// failures are failure.Unavailable.
+func (c *Cursor) Err() error { return c.err }
+
+// Count returns the number of rows read so far.
+func (c *Cursor) Count() int { return c.n }
+
+// Close releases the rows and the snapshot's connection. It returns the
+// first error met by the iteration or by ending the snapshot, and is safe
+// to call more than once.
+func (c *Cursor) Close() error {
+	if c.rows != nil {
+		c.rows.Close()
+		if err := c.rows.Err(); err != nil && c.err == nil {
+			c.err = Classify(fmt.Errorf("rows: %w", err))
+		}
+		c.rows = nil
+	}
+	if err := c.snap.Close(); err != nil && c.err == nil {
+		c.err = err
+	}
+	return c.err
+}
+
+// Classify turns errors that mean "the database cannot be reached or is not
+// accepting work now" into failure.Unavailable, keeping the cause. Other
+// errors are returned unchanged.
+func Classify(err error) error {
+	if err == nil || failure.CodeOf(err) != failure.Internal {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr):
+		return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database cannot be reached")
+	case errors.As(err, &pgErr):
+		// Class 08 is connection exception; 57P01-57P03 are shutdowns and
+		// "cannot connect now"; 53300 is too many connections.
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"),
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", pgErr.Code == "53300":
+			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database cannot be reached")
+		}
+	}
+	return err
+}
+
+// SelectList returns names as a comma-separated list of quoted identifiers.
+func SelectList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = pgx.Identifier{n}.Sanitize()
+	}
+	return strings.Join(quoted, ", ")
+}
