@@ -55,12 +55,9 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	return values, out, nil
 }
 
-// rows is a store's cursor, as the handlers drive it.
-type rows interface {
-	Next() bool
-	Values() [][]byte
-	Err() error
-	Count() int
+// cursor is a store's cursor, as the handlers drive it.
+type cursor interface {
+	export.Rows
 	Close() error
 }
 
@@ -69,7 +66,7 @@ type rows interface {
 // and set its headers before; a failure before the first byte is an
 // ordinary JSON error, a failure after it aborts the response. The cursor
 // is closed, and its connection released, as soon as the last row is read.
-func (s *Server) stream(c *gin.Context, cur rows, out output, file string, cols []export.Column, opts export.Options) {
+func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, cols []export.Column, opts export.Options) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", export.MediaType(out.format, out.csv))
 	if out.format.Attachment() {
@@ -83,15 +80,8 @@ func (s *Server) stream(c *gin.Context, cur rows, out output, file string, cols 
 		return
 	}
 	c.Status(200)
-	for cur.Next() {
-		if err = enc.Encode(cur.Values()); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = cur.Err()
-	}
-	state(c).rows = cur.Count()
+	n, err := export.Copy(enc, cur)
+	state(c).rows = int(n)
 	if cerr := cur.Close(); err == nil {
 		err = cerr
 	}
