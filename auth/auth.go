@@ -186,6 +186,12 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, err
 	return p, nil
 }
 
+// MayHoldToken reports whether s may hold an informe token (it holds the
+// tokens' prefix, in any case), so that logs can leave it out.
+func MayHoldToken(s string) bool {
+	return len(s) >= len(prefix) && strings.Contains(strings.ToLower(s), prefix)
+}
+
 // wellFormed reports whether secret has the shape of an informe token, so
 // that garbage never reaches the database.
 func wellFormed(secret string) bool {

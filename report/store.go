@@ -88,6 +88,35 @@ func (s *Store) Export(ctx context.Context, q Query) (*Cursor, error) {
 	return s.open(ctx, q, false)
 }
 
+// Count returns the [Page] that [Store.Open] would read for q, without
+// reading its rows: what a HEAD request needs.
+func (s *Store) Count(ctx context.Context, q Query) (Page, error) {
+	snap, err := postgres.Begin(ctx, s.pool)
+	if err != nil {
+		return Page{}, err
+	}
+	defer snap.Close()
+	p := Page{CurrentPage: q.Page, PerPage: q.PerPage}
+	err = s.count(snap, q, &p)
+	return p, err
+}
+
+// count sets p's totals: from the maintained counts for an unfiltered
+// report, else by counting the view.
+func (s *Store) count(snap *postgres.Snapshot, q Query, p *Page) error {
+	sql, args := "SELECT report_rows_total()", []any(nil)
+	if q.Filtered() || s.counting != Maintained {
+		where, fargs := filters(q)
+		sql, args = "SELECT count(*) FROM general_report"+where, fargs
+	}
+	var total int64
+	if err := snap.QueryRow(sql, args, &total); err != nil {
+		return fmt.Errorf("report: count: %w", err)
+	}
+	p.setTotal(total)
+	return nil
+}
+
 func (s *Store) open(ctx context.Context, q Query, paged bool) (_ *Cursor, err error) {
 	snap, err := postgres.Begin(ctx, s.pool)
 	if err != nil {
@@ -103,12 +132,15 @@ func (s *Store) open(ctx context.Context, q Query, paged bool) (_ *Cursor, err e
 	if paged {
 		p = Page{CurrentPage: q.Page, PerPage: q.PerPage}
 	}
+	if err := s.count(snap, q, &p); err != nil {
+		return nil, err
+	}
 	var sql string
 	var args []any
 	if !q.Filtered() && s.counting == Maintained {
-		sql, args, err = seek(snap, &p, cols)
+		sql, args, err = seek(snap, p, cols)
 	} else {
-		sql, args, err = scan(snap, q, &p, cols)
+		sql, args = scan(q, p, cols)
 	}
 	if err != nil {
 		return nil, err
@@ -146,18 +178,13 @@ func (p Page) bounds() (first, n int64, ok bool) {
 	return (p.CurrentPage - 1) * p.PerPage, p.PerPage, true
 }
 
-// scan counts the rows of the view matching q and returns the query reading
-// p's rows with OFFSET.
-func scan(snap *postgres.Snapshot, q Query, p *Page, cols []export.Column) (string, []any, error) {
+// scan returns the query reading p's rows of the view matching q with
+// OFFSET, or "" when p holds no rows.
+func scan(q Query, p Page, cols []export.Column) (string, []any) {
 	where, args := filters(q)
-	var total int64
-	if err := snap.QueryRow("SELECT count(*) FROM general_report"+where, args, &total); err != nil {
-		return "", nil, fmt.Errorf("report: count: %w", err)
-	}
-	p.setTotal(total)
 	first, n, ok := p.bounds()
 	if !ok {
-		return "", nil, nil
+		return "", nil
 	}
 	sql := selectFrom(cols) + where + order
 	if first > 0 {
@@ -168,20 +195,15 @@ func scan(snap *postgres.Snapshot, q Query, p *Page, cols []export.Column) (stri
 		args = append(args, n)
 		sql += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	return sql, args, nil
+	return sql, args
 }
 
-// seek sets p's totals from the maintained counts and returns the query for
-// the unfiltered rows p asks for. It finds the contracts holding the first
+// seek returns the query for the unfiltered rows p asks for, or "" when p
+// holds no rows. It finds the contracts holding the first
 // and last rows, so that only rows inside the first contract are skipped,
 // and bounds the scan by both: PostgreSQL then plans for the few contracts
 // it will read, not for the whole table.
-func seek(snap *postgres.Snapshot, p *Page, cols []export.Column) (string, []any, error) {
-	var total int64
-	if err := snap.QueryRow("SELECT report_rows_total()", nil, &total); err != nil {
-		return "", nil, fmt.Errorf("report: count: %w", err)
-	}
-	p.setTotal(total)
+func seek(snap *postgres.Snapshot, p Page, cols []export.Column) (string, []any, error) {
 	first, n, ok := p.bounds()
 	if !ok {
 		return "", nil, nil
@@ -189,7 +211,7 @@ func seek(snap *postgres.Snapshot, p *Page, cols []export.Column) (string, []any
 	if n < 0 { // the whole report: nothing to seek
 		return selectFrom(cols) + order, nil, nil
 	}
-	var from, fromStart, to, toStart int64
+	var from, fromStart, to, toStart int64 // toStart is not needed
 	const at = "SELECT contract_id, first_row FROM report_contract_at($1)"
 	if err := snap.QueryRow(at, []any{first}, &from, &fromStart); err != nil {
 		return "", nil, fmt.Errorf("report: seek: %w", err)

@@ -31,6 +31,25 @@ type Cursor struct {
 // Total returns the number of users the cursor reads.
 func (c *Cursor) Total() int64 { return c.total }
 
+// Count returns the number of users, without reading them: what a HEAD
+// request needs.
+func (s *Store) Count(ctx context.Context) (int64, error) {
+	snap, err := postgres.Begin(ctx, s.pool)
+	if err != nil {
+		return 0, err
+	}
+	defer snap.Close()
+	return count(snap)
+}
+
+func count(snap *postgres.Snapshot) (int64, error) {
+	var total int64
+	if err := snap.QueryRow("SELECT count(*) FROM user_list", nil, &total); err != nil {
+		return 0, fmt.Errorf("users: count: %w", err)
+	}
+	return total, nil
+}
+
 // Open counts the users and opens a [Cursor] over them, reading cols (all
 // [Columns] when nil), in one REPEATABLE READ, READ ONLY snapshot.
 // Connection failures are failure.Unavailable.
@@ -47,9 +66,9 @@ func (s *Store) Open(ctx context.Context, cols []export.Column) (_ *Cursor, err 
 			snap.Close()
 		}
 	}()
-	var total int64
-	if err := snap.QueryRow("SELECT count(*) FROM user_list", nil, &total); err != nil {
-		return nil, fmt.Errorf("users: count: %w", err)
+	total, err := count(snap)
+	if err != nil {
+		return nil, err
 	}
 	cur, err := snap.Query("SELECT "+postgres.SelectList(export.Names(cols))+" FROM user_list ORDER BY key_id", nil)
 	if err != nil {

@@ -61,8 +61,8 @@ func (s *Server) observe(c *gin.Context) {
 		attrs := []slog.Attr{
 			slog.String("request_id", id),
 			slog.String("method", c.Request.Method),
-			slog.String("path", c.Request.URL.Path),
-			slog.String("query", redactedQuery(c.Request.URL.RawQuery)),
+			slog.String("path", loggedPath(c.Request.URL.Path)),
+			slog.String("query", loggedQuery(c.Request.URL.RawQuery)),
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 			slog.Int("bytes", max(w.Size(), 0)),
@@ -173,22 +173,46 @@ func (s *Server) require(scope auth.Scope) gin.HandlerFunc {
 	}
 }
 
-// redactedQuery returns raw with the value of access_token replaced, so that
-// tokens never reach a log line.
-func redactedQuery(raw string) string {
-	if !strings.Contains(raw, "access_token") {
-		return raw
+// loggedQuery returns the query string for a log line: decoded, with the
+// value of every parameter whose decoded name is access_token, in any case
+// (access%5Ftoken and %61ccess_token included), or whose value holds
+// something shaped like a token, replaced, then encoded again. A query that
+// does not parse is not logged at all.
+func loggedQuery(raw string) string {
+	if raw == "" {
+		return ""
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return "(unparsable query redacted)"
+		return "(unparsable query not logged)"
 	}
-	for k := range q {
-		if k == "access_token" {
-			q[k] = []string{"REDACTED"}
+	for k, vs := range q {
+		for i, v := range vs {
+			if strings.EqualFold(k, "access_token") || auth.MayHoldToken(v) {
+				vs[i] = "REDACTED"
+			}
+		}
+		if auth.MayHoldToken(k) {
+			delete(q, k)
+			q["REDACTED"] = vs
 		}
 	}
 	return q.Encode()
+}
+
+// loggedPath returns the request's decoded path for a log line, with every
+// segment that may hold a token replaced.
+func loggedPath(p string) string {
+	if !auth.MayHoldToken(p) {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if auth.MayHoldToken(seg) {
+			segs[i] = "REDACTED"
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 func validRequestID(id string) bool {

@@ -24,6 +24,16 @@ func (s *Server) generalReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if isHead(c) {
+		p, err := s.Reports.Count(c.Request.Context(), q)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		setPageHeaders(c, p)
+		head(c, out, pageFile(p))
+		return
+	}
 	cur, err := s.Reports.Open(c.Request.Context(), q)
 	if err != nil {
 		s.fail(c, err)
@@ -32,16 +42,24 @@ func (s *Server) generalReport(c *gin.Context) {
 	defer cur.Close()
 
 	p := cur.Page()
+	setPageHeaders(c, p)
+	s.stream(c, cur, out, pageFile(p), q.Columns, export.Options{
+		Sheet:    "general-report",
+		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
+	})
+}
+
+// setPageHeaders sets the paging headers of page p.
+func setPageHeaders(c *gin.Context, p report.Page) {
 	h := c.Writer.Header()
 	h.Set("X-Total-Count", strconv.FormatInt(p.Total, 10))
 	h.Set("X-Total-Pages", strconv.FormatInt(p.TotalPages, 10))
 	h.Set("X-Current-Page", strconv.FormatInt(p.CurrentPage, 10))
 	h.Set("Link", links(c.Request.URL, p))
-	s.stream(c, cur, out, fmt.Sprintf("general-report-page-%d", p.CurrentPage), q.Columns, export.Options{
-		Sheet:    "general-report",
-		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
-	})
 }
+
+// pageFile names the attachment of page p.
+func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }
 
 // exportReport serves GET /api/general-report/export: every row matching
 // the filters, in one snapshot.
@@ -56,6 +74,16 @@ func (s *Server) exportReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if isHead(c) {
+		p, err := s.Reports.Count(c.Request.Context(), q)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(p.Total, 10))
+		head(c, out, "general-report")
+		return
+	}
 	cur, err := s.Reports.Export(c.Request.Context(), q)
 	if err != nil {
 		s.fail(c, err)
@@ -63,7 +91,8 @@ func (s *Server) exportReport(c *gin.Context) {
 	}
 	defer cur.Close()
 
-	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(cur.Page().Total, 10))
+	total := cur.Page().Total
+	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
 	s.stream(c, cur, out, "general-report", q.Columns, export.Options{Sheet: "general-report"})
 }
 

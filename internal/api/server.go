@@ -41,9 +41,11 @@ func (s *Server) Handler() http.Handler {
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 
-	r.GET("/api/general-report", s.require(auth.ReportRead), s.generalReport)
-	r.GET("/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
-	r.GET("/users", s.require(auth.UsersRead), s.listUsers)
+	// Every GET path answers HEAD too (RFC 9110).
+	get := []string{http.MethodGet, http.MethodHead}
+	r.Match(get, "/api/general-report", s.require(auth.ReportRead), s.generalReport)
+	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
+	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
 	return r
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -67,11 +68,7 @@ type cursor interface {
 // ordinary JSON error, a failure after it aborts the response. The cursor
 // is closed, and its connection released, as soon as the last row is read.
 func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, cols []export.Column, opts export.Options) {
-	h := c.Writer.Header()
-	h.Set("Content-Type", export.MediaType(out.format, out.csv))
-	if out.format.Attachment() {
-		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, file, export.Extension(out.format, out.csv)))
-	}
+	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
 	w := &gate{w: c.Writer}
 	enc, err := export.NewEncoder(w, out.format, cols, opts)
@@ -97,6 +94,26 @@ func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, col
 		}
 		s.fail(c, err)
 	}
+}
+
+// setContentHeaders sets the Content-Type of out and, for a file format,
+// the Content-Disposition of an attachment named file.
+func setContentHeaders(c *gin.Context, out output, file string) {
+	h := c.Writer.Header()
+	h.Set("Content-Type", export.MediaType(out.format, out.csv))
+	if out.format.Attachment() {
+		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, file, export.Extension(out.format, out.csv)))
+	}
+}
+
+// isHead reports whether c is a HEAD request, answered like GET without a
+// body and without reading the rows (RFC 9110 section 9.3.2).
+func isHead(c *gin.Context) bool { return c.Request.Method == http.MethodHead }
+
+// head answers a HEAD request: the headers a GET would have, no body.
+func head(c *gin.Context, out output, file string) {
+	setContentHeaders(c, out, file)
+	c.Status(http.StatusOK)
 }
 
 // gate passes writes through until it is closed, then discards them.

@@ -22,6 +22,16 @@ func (s *Server) listUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if isHead(c) {
+		total, err := s.Users.Count(c.Request.Context())
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
+		head(c, out, "users")
+		return
+	}
 	cur, err := s.Users.Open(c.Request.Context(), cols)
 	if err != nil {
 		s.fail(c, err)

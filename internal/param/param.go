@@ -8,13 +8,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
 )
 
 // Single returns the one value of parameter name and whether it was given.
-// It fails if the parameter is given more than once or with an empty value.
+// It fails if the parameter is given more than once, with an empty value,
+// or with a value that is not UTF-8 text or holds a NUL.
 func Single(v url.Values, name string) (string, bool, error) {
 	vals, ok := v[name]
 	switch {
@@ -24,6 +26,9 @@ func Single(v url.Values, name string) (string, bool, error) {
 		return "", false, failure.Errorf(failure.Invalid, "%s must be given at most once", name)
 	case vals[0] == "":
 		return "", false, failure.Errorf(failure.Invalid, "%s must not be empty", name)
+	case !utf8.ValidString(vals[0]) || strings.IndexByte(vals[0], 0) >= 0:
+		// PostgreSQL would refuse either (SQLSTATE 22021): say so here.
+		return "", false, failure.Errorf(failure.Invalid, "%s must be UTF-8 text without NUL characters", name)
 	}
 	return vals[0], true, nil
 }

@@ -70,3 +70,33 @@ func TestBoolAndOneOf(t *testing.T) {
 		t.Errorf("OneOf(e) err = %v", err)
 	}
 }
+
+func TestSingle(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		want        string
+		wantErr     string
+	}{
+		{"OK", "s=CT-%C3%91", "CT-Ñ", ""},
+		{"ErrInvalidUTF8", "s=%FF", "", "s must be UTF-8 text without NUL characters"},
+		{"ErrTruncatedUTF8", "s=ab%C3", "", "s must be UTF-8 text"},
+		{"ErrNUL", "s=a%00b", "", "s must be UTF-8 text without NUL characters"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := url.ParseQuery(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := param.Single(v, "s")
+			if tt.wantErr == "" {
+				if err != nil || got != tt.want {
+					t.Fatalf("Single = %q, %v; want %q", got, err, tt.want)
+				}
+				return
+			}
+			if failure.CodeOf(err) != failure.Invalid || !strings.Contains(failure.MessageOf(err), tt.wantErr) {
+				t.Fatalf("err = %v, want Invalid containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
