@@ -24,6 +24,7 @@ type Metrics struct {
 	rows     *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
 	inFlight prometheus.Gauge
+	refused  *prometheus.CounterVec
 }
 
 // New registers informe's metrics, the Go runtime's and the process's, and,
@@ -57,8 +58,12 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "informe_http_requests_in_flight",
 			Help: "Requests being served.",
 		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_http_refusals_total",
+			Help: "Requests refused with 503 before any work, by reason: exports_busy (too many big responses), pool_busy (no database connection came free in time), shutting_down.",
+		}, []string{"reason"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight,
+	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
@@ -88,6 +93,9 @@ func (m *Metrics) Started() func() {
 	m.inFlight.Inc()
 	return m.inFlight.Dec
 }
+
+// Refused counts a request refused for reason (see informe_http_refusals_total).
+func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
 
 // Observe records a finished request.
 func (m *Metrics) Observe(r Request) {

@@ -155,6 +155,19 @@ func (s *Store) open(ctx context.Context, q Query, paged bool) (_ *Cursor, err e
 	return &Cursor{Cursor: cur, page: p}, nil
 }
 
+// Rows returns the number of rows the page holds: what a cursor on it
+// reads.
+func (p Page) Rows() int64 {
+	first, n, ok := p.bounds()
+	switch {
+	case !ok:
+		return 0
+	case n < 0:
+		return p.Total
+	}
+	return min(n, p.Total-first)
+}
+
 // setTotal sets the number of matching rows and the pages they make.
 func (p *Page) setTotal(total int64) {
 	p.Total = total

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 )
 
 var (
@@ -41,16 +42,38 @@ func status(code failure.Code) int {
 		return http.StatusNotAcceptable
 	case failure.Conflict:
 		return http.StatusConflict
-	case failure.Unavailable:
+	case failure.Unavailable, failure.Busy:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
+// statusClientGone is logged and counted for a request whose client went
+// away before its response was complete (nginx's 499); it is never sent.
+const statusClientGone = 499
+
 // fail answers the request with err as a JSON {"message": ...} body, unless
 // the response has begun, in which case it aborts the response. Internal
-// causes are logged with the request id and never sent.
+// causes are logged with the request id and never sent. A request whose
+// client has gone is only recorded as such.
 func (s *Server) fail(c *gin.Context, err error) {
+	if c.Request.Context().Err() != nil {
+		st := state(c)
+		st.clientGone = true
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "client gone",
+			slog.String("request_id", st.id), slog.Any("error", err))
+		if c.Writer.Written() {
+			s.abort(c, err)
+		}
+		c.Abort()
+		return
+	}
+	switch {
+	case errors.Is(err, postgres.ErrBusy):
+		s.Metrics.Refused("pool_busy")
+	case errors.Is(err, context.DeadlineExceeded) && failure.CodeOf(err) == failure.Internal && c.Request.Context().Err() == nil:
+		err = failure.Wrap(failure.Unavailable, err, "Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
+	}
 	code := failure.CodeOf(err)
 	st := status(code)
 	if c.Writer.Written() {

@@ -46,7 +46,10 @@ func (s *Server) observe(c *gin.Context) {
 			route = "unmatched"
 		}
 		status := w.Status()
-		if st.aborted {
+		switch {
+		case st.clientGone:
+			status = statusClientGone
+		case st.aborted:
 			status = 0 // the client saw a cut connection, whatever the header said
 		}
 		var ttfb time.Duration

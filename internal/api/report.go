@@ -24,8 +24,14 @@ func (s *Server) generalReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && big(q.PerPage, out.format))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
 	if isHead(c) {
-		p, err := s.Reports.Count(c.Request.Context(), q)
+		p, err := s.Reports.Count(ctx, q)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -34,7 +40,7 @@ func (s *Server) generalReport(c *gin.Context) {
 		head(c, out, pageFile(p))
 		return
 	}
-	cur, err := s.Reports.Open(c.Request.Context(), q)
+	cur, err := s.Reports.Open(ctx, q)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -43,8 +49,9 @@ func (s *Server) generalReport(c *gin.Context) {
 
 	p := cur.Page()
 	setPageHeaders(c, p)
-	s.stream(c, cur, out, pageFile(p), q.Columns, export.Options{
+	s.stream(c, withRelease(cur, done), out, pageFile(p), q.Columns, export.Options{
 		Sheet:    "general-report",
+		Rows:     p.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
 	})
 }
@@ -74,8 +81,14 @@ func (s *Server) exportReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
 	if isHead(c) {
-		p, err := s.Reports.Count(c.Request.Context(), q)
+		p, err := s.Reports.Count(ctx, q)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -84,7 +97,7 @@ func (s *Server) exportReport(c *gin.Context) {
 		head(c, out, "general-report")
 		return
 	}
-	cur, err := s.Reports.Export(c.Request.Context(), q)
+	cur, err := s.Reports.Export(ctx, q)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -93,7 +106,7 @@ func (s *Server) exportReport(c *gin.Context) {
 
 	total := cur.Page().Total
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, cur, out, "general-report", q.Columns, export.Options{Sheet: "general-report"})
+	s.stream(c, withRelease(cur, done), out, "general-report", q.Columns, export.Options{Sheet: "general-report", Rows: total})
 }
 
 // links returns an RFC 8288 Link header with first, prev, next and last

@@ -25,12 +25,16 @@ type Server struct {
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool // for readiness
+	Limits  Limits
+
+	turns *turns // of big responses, made by Handler
 }
 
 // Handler returns the API listener's routes. Every request is
 // authenticated before it is routed, so an unknown path answers 401
 // without a valid token and 404 with one.
 func (s *Server) Handler() http.Handler {
+	s.turns = newTurns(s.Limits)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -60,6 +61,23 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 type cursor interface {
 	export.Rows
 	Close() error
+}
+
+// released is a cursor whose Close also ends the request's turn.
+type released struct {
+	cursor
+	done func()
+}
+
+// withRelease returns cur, whose Close calls done (once, like Close).
+func withRelease(cur cursor, done func()) cursor {
+	return &released{cursor: cur, done: sync.OnceFunc(done)}
+}
+
+func (r *released) Close() error {
+	err := r.cursor.Close()
+	r.done()
+	return err
 }
 
 // stream answers 200 with cur's rows of cols in out's format, the file

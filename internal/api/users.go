@@ -22,8 +22,14 @@ func (s *Server) listUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && out.format == export.XLSX)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
 	if isHead(c) {
-		total, err := s.Users.Count(c.Request.Context())
+		total, err := s.Users.Count(ctx)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -32,13 +38,14 @@ func (s *Server) listUsers(c *gin.Context) {
 		head(c, out, "users")
 		return
 	}
-	cur, err := s.Users.Open(c.Request.Context(), cols)
+	cur, err := s.Users.Open(ctx, cols)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	defer cur.Close()
 
-	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(cur.Total(), 10))
-	s.stream(c, cur, out, "users", cols, export.Options{Sheet: "users"})
+	total := cur.Total()
+	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
+	s.stream(c, withRelease(cur, done), out, "users", cols, export.Options{Sheet: "users", Rows: total})
 }

@@ -22,6 +22,7 @@ const (
 	NotAcceptable             // no offered representation satisfies the client
 	Unavailable               // the database cannot be reached; try again later
 	Conflict                  // the request conflicts with existing data
+	Busy                      // informe is at capacity; try again shortly
 )
 
 // Error is a failure with a client-safe message.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,19 +19,49 @@ import (
 // through it (a count and the rows it describes) comes from the same
 // snapshot. It holds a pool connection until [Snapshot.Close].
 type Snapshot struct {
-	tx  pgx.Tx
-	ctx context.Context
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+	ctx  context.Context
 }
 
-// Begin starts a [Snapshot] on a connection from pool. The snapshot's
-// queries run under ctx: cancelling it cancels them. Connection failures
-// come back as failure.Unavailable.
+type acquireTimeoutKey struct{}
+
+// WithAcquireTimeout returns a copy of ctx under which [Begin] waits at
+// most d for a free pool connection before it gives up with failure.Busy.
+// The request's own deadline, if any, still bounds everything.
+func WithAcquireTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, acquireTimeoutKey{}, d)
+}
+
+// ErrBusy is the failure.Busy cause of [Begin] when no connection came free
+// within the acquire timeout.
+var ErrBusy = errors.New("no database connection came free in time")
+
+// Begin starts a [Snapshot] on a connection from pool, waiting for one at
+// most as long as [WithAcquireTimeout] set on ctx (failure.Busy past it).
+// The snapshot's queries run under ctx: cancelling it cancels them.
+// Connection failures come back as failure.Unavailable.
 func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	actx := ctx
+	if d, ok := ctx.Value(acquireTimeoutKey{}).(time.Duration); ok && d > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	conn, err := pool.Acquire(actx)
 	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, failure.Wrap(failure.Busy, ErrBusy,
+				"Service Unavailable: every database connection is busy; try again shortly")
+		}
+		return nil, Classify(fmt.Errorf("acquire: %w", err))
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		conn.Release()
 		return nil, Classify(fmt.Errorf("begin: %w", err))
 	}
-	return &Snapshot{tx: tx, ctx: ctx}, nil
+	return &Snapshot{conn: conn, tx: tx, ctx: ctx}, nil
 }
 
 // QueryRow runs sql, which returns one row, and scans it into dest.
@@ -65,6 +96,7 @@ func (s *Snapshot) Close() error {
 	// as a commit, and still works after the request's context is gone.
 	err := s.tx.Rollback(context.WithoutCancel(s.ctx))
 	s.tx = nil
+	s.conn.Release()
 	if err != nil && !errors.Is(err, pgx.ErrTxClosed) {
 		return Classify(fmt.Errorf("rollback: %w", err))
 	}

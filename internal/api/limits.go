@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
+)
+
+// Limits bound the work the API takes on at once, so that a burst of big
+// requests is refused clearly rather than served slowly to everyone. The
+// zero value limits nothing.
+type Limits struct {
+	// AcquireTimeout is how long a request waits for a pool connection
+	// before it is answered 503 with Retry-After; 0 waits as long as the
+	// request lasts.
+	AcquireTimeout time.Duration
+	// RequestTimeout bounds the database side of a request, from its
+	// arrival to its last row (delivery to a slow client is bounded by the
+	// spool's no-progress cut instead); 0 is no bound.
+	RequestTimeout time.Duration
+	// Exports is how many big responses (whole exports, pages of more than
+	// [SmallRows] rows, every XLSX) are produced at once; 0 is no limit.
+	// Keep it below the pool size so that small requests (/users, small
+	// pages, authentication) always find a connection.
+	Exports int
+	// ExportQueue is how many big requests may wait for a turn; past it
+	// they are answered 503 with Retry-After at once.
+	ExportQueue int
+	// ExportWait is how long a big request waits for its turn at most.
+	ExportWait time.Duration
+}
+
+// SmallRows is the largest page that is not a big response.
+const SmallRows = 1000
+
+// turns hands out the turns of big responses: n at once, up to queue more
+// waiting.
+type turns struct {
+	run   chan struct{}
+	queue chan struct{}
+	wait  time.Duration
+}
+
+func newTurns(l Limits) *turns {
+	if l.Exports <= 0 {
+		return nil
+	}
+	return &turns{run: make(chan struct{}, l.Exports), queue: make(chan struct{}, l.ExportQueue), wait: l.ExportWait}
+}
+
+var errExportsBusy = failure.Errorf(failure.Busy,
+	"Service Unavailable: too many exports are running; try again shortly, or ask for fewer rows or columns")
+
+// take waits for a turn and returns the func that gives it back. It fails
+// with failure.Busy when the queue is full or the wait is over, and with
+// ctx's error when ctx ends first.
+func (t *turns) take(ctx context.Context) (func(), error) {
+	if t == nil {
+		return func() {}, nil
+	}
+	select {
+	case t.run <- struct{}{}:
+		return t.give, nil
+	default:
+	}
+	select {
+	case t.queue <- struct{}{}:
+	default:
+		return nil, errExportsBusy
+	}
+	defer func() { <-t.queue }()
+	var timeout <-chan time.Time
+	if t.wait > 0 {
+		timer := time.NewTimer(t.wait)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	select {
+	case t.run <- struct{}{}:
+		return t.give, nil
+	case <-timeout:
+		return nil, errExportsBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (t *turns) give() { <-t.run }
+
+// big reports whether a response of rows rows (negative: all there are)
+// in format f counts as big.
+func big(rows int64, f export.Format) bool {
+	return rows < 0 || rows > SmallRows || f == export.XLSX
+}
+
+// admit prepares the request's context for the database side, and, for a
+// big response, waits for its turn. The returned func ends the turn; call
+// it when the last row has been read.
+func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func(), error) {
+	if s.Limits.AcquireTimeout > 0 {
+		ctx = postgres.WithAcquireTimeout(ctx, s.Limits.AcquireTimeout)
+	}
+	done := func() {}
+	if isBig {
+		var err error
+		if done, err = s.turns.take(ctx); err != nil {
+			if failure.CodeOf(err) == failure.Busy {
+				s.Metrics.Refused("exports_busy")
+			}
+			return ctx, nil, err
+		}
+	}
+	if s.Limits.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Limits.RequestTimeout)
+		turn := done
+		done = func() { cancel(); turn() }
+	}
+	return ctx, done, nil
+}
