@@ -36,7 +36,11 @@ var ErrClosed = errors.New("export: encoder closed")
 type Options struct {
 	Envelope *Envelope // JSON: wrap rows in {"data":[...], ...}; nil for a bare array
 	CSV      CSVOptions
-	Sheet    string // XLSX: the worksheet's name; see [XLSXOptions]
+	Sheet    string // XLSX: the first worksheet's name; see [XLSXOptions]
+	// Rows is the number of rows that will be encoded, negative when
+	// unknown. XLSX reads it (see [XLSXOptions]); Encode fails for a row
+	// past it, and Close when fewer came.
+	Rows int64
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -55,7 +59,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, opts.CSV), nil
 	case XLSX:
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet})
+		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }

@@ -1,8 +1,7 @@
 package export
 
 import (
-	"archive/zip"
-	"compress/flate"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,11 +13,33 @@ import (
 
 // XLSXOptions configure [NewXLSX].
 type XLSXOptions struct {
-	// Sheet names the workbook's only worksheet, e.g. "general-report";
+	// Sheet names the workbook's first worksheet, e.g. "general-report";
 	// empty means "Sheet1". Excel's rules apply: at most 31 characters,
 	// none of : \ / ? * [ ], and (stricter than Excel) no apostrophe.
+	// Rows beyond one sheet continue on sheets named after it with "-2",
+	// "-3", ... appended (the name shortened if it would pass 31
+	// characters).
 	Sheet string
+
+	// Rows is the number of rows that will be encoded, or negative when
+	// it is not known. Each worksheet declares its used range (its
+	// <dimension>, which openpyxl's read-only mode and Power BI rely on)
+	// before its first row, so only a known count gives readers the true
+	// range; with a negative Rows the sheets declare none, and readers must
+	// scan the cells to find it. Zero means no rows, not unknown: encoding
+	// a row then fails.
+	Rows int64
 }
+
+// ErrRowCount is wrapped by the error an XLSX encoder returns when the
+// rows encoded differ from the [XLSXOptions.Rows] announced: from Encode at
+// the first row past the announced count, from Close when fewer came.
+var ErrRowCount = errors.New("rows encoded differ from rows announced")
+
+// maxSheetRows is the number of rows on a worksheet, the header included:
+// Excel's limit of 1,048,576. Further rows continue on another sheet.
+// Tests lower it to check continuation on small workbooks.
+var maxSheetRows int64 = excelize.TotalRows
 
 // Number formats of typed cells. Dates and times are cells holding Excel
 // serial numbers shown through these formats, so spreadsheets sort, filter
@@ -33,22 +54,28 @@ const (
 // than silently rounded.
 const maxExactInteger = 999_999_999_999_999
 
-// xlsxEncoder streams rows into an excelize StreamWriter, which keeps the
-// sheet's XML in memory up to excelize.StreamChunkSize (16 MiB) and spills
-// the rest to a temporary file; the workbook is zipped straight to the
-// writer on Close.
+// xlsxEncoder streams rows into excelize StreamWriters, one per sheet, each
+// of which keeps the sheet's XML in memory up to excelize.StreamChunkSize
+// (16 MiB) and spills the rest to a temporary file; the workbook is zipped
+// straight to the writer on Close.
 type xlsxEncoder struct {
-	w     io.Writer
-	f     *excelize.File
-	sw    *excelize.StreamWriter
-	sheet string
-	kinds []Kind
+	w      io.Writer
+	f      *excelize.File
+	sw     *excelize.StreamWriter // the current sheet's
+	base   string                 // the first sheet's name
+	sheet  string                 // the current sheet's name
+	sheets int                    // sheets begun
+	kinds  []Kind
+	names  []string
+	widths []float64
+	rows   int64 // announced; negative when unknown
 
-	intStyle, dateStyle, dateTimeStyle int
+	boldStyle, intStyle, dateStyle, dateTimeStyle int
 
 	cellVals []excelize.Cell // reused for every row
 	cells    []any           // &cellVals[i], or nil for an empty cell
-	rowNum   int             // the last row written; 1 is the header
+	rowNum   int64           // the last row written on the current sheet; 1 is the header
+	encoded  int64           // data rows encoded, on every sheet
 
 	err      error // sticky; ErrClosed after Close
 	closed   bool
@@ -56,10 +83,12 @@ type xlsxEncoder struct {
 }
 
 // NewXLSX returns an encoder that writes rows of cols to w as an Excel
-// workbook (Office Open XML) with one worksheet named opts.Sheet. The first
-// row holds the column names in bold, is frozen so it stays in view, and
-// carries an autofilter over all columns and rows; column widths follow each
-// column's kind and name.
+// workbook (Office Open XML). Each worksheet's first row holds the column
+// names in bold, is frozen so it stays in view, and carries an autofilter
+// over all columns and the sheet's rows; column widths follow each column's
+// kind and name. A sheet holds at most Excel's 1,048,576 rows, the header
+// included; further rows continue on the next sheet (see
+// [XLSXOptions.Sheet]), which has its own header.
 //
 // Cells are typed by the column's [Kind]: Integer values become numbers
 // (shown without decimals), Decimal values numbers, Date values dates shown
@@ -73,14 +102,14 @@ type xlsxEncoder struct {
 //
 // The workbook reaches w only on Close, which must be called on every path:
 // it also removes the temporary files excelize makes for large sheets.
-// NewXLSX returns an error for an invalid sheet name; Encode fails for a
-// row past Excel's limit of 1,048,576.
+// NewXLSX returns an error for an invalid sheet name. Encode returns an
+// error wrapping [ErrRowCount] for a row past opts.Rows when that is not
+// negative, and Close one when fewer rows came; nothing is written to w
+// then.
 //
-// The workbook is zipped straight to w rather than built in memory first.
-// The price: excelize's fix-up of ZIP64 local headers, which Excel needs
-// for a zip member over 4 GiB, only applies to workbooks it buffers, so a
-// sheet that large (near Excel's row limit with 74 columns) may not open in
-// Excel.
+// The workbook is zipped straight to w rather than built in memory first,
+// with ZIP64 where a part needs it (a sheet's XML passes 4 GiB near the row
+// limit with many columns) in the form Excel accepts; see xlsx_zip.go.
 func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error) {
 	sheet := opts.Sheet
 	if sheet == "" {
@@ -98,23 +127,24 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error
 			err = fmt.Errorf("export: xlsx: %w", err)
 		}
 	}()
-	if sheet != "Sheet1" {
-		if err := f.SetSheetName("Sheet1", sheet); err != nil {
-			return nil, err
-		}
-	}
 	e := &xlsxEncoder{
 		w:        w,
 		f:        f,
-		sheet:    sheet,
+		base:     sheet,
 		kinds:    make([]Kind, len(cols)),
+		names:    Names(cols),
+		widths:   make([]float64, len(cols)),
+		rows:     opts.Rows,
 		cellVals: make([]excelize.Cell, len(cols)),
 		cells:    make([]any, len(cols)),
 	}
+	for i, c := range cols {
+		e.kinds[i] = c.Kind
+		e.widths[i] = colWidth(c)
+	}
 	// Styles are made once here: excelize dedupes NewStyle, but only by
 	// comparing against every style, which is too slow per cell.
-	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
-	if err != nil {
+	if e.boldStyle, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
 		return nil, err
 	}
 	if e.intStyle, err = f.NewStyle(&excelize.Style{NumFmt: 1}); err != nil { // "0"
@@ -126,19 +156,63 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error
 	if e.dateTimeStyle, err = f.NewStyle(&excelize.Style{CustomNumFmt: ptr(dateTimeFormat)}); err != nil {
 		return nil, err
 	}
-	if e.sw, err = f.NewStreamWriter(sheet); err != nil {
+	if err := e.beginSheet(); err != nil {
 		return nil, err
 	}
-	// Widths and panes go before the first SetRow: the stream writer
-	// writes them out with it and refuses them after.
-	for i, c := range cols {
-		e.kinds[i] = c.Kind
-		if err := e.sw.SetColWidth(i+1, i+1, colWidth(c)); err != nil {
-			return nil, err
+	return e, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// beginSheet starts the next worksheet: names it, declares its used range,
+// and writes its column widths, frozen pane and header row.
+func (e *xlsxEncoder) beginSheet() error {
+	e.sheets++
+	if e.sheets == 1 {
+		e.sheet = e.base
+		if e.sheet != "Sheet1" {
+			if err := e.f.SetSheetName("Sheet1", e.sheet); err != nil {
+				return err
+			}
+		}
+	} else {
+		e.sheet = e.continuationName()
+		if _, err := e.f.NewSheet(e.sheet); err != nil {
+			return err
 		}
 	}
-	if len(cols) > 0 {
-		err := e.sw.SetPanes(&excelize.Panes{
+	// The stream writer writes the dimension out when it is made, so it
+	// is set first; from the announced count, as no more is known yet.
+	// excelize's new sheets say "A1", which is wrong for any data.
+	dim := ""
+	if e.rows >= 0 {
+		data := min(e.rows-e.encoded, maxSheetRows-1)
+		dim = "A1"
+		if len(e.kinds) > 0 {
+			last, _ := excelize.ColumnNumberToName(len(e.kinds))
+			dim += ":" + last + strconv.FormatInt(data+1, 10)
+		}
+	}
+	if err := e.f.SetSheetDimension(e.sheet, dim); err != nil {
+		return err
+	}
+	sw, err := e.f.NewStreamWriter(e.sheet)
+	if err != nil {
+		return err
+	}
+	e.sw = sw
+	// Widths and panes go before the first SetRow: the stream writer
+	// writes them out with it and refuses them after. excelize puts each
+	// column it is given before those it has, and writes them in that
+	// order, so they are given last to first to come out ascending, as
+	// the schema wants and readers expect.
+	for i := len(e.widths); i > 0; i-- {
+		if err := sw.SetColWidth(i, i, e.widths[i-1]); err != nil {
+			return err
+		}
+	}
+	if len(e.kinds) > 0 {
+		err := sw.SetPanes(&excelize.Panes{
 			Freeze:      true,
 			YSplit:      1,
 			TopLeftCell: "A2",
@@ -146,21 +220,47 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error
 			Selection:   []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for i, c := range cols {
-		e.cellVals[i] = excelize.Cell{StyleID: bold, Value: c.Name}
+	for i, name := range e.names {
+		e.cellVals[i] = excelize.Cell{StyleID: e.boldStyle, Value: name}
 		e.cells[i] = &e.cellVals[i]
 	}
-	if err := e.sw.SetRow("A1", e.cells); err != nil {
-		return nil, err
+	if err := sw.SetRow("A1", e.cells); err != nil {
+		return err
 	}
 	e.rowNum = 1
-	return e, nil
+	return nil
 }
 
-func ptr[T any](v T) *T { return &v }
+// continuationName returns the name of sheet number e.sheets: the first
+// sheet's name and "-N", shortened to Excel's 31 characters and to differ
+// from every sheet's name, which Excel compares ignoring case.
+func (e *xlsxEncoder) continuationName() string {
+	suffix := "-" + strconv.Itoa(e.sheets)
+	base := []rune(e.base)
+	base = base[:min(len(base), 31-len(suffix))]
+	for {
+		name := string(base) + suffix
+		if i, _ := e.f.GetSheetIndex(name); i == -1 || len(base) == 0 {
+			return name
+		}
+		base = base[:len(base)-1]
+	}
+}
+
+// endSheet completes the current sheet: its autofilter, set last, when
+// the sheet's last row is known, but before Flush, which writes it out.
+func (e *xlsxEncoder) endSheet() error {
+	if len(e.kinds) > 0 {
+		last, _ := excelize.ColumnNumberToName(len(e.kinds))
+		if err := e.f.AutoFilter(e.sheet, "A1:"+last+strconv.FormatInt(e.rowNum, 10), nil); err != nil {
+			return err
+		}
+	}
+	return e.sw.Flush()
+}
 
 // colWidth gives a column room for its name plus the filter button, and
 // for typical values of its kind, within reason.
@@ -188,6 +288,20 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 		e.err = rowLenError(len(row), len(e.kinds))
 		return e.err
 	}
+	if e.rows >= 0 && e.encoded == e.rows {
+		e.err = fmt.Errorf("export: xlsx: %w: a row past the %d announced", ErrRowCount, e.rows)
+		return e.err
+	}
+	if e.rowNum == maxSheetRows {
+		if err := e.endSheet(); err != nil {
+			e.err = fmt.Errorf("export: xlsx: %w", err)
+			return e.err
+		}
+		if err := e.beginSheet(); err != nil {
+			e.err = fmt.Errorf("export: xlsx: %w", err)
+			return e.err
+		}
+	}
 	for i, v := range row {
 		e.cells[i] = nil
 		if len(v) == 0 {
@@ -198,10 +312,12 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 		e.cells[i] = c
 	}
 	e.rowNum++
-	if err := e.sw.SetRow("A"+strconv.Itoa(e.rowNum), e.cells); err != nil {
+	if err := e.sw.SetRow("A"+strconv.FormatInt(e.rowNum, 10), e.cells); err != nil {
 		e.err = fmt.Errorf("export: xlsx: %w", err)
+		return e.err
 	}
-	return e.err
+	e.encoded++
+	return nil
 }
 
 // typed returns the style and value of a cell for v of kind k: a number or
@@ -246,32 +362,18 @@ func (e *xlsxEncoder) Close() error {
 	return e.closeErr
 }
 
-// finish completes the sheet and writes the workbook to w.
+// finish completes the last sheet and writes the workbook to w.
 func (e *xlsxEncoder) finish() error {
-	if len(e.kinds) > 0 {
-		// The autofilter is set last, when the last row is known, but
-		// before Flush, which writes it out.
-		last, _ := excelize.ColumnNumberToName(len(e.kinds))
-		if err := e.f.AutoFilter(e.sheet, "A1:"+last+strconv.Itoa(e.rowNum), nil); err != nil {
-			return fmt.Errorf("export: xlsx: %w", err)
-		}
+	if e.rows >= 0 && e.encoded != e.rows {
+		return fmt.Errorf("export: xlsx: %w: %d rows encoded, %d announced", ErrRowCount, e.encoded, e.rows)
 	}
-	if err := e.sw.Flush(); err != nil {
+	if err := e.endSheet(); err != nil {
 		return fmt.Errorf("export: xlsx: %w", err)
 	}
 	// File.Write builds the whole zip in a bytes.Buffer before copying it
 	// out; a zip writer on w instead streams it, and the buffer stays empty.
-	// Deflating is about 40% of the whole encoding at the default level;
-	// BestSpeed made BenchmarkEncode/xlsx a third faster (85 to 56 µs a
-	// row) for a file 30% larger (4.5 to 5.8 MB for 10,000 rows).
 	w := e.w
-	e.f.SetZipWriter(func(io.Writer) excelize.ZipWriter {
-		zw := zip.NewWriter(w)
-		zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-			return flate.NewWriter(w, flate.BestSpeed)
-		})
-		return zw
-	})
+	e.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newXLSXZip(w) })
 	if err := e.f.Write(io.Discard); err != nil {
 		return fmt.Errorf("export: xlsx: writing workbook: %w", err)
 	}

@@ -3,9 +3,11 @@ package export
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/xml"
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,7 +101,7 @@ func wantCell(t *testing.T, k Kind, v []byte) (value string, number bool) {
 func TestXLSX(t *testing.T) {
 	var buf bytes.Buffer
 	rs := xlsxRows()
-	e, err := NewXLSX(&buf, reportColumns, XLSXOptions{Sheet: "general-report"})
+	e, err := NewXLSX(&buf, reportColumns, XLSXOptions{Sheet: "general-report", Rows: int64(len(rs))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,14 +229,20 @@ func TestXLSX(t *testing.T) {
 	}
 }
 
-// sheetXML returns the worksheet part of an xlsx file.
+// sheetXML returns the first worksheet part of an xlsx file.
 func sheetXML(t *testing.T, b []byte) string {
+	t.Helper()
+	return partXML(t, b, "xl/worksheets/sheet1.xml")
+}
+
+// partXML returns the part named name of an xlsx file.
+func partXML(t *testing.T, b []byte, name string) string {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := zr.Open("xl/worksheets/sheet1.xml")
+	rc, err := zr.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +256,7 @@ func sheetXML(t *testing.T, b []byte) string {
 
 func TestXLSXEmptyAndUsers(t *testing.T) {
 	var buf bytes.Buffer
-	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users"})
+	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users", Rows: int64(len(userRows()))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +276,7 @@ func TestXLSXEmptyAndUsers(t *testing.T) {
 
 	// No rows: a header only, still a valid workbook; default sheet name.
 	buf.Reset()
-	e, err = NewXLSX(&buf, userColumns, XLSXOptions{})
+	e, err = NewXLSX(&buf, userColumns, XLSXOptions{Rows: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +343,7 @@ func TestXLSXTempFiles(t *testing.T) {
 			if os.TempDir() != dir {
 				t.Skip("os.TempDir does not follow TMPDIR here")
 			}
-			e, err := NewXLSX(tt.w, reportColumns, XLSXOptions{Sheet: "general-report"})
+			e, err := NewXLSX(tt.w, reportColumns, XLSXOptions{Sheet: "general-report", Rows: 6000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -409,5 +417,384 @@ func TestParseSerial(t *testing.T) {
 		if ok != tt.ok || (ok && (got-tt.want > 1e-9 || tt.want-got > 1e-9)) {
 			t.Errorf("parseSerial(%q, %v) = %v, %v; want %v, %v", tt.in, tt.k, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// worksheet is what the tests check of a sheet's XML, as the part says it.
+type worksheet struct {
+	Dimension *struct {
+		Ref string `xml:"ref,attr"`
+	} `xml:"dimension"`
+	Cols []struct {
+		Min   int     `xml:"min,attr"`
+		Max   int     `xml:"max,attr"`
+		Width float64 `xml:"width,attr"`
+	} `xml:"cols>col"`
+	Rows []struct {
+		R int64 `xml:"r,attr"`
+	} `xml:"sheetData>row"`
+	AutoFilter *struct {
+		Ref string `xml:"ref,attr"`
+	} `xml:"autoFilter"`
+}
+
+// parseSheet decodes the worksheet part named part of an xlsx file.
+func parseSheet(t *testing.T, b []byte, part string) worksheet {
+	t.Helper()
+	var ws worksheet
+	if err := xml.Unmarshal([]byte(partXML(t, b, part)), &ws); err != nil {
+		t.Fatalf("%s: %v", part, err)
+	}
+	return ws
+}
+
+// checkSheetXML checks what readers that trust the sheet's XML need: one
+// <col> per column, ascending and not overlapping; the used range as
+// wantDim ("" for none); rows numbered 1 to rows; an autofilter over them.
+func checkSheetXML(t *testing.T, ws worksheet, name string, ncols int, rows int64, wantDim string) {
+	t.Helper()
+	if len(ws.Cols) != ncols {
+		t.Errorf("%s: %d <col> elements, want %d", name, len(ws.Cols), ncols)
+	}
+	for i, c := range ws.Cols {
+		if c.Min != i+1 || c.Max != i+1 {
+			t.Errorf("%s: <col> %d covers %d:%d, want %d:%d (ascending, not overlapping)", name, i, c.Min, c.Max, i+1, i+1)
+			break
+		}
+	}
+	switch {
+	case wantDim == "" && ws.Dimension != nil:
+		t.Errorf("%s: dimension %q, want none", name, ws.Dimension.Ref)
+	case wantDim != "" && (ws.Dimension == nil || ws.Dimension.Ref != wantDim):
+		t.Errorf("%s: dimension %+v, want %q", name, ws.Dimension, wantDim)
+	}
+	if int64(len(ws.Rows)) != rows {
+		t.Errorf("%s: %d rows, want %d", name, len(ws.Rows), rows)
+	}
+	for i, r := range ws.Rows {
+		if r.R != int64(i+1) {
+			t.Errorf("%s: row %d numbered %d", name, i+1, r.R)
+			break
+		}
+	}
+	last, _ := excelize.ColumnNumberToName(ncols)
+	if want := "$A$1:$" + last + "$" + strconv.FormatInt(rows, 10); ws.AutoFilter == nil || ws.AutoFilter.Ref != want {
+		t.Errorf("%s: autofilter %+v, want %s", name, ws.AutoFilter, want)
+	}
+}
+
+func TestXLSXSheetXML(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		cols    []Column
+		rows    [][][]byte
+		wantDim string
+	}{
+		{"Report", reportColumns, xlsxRows(), "A1:BV9"},
+		{"Users", userColumns, userRows(), "A1:J4"},
+		{"HeaderOnly", userColumns, nil, "A1:J1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			e, err := NewXLSX(&buf, tt.cols, XLSXOptions{Sheet: "s", Rows: int64(len(tt.rows))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			encodeAll(t, e, tt.rows)
+			ws := parseSheet(t, buf.Bytes(), "xl/worksheets/sheet1.xml")
+			checkSheetXML(t, ws, "s", len(tt.cols), int64(len(tt.rows))+1, tt.wantDim)
+			for i, c := range ws.Cols {
+				if want := colWidth(tt.cols[i]); c.Width != want {
+					t.Errorf("column %d width %v, want %v", i+1, c.Width, want)
+				}
+			}
+		})
+	}
+}
+
+// setSheetRows lowers the rows a sheet holds, header included, for one
+// test.
+func setSheetRows(t *testing.T, n int64) {
+	old := maxSheetRows
+	maxSheetRows = n
+	t.Cleanup(func() { maxSheetRows = old })
+}
+
+// numberedRows returns n user rows whose ids count from 1.
+func numberedRows(n int) [][][]byte {
+	rs := make([][][]byte, n)
+	base := userRows()
+	for i := range rs {
+		r := slices.Clone(base[i%len(base)])
+		r[0] = []byte(strconv.Itoa(i + 1))
+		rs[i] = r
+	}
+	return rs
+}
+
+// TestXLSXContinuation fills sheets of 3 data rows: every row arrives
+// once, in order, and each sheet has its own header, frozen row,
+// autofilter and used range.
+func TestXLSXContinuation(t *testing.T) {
+	setSheetRows(t, 4)
+	for _, tt := range []struct {
+		name      string
+		rows      int
+		announce  bool
+		wantSheet []int // data rows on each sheet
+	}{
+		{"Empty", 0, true, []int{0}},
+		{"OneSheetFull", 3, true, []int{3}},
+		{"TwoSheets", 4, true, []int{3, 1}},
+		{"ThreeSheetsFull", 9, true, []int{3, 3, 3}},
+		{"FourSheets", 10, true, []int{3, 3, 3, 1}},
+		{"UnknownCount", 10, false, []int{3, 3, 3, 1}},
+		{"UnknownCountFull", 6, false, []int{3, 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := numberedRows(tt.rows)
+			announced := int64(-1)
+			if tt.announce {
+				announced = int64(tt.rows)
+			}
+			var buf bytes.Buffer
+			e, err := NewXLSX(&buf, userColumns, XLSXOptions{Sheet: "users", Rows: announced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			encodeAll(t, e, rs)
+
+			f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var want []string
+			for i := range tt.wantSheet {
+				want = append(want, "users")
+				if i > 0 {
+					want[i] += "-" + strconv.Itoa(i+1)
+				}
+			}
+			if got := f.GetSheetList(); !slices.Equal(got, want) {
+				t.Fatalf("sheets %q, want %q", got, want)
+			}
+			next := 0 // index in rs of the next row expected
+			for i, sheet := range want {
+				got, err := f.GetRows(sheet)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != tt.wantSheet[i]+1 {
+					t.Fatalf("%s: %d rows, want %d and a header", sheet, len(got), tt.wantSheet[i])
+				}
+				if !slices.Equal(got[0], Names(userColumns)) {
+					t.Errorf("%s: header %q", sheet, got[0])
+				}
+				if st := cellStyle(t, f, sheet, "A1"); st.Font == nil || !st.Font.Bold {
+					t.Errorf("%s: header not bold", sheet)
+				}
+				for _, r := range got[1:] {
+					if want := string(rs[next][0]); r[0] != want {
+						t.Errorf("%s: row id %q, want %q", sheet, r[0], want)
+					}
+					next++
+				}
+				panes, err := f.GetPanes(sheet)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !panes.Freeze || panes.YSplit != 1 || panes.TopLeftCell != "A2" {
+					t.Errorf("%s: panes %+v, want the first row frozen", sheet, panes)
+				}
+				last := strconv.Itoa(tt.wantSheet[i] + 1)
+				if !hasFilterName(f, i, "'"+sheet+"'!$A$1:$J$"+last) {
+					t.Errorf("%s: no _xlnm._FilterDatabase over A1:J%s in %+v", sheet, last, f.GetDefinedName())
+				}
+				dim := ""
+				if tt.announce {
+					dim = "A1:J" + last
+				}
+				ws := parseSheet(t, buf.Bytes(), "xl/worksheets/sheet"+strconv.Itoa(i+1)+".xml")
+				checkSheetXML(t, ws, sheet, len(userColumns), int64(tt.wantSheet[i]+1), dim)
+			}
+			if next != len(rs) {
+				t.Errorf("read %d rows back, want %d", next, len(rs))
+			}
+		})
+	}
+}
+
+func cellStyle(t *testing.T, f *excelize.File, sheet, ref string) *excelize.Style {
+	t.Helper()
+	id, err := f.GetCellStyle(sheet, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.GetStyle(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// hasFilterName reports whether the workbook defines the autofilter range
+// of sheet number index as refersTo.
+func hasFilterName(f *excelize.File, index int, refersTo string) bool {
+	for _, dn := range f.GetDefinedName() {
+		if dn.Name == "_xlnm._FilterDatabase" && dn.Scope == f.GetSheetName(index) && dn.RefersTo == refersTo {
+			return true
+		}
+	}
+	return false
+}
+
+// TestXLSXContinuationNames checks the names of further sheets when the
+// first sheet's name leaves no room for "-N".
+func TestXLSXContinuationNames(t *testing.T) {
+	setSheetRows(t, 2)
+	for _, tt := range []struct {
+		name, sheet string
+		want        []string
+	}{
+		{"Default", "", []string{"Sheet1", "Sheet1-2", "Sheet1-3"}},
+		{"Long", strings.Repeat("a", 31), []string{strings.Repeat("a", 31), strings.Repeat("a", 29) + "-2", strings.Repeat("a", 29) + "-3"}},
+		// "…-2" shortened and suffixed would be the first sheet's name.
+		{"Clash", strings.Repeat("a", 29) + "-2", []string{strings.Repeat("a", 29) + "-2", strings.Repeat("a", 28) + "-2", strings.Repeat("a", 29) + "-3"}},
+		{"ClashCase", strings.Repeat("A", 29) + "-2", []string{strings.Repeat("A", 29) + "-2", strings.Repeat("A", 28) + "-2", strings.Repeat("A", 29) + "-3"}},
+		{"Runes", strings.Repeat("ñ", 31), []string{strings.Repeat("ñ", 31), strings.Repeat("ñ", 29) + "-2", strings.Repeat("ñ", 29) + "-3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			e, err := NewXLSX(&buf, userColumns, XLSXOptions{Sheet: tt.sheet, Rows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			encodeAll(t, e, numberedRows(3))
+			f, err := excelize.OpenReader(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if got := f.GetSheetList(); !slices.Equal(got, tt.want) {
+				t.Fatalf("sheets %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestXLSXRowCount checks that a count announced wrong fails, and that
+// nothing reaches the writer then: the used range declared up front would
+// be wrong.
+func TestXLSXRowCount(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		announced int64
+		rows      int
+		encodeErr int // the row (from 1) whose Encode fails; 0 for none
+	}{
+		{"More", 2, 3, 3},
+		{"NoneAnnounced", 0, 1, 1},
+		{"Fewer", 3, 2, 0},
+		{"FewerNone", 3, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			e, err := NewXLSX(&buf, userColumns, XLSXOptions{Rows: tt.announced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range numberedRows(tt.rows) {
+				err := e.Encode(r)
+				if i+1 < tt.encodeErr || tt.encodeErr == 0 {
+					if err != nil {
+						t.Fatalf("row %d: %v", i+1, err)
+					}
+				} else if !errors.Is(err, ErrRowCount) {
+					t.Fatalf("row %d: err = %v, want ErrRowCount", i+1, err)
+				}
+			}
+			if err := e.Close(); !errors.Is(err, ErrRowCount) {
+				t.Fatalf("Close = %v, want ErrRowCount", err)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("%d bytes written", buf.Len())
+			}
+		})
+	}
+}
+
+// TestXLSXRowLimit encodes past Excel's real limit of 1,048,576 rows a
+// sheet, header included, with one column.
+func TestXLSXRowLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes and reads back a million rows")
+	}
+	cols := []Column{{Name: "n", Kind: Integer}}
+	const perSheet = 1_048_575 // data rows
+	n := int64(perSheet + 2)
+	var buf bytes.Buffer
+	e, err := NewXLSX(&buf, cols, XLSXOptions{Sheet: "big", Rows: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := [][]byte{nil}
+	for i := int64(1); i <= n; i++ {
+		row[0] = strconv.AppendInt(row[0][:0], i, 10)
+		if err := e.Encode(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, want := f.GetSheetList(), []string{"big", "big-2"}; !slices.Equal(got, want) {
+		t.Fatalf("sheets %q, want %q", got, want)
+	}
+	next := int64(1)
+	for i, sheet := range []string{"big", "big-2"} {
+		rows, err := f.Rows(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r int64
+		for ; rows.Next(); r++ {
+			cells, err := rows.Columns()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strconv.FormatInt(next, 10)
+			if r == 0 {
+				want = "n"
+			} else {
+				next++
+			}
+			if len(cells) != 1 || cells[0] != want {
+				t.Fatalf("%s row %d: %q, want %q", sheet, r+1, cells, want)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wantRows := []int64{perSheet + 1, 3}[i]
+		if r != wantRows {
+			t.Errorf("%s: %d rows, want %d", sheet, r, wantRows)
+		}
+		dim, err := f.GetSheetDimension(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "A1:A" + strconv.FormatInt(wantRows, 10); dim != want {
+			t.Errorf("%s: dimension %q, want %q", sheet, dim, want)
+		}
+	}
+	if next != n+1 {
+		t.Errorf("read %d rows back, want %d", next-1, n)
 	}
 }
