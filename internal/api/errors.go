@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -16,10 +17,20 @@ import (
 var (
 	errNotFound         = failure.Errorf(failure.NotFound, "Not Found")
 	errMethodNotAllowed = &failure.Error{Code: methodNotAllowed, Message: "Method Not Allowed"}
+	errHeadersTooLarge  = &failure.Error{Code: headersTooLarge,
+		Message: fmt.Sprintf("Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)}
 )
 
-// methodNotAllowed is an HTTP-only code, outside the domain's codes.
-const methodNotAllowed failure.Code = 255
+// HTTP-only codes, outside the domain's codes.
+const (
+	methodNotAllowed failure.Code = 255
+	headersTooLarge  failure.Code = 254
+)
+
+// MaxHeaderBytes bounds a request's header fields. informe checks it
+// itself, so that the answer is JSON; the HTTP server's own limit
+// (http.Server.MaxHeaderBytes) must be set above it, as a backstop.
+const MaxHeaderBytes = 64 << 10
 
 // retryAfter is the Retry-After sent with 503, in seconds.
 const retryAfter = "5"
@@ -38,6 +49,8 @@ func status(code failure.Code) int {
 		return http.StatusNotFound
 	case methodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case headersTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case failure.NotAcceptable:
 		return http.StatusNotAcceptable
 	case failure.Conflict:

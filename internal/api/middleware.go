@@ -84,6 +84,22 @@ func (s *Server) observe(c *gin.Context) {
 	c.Next()
 }
 
+// limitHeaders answers 431 in JSON when the request's header fields exceed
+// [MaxHeaderBytes].
+func (s *Server) limitHeaders(c *gin.Context) {
+	n := len(c.Request.RequestURI)
+	for k, vs := range c.Request.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	if n > MaxHeaderBytes {
+		s.fail(c, errHeadersTooLarge)
+		return
+	}
+	c.Next()
+}
+
 // recoverPanics turns a panic into a 500 (or, once the response has begun,
 // an aborted response) and logs it with its stack.
 func (s *Server) recoverPanics(c *gin.Context) {

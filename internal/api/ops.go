@@ -2,26 +2,50 @@ package api
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"net/http"
 	"time"
 )
 
 // healthz answers 200 while the process serves.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintln(w, `{"status":"ok"}`)
+	writeStatus(w, http.StatusOK, "ok")
 }
 
-// readyz answers 200 when the database answers, 503 when it does not.
+// readyz says whether this instance should get traffic: 503 "shutting
+// down" once [Server.Drain] was called, 503 "database unreachable" when the
+// database does not answer, "busy" when every pool connection is in use
+// (200 unless [Server.ReadyWhenBusy] is false: a busy pool is no reason to
+// pull an instance whose database works), else 200 "ready".
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	w.Header().Set("Content-Type", "application/json")
-	if err := s.Pool.Ping(ctx); err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, `{"status":"database unreachable"}`)
+	if s.draining.Load() {
+		writeStatus(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
-	fmt.Fprintln(w, `{"status":"ready"}`)
+	st := s.Pool.Stat()
+	if st.AcquiredConns() >= st.MaxConns() {
+		// Pinging would wait for a connection: the ones in use show the
+		// database is working.
+		code := http.StatusOK
+		if !s.ReadyWhenBusy {
+			code = http.StatusServiceUnavailable
+		}
+		writeStatus(w, code, "busy")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.Pool.Ping(ctx); err != nil {
+		writeStatus(w, http.StatusServiceUnavailable, "database unreachable")
+		return
+	}
+	writeStatus(w, http.StatusOK, "ready")
+}
+
+func writeStatus(w http.ResponseWriter, code int, status string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(struct {
+		Status string `json:"status"`
+	}{status})
 }

@@ -7,6 +7,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,9 +27,17 @@ type Server struct {
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool // for readiness
 	Limits  Limits
+	// ReadyWhenBusy makes /readyz answer 200 (status "busy") rather than
+	// 503 when every pool connection is in use.
+	ReadyWhenBusy bool
 
-	turns *turns // of big responses, made by Handler
+	turns    *turns // of big responses, made by Handler
+	draining atomic.Bool
 }
+
+// Drain makes /readyz answer 503 from now on, so that load balancers stop
+// sending requests while the server shuts down.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // Handler returns the API listener's routes. Every request is
 // authenticated before it is routed, so an unknown path answers 401
@@ -41,7 +50,7 @@ func (s *Server) Handler() http.Handler {
 	// Redirects would answer before authentication runs.
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.observe, s.recoverPanics, s.authenticate)
+	r.Use(s.observe, s.recoverPanics, s.limitHeaders, s.authenticate)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 

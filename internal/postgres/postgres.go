@@ -1,11 +1,13 @@
-// Package database owns informe's PostgreSQL: connecting to it, its schema
-// (versioned migrations embedded in the binary), demo data, and a private
-// server started from the machine's own PostgreSQL binaries.
+// Package postgres is informe's access to PostgreSQL: connecting a pool,
+// reading in consistent snapshots through cursors, classifying errors, and
+// the schema (versioned migrations embedded in the binary).
 package postgres
 
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,14 +15,37 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Open connects a pool to the database at url (a libpq URL or DSN) and checks
-// that it answers. When a query's context is cancelled, as when an HTTP
-// client goes away mid-page, pgx sends PostgreSQL a cancel request at once,
-// so the server stops working on it, rather than only closing the socket.
+// PoolOptions tune [OpenPool]. Settings given in the URL win over them.
+type PoolOptions struct {
+	// MaxConns is the pool's size when the URL sets no pool_max_conns;
+	// 0 keeps pgx's default (4, or the number of CPUs if more).
+	MaxConns int32
+	// StatementTimeout is PostgreSQL's statement_timeout for the pool's
+	// sessions when the URL sets none; 0 leaves the server's.
+	StatementTimeout time.Duration
+}
+
+// Open is [OpenPool] with pgx's defaults, for commands that run a few
+// statements.
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	return OpenPool(ctx, url, PoolOptions{})
+}
+
+// OpenPool connects a pool to the database at url (a libpq URL or DSN) and
+// checks that it answers. When a query's context is cancelled, as when an
+// HTTP client goes away mid-page, pgx sends PostgreSQL a cancel request at
+// once, so the server stops working on it, rather than only closing the
+// socket.
+func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database: parse url: %w", err)
+	}
+	if opts.MaxConns > 0 && !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout > 0 && cfg.ConnConfig.RuntimeParams["statement_timeout"] == "" {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
 	}
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{

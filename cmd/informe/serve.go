@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/urfave/cli/v3"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/metrics"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// Flags of the serving commands (serve, demo): the pool, the limits of the
+// work taken on, and shutdown.
+var (
+	poolSizeFlag = &cli.IntFlag{
+		Name: "pool-size", Value: 16, Sources: cli.EnvVars("INFORME_POOL_SIZE"),
+		Usage: "database connections per instance (pool_max_conns in DATABASE_URL wins)",
+	}
+	acquireTimeoutFlag = &cli.DurationFlag{
+		Name: "acquire-timeout", Value: 5 * time.Second, Sources: cli.EnvVars("INFORME_ACQUIRE_TIMEOUT"),
+		Usage: "how long a request waits for a database connection before a 503 with Retry-After",
+	}
+	statementTimeoutFlag = &cli.DurationFlag{
+		Name: "statement-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_STATEMENT_TIMEOUT"),
+		Usage: "PostgreSQL statement_timeout of informe's sessions (one set in DATABASE_URL wins); 0 keeps the server's",
+	}
+	requestTimeoutFlag = &cli.DurationFlag{
+		Name: "request-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_REQUEST_TIMEOUT"),
+		Usage: "longest database side of a request, from arrival to the last row read; 0 is no limit",
+	}
+	exportsFlag = &cli.IntFlag{
+		Name: "max-exports", Value: 4, Sources: cli.EnvVars("INFORME_MAX_EXPORTS"),
+		Usage: "big responses (whole exports, pages over 1,000 rows, XLSX) produced at once; keep it below --pool-size",
+	}
+	exportQueueFlag = &cli.IntFlag{
+		Name: "export-queue", Value: 16, Sources: cli.EnvVars("INFORME_EXPORT_QUEUE"),
+		Usage: "big requests that may wait for a turn; past it they get a 503 with Retry-After",
+	}
+	exportWaitFlag = &cli.DurationFlag{
+		Name: "export-wait", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_EXPORT_WAIT"),
+		Usage: "longest wait of a big request for its turn before a 503",
+	}
+	shutdownDelayFlag = &cli.DurationFlag{
+		Name: "shutdown-delay", Value: 0, Sources: cli.EnvVars("INFORME_SHUTDOWN_DELAY"),
+		Usage: "on SIGTERM, how long /readyz answers 503 before the API stops accepting connections, so load balancers notice",
+	}
+	shutdownTimeoutFlag = &cli.DurationFlag{
+		Name: "shutdown-timeout", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_SHUTDOWN_TIMEOUT"),
+		Usage: "how long responses in flight may take to finish after the listener closes; past it they are cut",
+	}
+	readyWhenBusyFlag = &cli.BoolFlag{
+		Name: "ready-when-busy", Value: true, Sources: cli.EnvVars("INFORME_READY_WHEN_BUSY"),
+		Usage: "answer /readyz 200 (status busy) when every connection is in use; false answers 503",
+	}
+)
+
+// servingFlags are the flags that serve and demo share.
+func servingFlags() []cli.Flag {
+	return []cli.Flag{
+		countsFlag, poolSizeFlag, acquireTimeoutFlag, statementTimeoutFlag, requestTimeoutFlag,
+		exportsFlag, exportQueueFlag, exportWaitFlag, shutdownDelayFlag, shutdownTimeoutFlag, readyWhenBusyFlag,
+	}
+}
+
+// poolOptions are the pool settings of the serving flags.
+func poolOptions(cmd *cli.Command) postgres.PoolOptions {
+	return postgres.PoolOptions{MaxConns: int32(cmd.Int("pool-size")), StatementTimeout: cmd.Duration("statement-timeout")}
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the API against DATABASE_URL",
+		Flags: append([]cli.Flag{
+			databaseURLFlag,
+			&cli.StringFlag{Name: "addr", Value: ":8080", Usage: "API listen `address`", Sources: cli.EnvVars("INFORME_ADDR")},
+			&cli.StringFlag{Name: "ops-addr", Value: ":9090", Usage: "listen `address` for /metrics, /healthz and /readyz; empty disables", Sources: cli.EnvVars("INFORME_OPS_ADDR")},
+			logFormatFlag,
+		}, servingFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			pool, err := postgres.OpenPool(ctx, cmd.String("database-url"), poolOptions(cmd))
+			if err != nil {
+				return err
+			}
+			defer closePool(pool)
+			return serve(ctx, cmd, pool, nil)
+		},
+	}
+}
+
+// closePool closes pool, waiting at most a second for connections still
+// in use: serve has cut every response by then.
+func closePool(pool *pgxpool.Pool) {
+	done := make(chan struct{})
+	go func() { pool.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// serve runs the API and operations servers until ctx is done, then shuts
+// them down: /readyz turns 503 at once; after --shutdown-delay the API stops
+// accepting connections; responses in flight get --shutdown-timeout to
+// finish, then are cut (their log lines written). The caller closes the
+// pool after.
+func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func(apiAddr, opsAddr string)) error {
+	logger, err := newLogger(cmd.String("log-format"))
+	if err != nil {
+		return err
+	}
+	counting, err := report.ParseCounting(cmd.String("report-counts"))
+	if err != nil {
+		return err
+	}
+	reports := report.NewStore(pool, counting)
+	if err := reports.CheckCounting(ctx); err != nil {
+		return err
+	}
+	app := &api.Server{
+		Reports: reports,
+		Users:   users.NewStore(pool),
+		Tokens:  auth.NewStore(pool),
+		Metrics: metrics.New(pool),
+		Logger:  logger,
+		Pool:    pool,
+		Limits: api.Limits{
+			AcquireTimeout: cmd.Duration("acquire-timeout"),
+			RequestTimeout: cmd.Duration("request-timeout"),
+			Exports:        int(cmd.Int("max-exports")),
+			ExportQueue:    int(cmd.Int("export-queue")),
+			ExportWait:     cmd.Duration("export-wait"),
+		},
+		ReadyWhenBusy: cmd.Bool("ready-when-busy"),
+	}
+	apiLn, err := net.Listen("tcp", cmd.String("addr"))
+	if err != nil {
+		return err
+	}
+	// Requests run under a context that a forced shutdown cancels, so that
+	// their queries stop and their responses are cut.
+	base, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
+	apiSrv := newHTTPServer(app.Handler(), logger)
+	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
+	var opsSrv *http.Server
+	opsAddr := ""
+	if addr := cmd.String("ops-addr"); addr != "" {
+		opsLn, err := net.Listen("tcp", addr)
+		if err != nil {
+			apiLn.Close()
+			return err
+		}
+		opsAddr = opsLn.Addr().String()
+		opsSrv = newHTTPServer(app.OpsHandler(), logger)
+		go opsSrv.Serve(opsLn) //nolint:errcheck // ends with Close below
+		defer opsSrv.Close()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- apiSrv.Serve(apiLn) }()
+	logger.Info("serving", slog.String("addr", apiLn.Addr().String()), slog.String("ops_addr", opsAddr))
+	if ready != nil {
+		ready(apiLn.Addr().String(), opsAddr)
+	}
+	select {
+	case err = <-errc:
+		return err
+	case <-ctx.Done():
+	}
+
+	app.Drain()
+	delay, timeout := cmd.Duration("shutdown-delay"), cmd.Duration("shutdown-timeout")
+	logger.Info("shutting down", slog.Duration("delay", delay), slog.Duration("timeout", timeout))
+	time.Sleep(delay)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := apiSrv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("responses still in flight at the shutdown timeout are cut", slog.Any("error", err))
+		cut()
+		apiSrv.Close()
+		// Give the cut handlers a moment to write their log lines.
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// informe answers oversized headers itself, in JSON, at
+		// api.MaxHeaderBytes; this is the server's backstop above it.
+		MaxHeaderBytes: 4 * api.MaxHeaderBytes,
+		// No WriteTimeout: a whole export to a slow client may rightly take
+		// long; a client that makes no progress is cut by the delivery's
+		// own no-progress limit.
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("log format must be json or text, got %q", format)
+}
