@@ -1,0 +1,26 @@
+// Package odata is informe's OData v4.0 protocol layer: the CSDL $metadata
+// and service documents, the query options a feed accepts, and a streaming
+// JSON feed encoder. It knows neither HTTP nor the database: it reads
+// url.Values and header strings, writes to an io.Writer, and hands the
+// store a [Query] (filters, $skip, the $skiptoken's keyset position and a
+// row limit).
+//
+// Entity sets are data: an [EntitySetDef] names a set, its entity type and
+// the export.Column list that already drives the SQL and every other
+// encoder; [NewEntitySet] checks it once, at start-up.
+//
+// A request for a feed reads top to bottom:
+//
+//	q, err := odata.Parse(r.URL.Query(), set)          // 400 or 501 as an *odata.Error
+//	f, err := odata.Negotiate(r.URL.Query(), r.Header.Values("Accept")) // 406
+//	size, applied := odata.PageSize(r.Header.Values("Prefer"))
+//	// the store counts (if q.Count), then reads q.Limit(size) rows
+//	// matching q.Filter, after q.After, skipping q.Skip
+//	enc := odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: n, Format: f})
+//	for rows.Next() { enc.Encode(rows.Values()) }
+//	err = enc.Close() // writes @odata.nextLink when a further page exists
+//
+// What is supported, and what is not, is deliberately small: see [Parse].
+// Unsupported but valid OData is a 501 Not Implemented whose message says
+// what is supported; malformed requests are 400 Bad Request.
+package odata

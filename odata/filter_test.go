@@ -1,0 +1,167 @@
+package odata_test
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/odata"
+)
+
+func parseFilter(t testing.TB, set *odata.EntitySet, filter string) ([]odata.Eq, error) {
+	q, err := odata.Parse(url.Values{"$filter": {filter}}, set)
+	if err != nil {
+		return nil, err
+	}
+	return q.Filter, nil
+}
+
+func TestFilter(t *testing.T) {
+	set := reportSet(t)
+	c42 := odata.Eq{Property: "contract_id", Text: "42", Int: 42}
+	code := odata.Eq{Property: "code_contract", Text: "CT-001"}
+	for _, tt := range []struct {
+		name, filter string
+		want         []odata.Eq
+	}{
+		{"OKInteger", "contract_id eq 42", []odata.Eq{c42}},
+		{"OKIntegerPlus", "contract_id eq +42", []odata.Eq{c42}},
+		{"OKIntegerMax", "client_id eq 9223372036854775807", []odata.Eq{{Property: "client_id", Text: "9223372036854775807", Int: 1<<63 - 1}}},
+		{"OKString", "code_contract eq 'CT-001'", []odata.Eq{code}},
+		{"OKStringQuote", "code_contract eq 'O''Higgins'''", []odata.Eq{{Property: "code_contract", Text: "O'Higgins'"}}},
+		{"OKStringEmpty", "code_contract eq ''", []odata.Eq{{Property: "code_contract", Text: ""}}},
+		{"OKStringUnicode", "code_contract eq 'Ñuñoa, \"x\" & y'", []odata.Eq{{Property: "code_contract", Text: `Ñuñoa, "x" & y`}}},
+		{"OKRUTAsTyped", "client_rut eq '12.345.678-k'", []odata.Eq{{Property: "client_rut", Text: "12.345.678-k"}}},
+		{"OKLiteralFirst", "42 eq contract_id", []odata.Eq{c42}},
+		{"OKAnd", "contract_id eq 42 and code_contract eq 'CT-001'", []odata.Eq{c42, code}},
+		{"OKAndCase", "contract_id EQ 42 AND code_contract Eq 'CT-001'", []odata.Eq{c42, code}},
+		{"OKParens", "((contract_id eq 42)) and (code_contract eq 'CT-001')", []odata.Eq{c42, code}},
+		{"OKParensTight", "(contract_id eq 42)and(code_contract eq 'CT-001')", []odata.Eq{c42, code}},
+		{"OKTabs", "\tcontract_id\teq\t42\t", []odata.Eq{c42}},
+		{"OKSameTwice", "contract_id eq 42 and contract_id eq 42", []odata.Eq{c42}},
+		{"OKAll", "client_rut eq '1-9' and client_id eq 2 and code_contract eq 'CT-001' and contract_id eq 42",
+			[]odata.Eq{{Property: "client_rut", Text: "1-9"}, {Property: "client_id", Text: "2", Int: 2}, code, c42}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFilter(t, set, tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFilterErrors(t *testing.T) {
+	set := reportSet(t)
+	const help = "$filter supports eq on contract_id, code_contract, client_id and client_rut, combined with and"
+	for _, tt := range []struct {
+		name, filter string
+		status       int
+		msgs         []string
+	}{
+		// Valid OData that informe does not implement: 501, saying what is supported.
+		{"ErrNe", "contract_id ne 1", 501, []string{"operator ne is not supported", help}},
+		{"ErrGt", "contract_id gt 1", 501, []string{"operator gt is not supported", help}},
+		{"ErrIn", "contract_id in (1,2)", 501, []string{"operator in is not supported"}},
+		{"ErrOr", "contract_id eq 1 or contract_id eq 2", 501, []string{"operator or is not supported", help}},
+		{"ErrNot", "not (contract_id eq 1)", 501, []string{"operator not is not supported"}},
+		{"ErrContains", "contains(code_contract,'CT')", 501, []string{"function contains() is not supported", help}},
+		{"ErrStartswith", "startswith(code_contract, 'CT') eq true", 501, []string{"function startswith()"}},
+		{"ErrArithmetic", "contract_id add 1 eq 2", 501, []string{"arithmetic (add) is not supported"}},
+		{"ErrNegation", "-contract_id eq 2", 501, []string{"negation"}},
+		{"ErrLambda", "tasks/any(t:t/status eq 'x')", 501, []string{"paths and lambda operators"}},
+		{"ErrIt", "$it eq 1", 501, []string{"$it is not supported"}},
+		{"ErrAlias", "contract_id eq @p1", 501, []string{"parameter aliases (@p1)"}},
+		{"ErrOtherProperty", "task_status eq 'Pendiente'", 501, []string{"filtering on task_status is not supported", help}},
+		{"ErrKey", "row_id eq '1-1-1'", 501, []string{"filtering on row_id is not supported"}},
+		{"ErrTwoProperties", "contract_id eq client_id", 501, []string{"comparing two properties"}},
+		{"ErrTwoLiterals", "1 eq 1", 501, []string{"comparing two literals"}},
+		{"ErrNull", "code_contract eq null", 501, []string{"with null is not supported"}},
+		{"ErrTwoValues", "contract_id eq 1 and contract_id eq 2", 501, []string{"two different values"}},
+		// Malformed or ill-typed: 400.
+		{"ErrEmpty", "  ", 400, []string{"$filter is empty", help}},
+		{"ErrUnknown", "contrat_id eq 1", 400, []string{`no property "contrat_id"`}},
+		{"ErrCase", "Contract_Id eq 1", 400, []string{"did you mean contract_id?"}},
+		{"ErrQuotedInteger", "contract_id eq '42'", 400, []string{"contract_id is Edm.Int64: write the number without quotes"}},
+		{"ErrDecimalInteger", "contract_id eq 1.5", 400, []string{`"1.5" is not an integer`}},
+		{"ErrTooBig", "contract_id eq 9223372036854775808", 400, []string{"not an integer within its range"}},
+		{"ErrZeroID", "contract_id eq 0", 400, []string{"contract_id is an id", "at least 1"}},
+		{"ErrNegativeID", "client_id eq -3", 400, []string{"at least 1"}},
+		{"ErrBoolInteger", "contract_id eq true", 400, []string{`"true" is not an integer`}},
+		{"ErrBareString", "code_contract eq CT", 400, []string{`no property "CT"`}},
+		{"ErrNumberString", "code_contract eq 1", 400, []string{"code_contract is Edm.String: put the value in single quotes, e.g. code_contract eq '1'"}},
+		{"ErrTypedLiteral", "code_contract eq binary'AA=='", 400, []string{"typed literals"}},
+		{"ErrUnterminated", "code_contract eq 'CT", 400, []string{"no closing quote"}},
+		{"ErrDanglingAnd", "contract_id eq 1 and", 400, []string{"found the end"}},
+		{"ErrMissingValue", "contract_id eq", 400, []string{"found the end"}},
+		{"ErrBareProperty", "contract_id", 400, []string{"expected an operator such as eq, found the end"}},
+		{"ErrBarePropertyAnd", "contract_id and client_id eq 1", 400, []string{"a property alone is not a condition"}},
+		{"ErrUnclosed", "(contract_id eq 1", 400, []string{"expected ')'"}},
+		{"ErrExtraClose", "contract_id eq 1)", 400, []string{"position 17"}},
+		{"ErrJunk", "contract_id eq 1 ; drop", 400, []string{`found ";"`}},
+		{"ErrEqEq", "contract_id eq 1 eq 2", 501, []string{"operator eq is not supported here"}},
+		{"ErrDeep", strings.Repeat("(", 40) + "contract_id eq 1" + strings.Repeat(")", 40), 400, []string{"nested too deeply"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFilter(t, set, tt.filter)
+			if err == nil {
+				t.Fatalf("got %+v, want an error", got)
+			}
+			wantErr(t, err, tt.status, tt.msgs...)
+			if e := err.(*odata.Error); e.Target != "$filter" {
+				t.Errorf("Target = %q, want $filter", e.Target)
+			}
+		})
+	}
+}
+
+// FuzzFilter checks that any $filter either parses into equalities on
+// filter properties with valid values, or fails with a 400 or a 501; never
+// a panic or another error.
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{
+		"contract_id eq 42",
+		"code_contract eq 'CT-''001' and client_id eq 7",
+		"(client_rut eq '12.345.678-5') and (contract_id eq 1)",
+		"contract_id gt 1 or contains(task,'x')",
+		"((((",
+		"'",
+	} {
+		f.Add(s)
+	}
+	set := reportSet(f)
+	f.Fuzz(func(t *testing.T, filter string) {
+		eqs, err := parseFilter(t, set, filter)
+		if err != nil {
+			e, ok := err.(*odata.Error)
+			if !ok || (e.Status != http.StatusBadRequest && e.Status != http.StatusNotImplemented) || e.Message == "" {
+				t.Fatalf("Parse(%q) = %v (%T)", filter, err, err)
+			}
+			return
+		}
+		if len(eqs) == 0 {
+			t.Fatalf("Parse(%q) = no comparisons and no error", filter)
+		}
+		seen := map[string]bool{}
+		for _, e := range eqs {
+			switch e.Property {
+			case "contract_id", "client_id":
+				if e.Int < 1 {
+					t.Fatalf("Parse(%q): %s = %d", filter, e.Property, e.Int)
+				}
+			case "code_contract", "client_rut":
+			default:
+				t.Fatalf("Parse(%q): comparison on %s", filter, e.Property)
+			}
+			if seen[e.Property] {
+				t.Fatalf("Parse(%q): %s twice", filter, e.Property)
+			}
+			seen[e.Property] = true
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package odata_test
+
+import (
+	"testing"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/odata"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// The definitions the HTTP layer is expected to use, over the real column
+// lists.
+var (
+	reportDef = odata.EntitySetDef{
+		Name: "GeneralReport", TypeName: "GeneralReportRow",
+		Columns: report.Columns,
+		Key:     "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
+		OrderBy:     []string{"contract_id", "process_id"},
+		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
+		EmptyIsNull: true,
+	}
+	usersDef = odata.EntitySetDef{
+		Name: "Users", TypeName: "User", Columns: users.Columns,
+		Key: "id", OrderBy: []string{"id"},
+	}
+)
+
+func mustSet(tb testing.TB, def odata.EntitySetDef) *odata.EntitySet {
+	tb.Helper()
+	s, err := odata.NewEntitySet(def)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func reportSet(tb testing.TB) *odata.EntitySet { return mustSet(tb, reportDef) }
+func usersSet(tb testing.TB) *odata.EntitySet  { return mustSet(tb, usersDef) }
+
+// reportRow returns a report row with the given values ("" elsewhere), then
+// the key parts.
+func reportRow(vals map[string]string, keyParts ...string) [][]byte {
+	row := make([][]byte, 0, len(report.Columns)+3)
+	for _, c := range report.Columns {
+		row = append(row, []byte(vals[c.Name]))
+	}
+	for _, k := range keyParts {
+		row = append(row, []byte(k))
+	}
+	return row
+}
+
+// userRow returns a users row: vals by column, nil for columns not in vals.
+func userRow(vals map[string]string) [][]byte {
+	row := make([][]byte, len(users.Columns))
+	for i, c := range users.Columns {
+		if v, ok := vals[c.Name]; ok {
+			row[i] = []byte(v)
+		}
+	}
+	return row
+}
+
+func kindOf(cols []export.Column, name string) (export.Kind, bool) {
+	for _, c := range cols {
+		if c.Name == name {
+			return c.Kind, true
+		}
+	}
+	return 0, false
+}

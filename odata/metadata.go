@@ -1,0 +1,81 @@
+package odata
+
+import (
+	"strings"
+
+	"github.com/informe/informe/export"
+)
+
+// MetadataContentType is the Content-Type of the [Metadata] document. OData
+// 4.0 defines only the XML representation of CSDL, so $metadata is XML
+// whatever the Accept header says.
+const MetadataContentType = "application/xml;charset=utf-8"
+
+// Version is the OData-Version every OData response carries, exactly once
+// (Power Query rejects a doubled header).
+const Version = "4.0"
+
+// Metadata returns the CSDL XML document (OData 4.0) describing sets: one
+// schema in [Namespace] with an entity type per set and one entity
+// container, [Container], holding the sets. Property types follow the
+// column kinds (see [EntitySetDef.Columns]); Edm.Decimal properties have
+// Scale="variable" (the scale defaults to 0 otherwise) and Timestamptz
+// properties Precision="6", for their microseconds (the precision of an
+// Edm.DateTimeOffset defaults to 0, whole seconds). The document is the
+// same on every call: build it once.
+func Metadata(sets ...*EntitySet) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
+		`<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">` + "\n" +
+		`<edmx:DataServices>` + "\n" +
+		`<Schema Namespace="` + Namespace + `" xmlns="http://docs.oasis-open.org/odata/ns/edm">` + "\n")
+	// Names are checked OData identifiers (ASCII letters, digits and
+	// underscores): nothing needs escaping.
+	for _, s := range sets {
+		b.WriteString(`<EntityType Name="` + s.def.TypeName + `">` + "\n")
+		b.WriteString(`<Key><PropertyRef Name="` + s.def.Key + `"/></Key>` + "\n")
+		for _, p := range s.props {
+			b.WriteString(`<Property Name="` + p.name + `" Type="` + edmType(p.kind) + `"`)
+			if p.nullable {
+				b.WriteString(` Nullable="true"`)
+			} else {
+				b.WriteString(` Nullable="false"`)
+			}
+			switch p.kind {
+			case export.Decimal:
+				b.WriteString(` Scale="variable"`)
+			case export.Timestamptz:
+				b.WriteString(` Precision="6"`)
+			}
+			b.WriteString("/>\n")
+		}
+		b.WriteString("</EntityType>\n")
+	}
+	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
+	for _, s := range sets {
+		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `"/>` + "\n")
+	}
+	b.WriteString("</EntityContainer>\n</Schema>\n</edmx:DataServices>\n</edmx:Edmx>\n")
+	return []byte(b.String())
+}
+
+// ServiceDocument returns the JSON service document listing sets, served at
+// the service root:
+//
+//	{"@odata.context":"<root>/$metadata","value":[{"name":"GeneralReport","kind":"EntitySet","url":"GeneralReport"},...]}
+//
+// root is the absolute URL of the service root without a trailing slash,
+// e.g. "https://informe.example.cl/odata". Send it with the Content-Type of
+// the [Format] [Negotiate] chose.
+func ServiceDocument(root string, sets ...*EntitySet) []byte {
+	b := append([]byte(nil), `{"@odata.context":`...)
+	b = appendString(b, []byte(root+"/$metadata"))
+	b = append(b, `,"value":[`...)
+	for i, s := range sets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":"`+s.def.Name+`","kind":"EntitySet","url":"`+s.def.Name+`"}`...)
+	}
+	return append(b, "]}"...)
+}

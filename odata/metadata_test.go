@@ -1,0 +1,199 @@
+package odata_test
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/odata"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+type edmx struct {
+	XMLName xml.Name `xml:"http://docs.oasis-open.org/odata/ns/edmx Edmx"`
+	Version string   `xml:"Version,attr"`
+	Schemas []struct {
+		XMLName     xml.Name `xml:"http://docs.oasis-open.org/odata/ns/edm Schema"`
+		Namespace   string   `xml:"Namespace,attr"`
+		EntityTypes []struct {
+			Name string `xml:"Name,attr"`
+			Key  []struct {
+				Name string `xml:"Name,attr"`
+			} `xml:"Key>PropertyRef"`
+			Properties []struct {
+				Name      string `xml:"Name,attr"`
+				Type      string `xml:"Type,attr"`
+				Nullable  string `xml:"Nullable,attr"`
+				Scale     string `xml:"Scale,attr"`
+				Precision string `xml:"Precision,attr"`
+			} `xml:"Property"`
+		} `xml:"EntityType"`
+		Container struct {
+			Name string `xml:"Name,attr"`
+			Sets []struct {
+				Name       string `xml:"Name,attr"`
+				EntityType string `xml:"EntityType,attr"`
+			} `xml:"EntitySet"`
+		} `xml:"EntityContainer"`
+	} `xml:"DataServices>Schema"`
+}
+
+func TestMetadata(t *testing.T) {
+	doc := odata.Metadata(reportSet(t), usersSet(t))
+	var m edmx
+	if err := xml.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("metadata is not XML: %v\n%s", err, doc)
+	}
+	if got, want := m.Version, "4.0"; got != want {
+		t.Errorf("Version = %q, want %q", got, want)
+	}
+	if len(m.Schemas) != 1 {
+		t.Fatalf("%d schemas, want 1", len(m.Schemas))
+	}
+	s := m.Schemas[0]
+	if got, want := s.Namespace, odata.Namespace; got != want {
+		t.Errorf("Namespace = %q, want %q", got, want)
+	}
+	if got, want := len(s.EntityTypes), 2; got != want {
+		t.Fatalf("%d entity types, want %d", got, want)
+	}
+
+	wantType := map[export.Kind]string{
+		export.Text: "Edm.String", export.Integer: "Edm.Int64", export.Decimal: "Edm.Decimal",
+		export.Date: "Edm.Date", export.Timestamp: "Edm.DateTimeOffset", export.Timestamptz: "Edm.DateTimeOffset",
+	}
+	for _, tt := range []struct {
+		name, typ, key string
+		cols           []export.Column
+		allNullable    bool
+	}{
+		{"GeneralReportRow", "GeneralReportRow", "row_id", report.Columns, true},
+		{"User", "User", "id", users.Columns, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			et := s.EntityTypes[0]
+			if tt.name == "User" {
+				et = s.EntityTypes[1]
+			}
+			if got, want := et.Name, tt.typ; got != want {
+				t.Fatalf("entity type %q, want %q", got, want)
+			}
+			if len(et.Key) != 1 || et.Key[0].Name != tt.key {
+				t.Errorf("key = %+v, want %s", et.Key, tt.key)
+			}
+			props := et.Properties
+			if tt.key == "row_id" {
+				// The synthetic key comes first, a non-nullable string.
+				if p := props[0]; p.Name != "row_id" || p.Type != "Edm.String" || p.Nullable != "false" {
+					t.Errorf("first property = %+v, want row_id Edm.String Nullable=false", p)
+				}
+				props = props[1:]
+			}
+			if got, want := len(props), len(tt.cols); got != want {
+				t.Fatalf("%d column properties, want %d", got, want)
+			}
+			for i, p := range props {
+				c := tt.cols[i]
+				if p.Name != c.Name {
+					t.Errorf("property %d = %s, want %s", i, p.Name, c.Name)
+				}
+				if got, want := p.Type, wantType[c.Kind]; got != want {
+					t.Errorf("%s: Type = %s, want %s (kind %v)", c.Name, got, want, c.Kind)
+				}
+				wantNullable := "false"
+				if (tt.allNullable || c.Nullable) && c.Name != tt.key {
+					wantNullable = "true"
+				}
+				if got := p.Nullable; got != wantNullable {
+					t.Errorf("%s: Nullable = %q, want %q", c.Name, got, wantNullable)
+				}
+				if c.Kind == export.Decimal && p.Scale != "variable" {
+					t.Errorf("%s: Scale = %q, want variable", c.Name, p.Scale)
+				}
+				if c.Kind == export.Timestamptz && p.Precision != "6" {
+					t.Errorf("%s: Precision = %q, want 6", c.Name, p.Precision)
+				}
+			}
+		})
+	}
+
+	c := s.Container
+	if got, want := c.Name, odata.Container; got != want {
+		t.Errorf("container %q, want %q", got, want)
+	}
+	got := make([]string, len(c.Sets))
+	for i, es := range c.Sets {
+		got[i] = es.Name + ":" + es.EntityType
+	}
+	if g, want := strings.Join(got, " "), "GeneralReport:Informe.GeneralReportRow Users:Informe.User"; g != want {
+		t.Errorf("entity sets = %s, want %s", g, want)
+	}
+}
+
+func TestServiceDocument(t *testing.T) {
+	doc := odata.ServiceDocument("https://informe.example.cl/odata", reportSet(t), usersSet(t))
+	var got struct {
+		Context string `json:"@odata.context"`
+		Value   []struct{ Name, Kind, URL string }
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatalf("service document is not JSON: %v\n%s", err, doc)
+	}
+	if want := "https://informe.example.cl/odata/$metadata"; got.Context != want {
+		t.Errorf("context = %q, want %q", got.Context, want)
+	}
+	if len(got.Value) != 2 || got.Value[0].Name != "GeneralReport" || got.Value[0].Kind != "EntitySet" ||
+		got.Value[0].URL != "GeneralReport" || got.Value[1].Name != "Users" {
+		t.Errorf("value = %+v", got.Value)
+	}
+}
+
+func TestNewEntitySetErrors(t *testing.T) {
+	cols := []export.Column{
+		{Name: "id", Kind: export.Integer},
+		{Name: "name", Kind: export.Text},
+		{Name: "born", Kind: export.Date},
+		{Name: "seen", Kind: export.Timestamp, Nullable: true},
+	}
+	ok := odata.EntitySetDef{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
+	if _, err := odata.NewEntitySet(ok); err != nil {
+		t.Fatalf("OK: %v", err)
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(*odata.EntitySetDef)
+		want   string
+	}{
+		{"ErrName", func(d *odata.EntitySetDef) { d.Name = "General Report" }, "identifiers"},
+		{"ErrNoColumns", func(d *odata.EntitySetDef) { d.Columns = nil }, "no columns"},
+		{"ErrColumnName", func(d *odata.EntitySetDef) {
+			d.Columns = append([]export.Column{{Name: "1st"}}, cols...)
+		}, `column "1st"`},
+		{"ErrDuplicateColumn", func(d *odata.EntitySetDef) { d.Columns = append(cols, cols[1]) }, "twice"},
+		{"ErrKeyNotInteger", func(d *odata.EntitySetDef) { d.Key = "name" }, "non-nullable integer"},
+		{"ErrKeyNullable", func(d *odata.EntitySetDef) {
+			d.Columns = []export.Column{{Name: "id", Kind: export.Integer, Nullable: true}}
+		}, "non-nullable integer"},
+		{"ErrRowKeyWithColumnKey", func(d *odata.EntitySetDef) { d.RowKey = []string{"a"} }, "RowKey"},
+		{"ErrSyntheticKeyWithoutParts", func(d *odata.EntitySetDef) { d.Key = "row_id" }, "RowKey"},
+		{"ErrSyntheticKeyTooManyParts", func(d *odata.EntitySetDef) {
+			d.Key, d.RowKey = "row_id", []string{"a", "b", "c", "d"}
+		}, "RowKey"},
+		{"ErrNoOrder", func(d *odata.EntitySetDef) { d.OrderBy = nil }, "OrderBy"},
+		{"ErrOrderByText", func(d *odata.EntitySetDef) { d.OrderBy = []string{"name"} }, "OrderBy"},
+		{"ErrFilterDate", func(d *odata.EntitySetDef) { d.Filters = []string{"born"} }, "filter"},
+		{"ErrFilterUnknown", func(d *odata.EntitySetDef) { d.Filters = []string{"nope"} }, "filter"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			def := ok
+			tt.change(&def)
+			_, err := odata.NewEntitySet(def)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,330 @@
+package odata
+
+import (
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Query is a parsed, valid request for a feed of one [EntitySet]: what the
+// store reads and the [Feed] writes. Build it with [Parse].
+type Query struct {
+	// Filter lists the equalities of $filter; a row matches when all hold.
+	// Each property appears at most once.
+	Filter []Eq
+
+	// Top is $top, the most rows the client wants over all pages; -1
+	// when absent. Use [Query.Limit] for the rows of one response.
+	Top int64
+
+	// Skip is $skip: rows to pass over, in order, after the filter and
+	// After. 0 when absent. Next links never carry it.
+	Skip int64
+
+	// Count is $count=true: the feed carries @odata.count, the number of
+	// rows matching Filter (ignoring Top, Skip and After).
+	Count bool
+
+	// After is the position $skiptoken resumes after: the key of the last
+	// row of the previous page, one integer per key part (report:
+	// contract, process and task id, 0 for an absent process or task;
+	// users: the id). nil when absent. The store reads rows whose key is
+	// greater, in row order; for the report:
+	//
+	//	(key_contract_id, coalesce(key_process_id, 0), coalesce(key_task_id, 0)) > ($1, $2, $3)
+	//
+	// (adding key_contract_id >= $1 lets an index on the contract id
+	// narrow the scan). A contract without processes, or a process
+	// without tasks, has one row, so treating its NULL id as 0 keeps the
+	// order of ORDER BY key_contract_id, key_process_id, key_task_id.
+	After []int64
+
+	set *EntitySet
+	// sel lists, in $select order, the indexes in set.props of the
+	// selected properties; nil when $select is absent or "*".
+	sel []int
+	// raw option values, carried into next links.
+	filter, selectRaw, orderby, format string
+}
+
+// Eq is one comparison of $filter: Property eq value.
+type Eq struct {
+	Property string // the property name, e.g. "contract_id"
+	// Text is the value: a string literal with its quotes removed and ''
+	// unescaped, or an Edm.Int64 value in base 10. A client_rut is passed
+	// as typed (the caller normalizes it, e.g. with package rut, and
+	// answers a malformed RUT with a 400).
+	Text string
+	Int  int64 // the value of an Edm.Int64 property (at least 1); 0 for a string
+}
+
+// Set returns the entity set q reads.
+func (q *Query) Set() *EntitySet { return q.set }
+
+// Equal returns the comparison of $filter on the named property, if any.
+func (q *Query) Equal(property string) (Eq, bool) {
+	for _, e := range q.Filter {
+		if e.Property == property {
+			return e, true
+		}
+	}
+	return Eq{}, false
+}
+
+// Limit returns the number of rows the store should read for one response
+// of pageSize rows ([PageSize]; 0 means [MaxPageSize]): the rows of the
+// page, and one more when a further page may follow, so that the [Feed]
+// given the same page size can tell whether to write a next link. It is
+// Top when $top asks for no more than a page.
+func (q *Query) Limit(pageSize int) int64 {
+	n := pageRows(pageSize)
+	if q.Top >= 0 && q.Top <= n {
+		return q.Top
+	}
+	return n + 1
+}
+
+func pageRows(pageSize int) int64 {
+	if pageSize <= 0 {
+		return MaxPageSize
+	}
+	return int64(pageSize)
+}
+
+// supported lists the query options a feed accepts, for messages.
+const supported = "supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"
+
+// unsupported are the OData 4.0 and 4.01 system query options a feed does
+// not implement: valid, so a 501 rather than a 400.
+var unsupported = map[string]bool{
+	"$expand": true, "$search": true, "$apply": true, "$compute": true, "$levels": true,
+	"$index": true, "$schemaversion": true, "$deltatoken": true, "$id": true, "$inlinecount": true,
+}
+
+// Parse reads the OData system query options of a request for the feed of
+// set. Names are case-insensitive ($Top is $top); options that do not
+// start with '$' are custom options and are ignored (access_token among
+// them: next links never carry it).
+//
+//   - $select: comma-separated property names, in the order the entities
+//     will list them, or "*". The key property is always written, first
+//     when it is not selected, so no entity needs an @odata.id.
+//   - $filter: comparisons "property eq literal" (or "literal eq
+//     property") joined by "and", with optional parentheses, on the set's
+//     filter properties only. Literals are OData's: integers bare, strings
+//     in single quotes with ” for a quote. An Edm.Int64 property compared
+//     with a quoted string, or a string property with a number, is a 400:
+//     OData does not convert. See [Eq].
+//   - $orderby: the set's own order, [EntitySetDef.OrderBy], or a
+//     non-empty prefix of it, each item optionally "asc". Rows are always
+//     in that order; any other order is a 501.
+//   - $top, $skip: non-negative integers.
+//   - $count: true or false.
+//   - $skiptoken: only as this package writes it in a next link.
+//   - $format: see [Negotiate].
+//
+// Errors are *[Error] values, safe to show to clients. A 400 names the
+// option and what is wrong: malformed syntax, an unknown property, a
+// literal of the wrong type, an id below 1, a negative $top, a tampered
+// $skiptoken, an option given twice, an unknown $-option. A 501 says what
+// is supported: other operators (ne, gt, or, not, in, has, arithmetic),
+// functions (contains, startswith, ...), lambdas, parameter aliases,
+// comparisons on other properties, other orders, $expand, $search, $apply,
+// $compute and the rest.
+func Parse(values url.Values, set *EntitySet) (*Query, error) {
+	opts, err := systemOptions(values)
+	if err != nil {
+		return nil, err
+	}
+	q := &Query{set: set, Top: -1}
+	for _, name := range sortedKeys(opts) {
+		raw := opts[name]
+		switch name {
+		case "$select":
+			q.selectRaw = raw
+			q.sel, err = parseSelect(raw, set)
+		case "$filter":
+			q.filter = raw
+			q.Filter, err = parseFilter(raw, set)
+		case "$orderby":
+			q.orderby = raw
+			err = parseOrderBy(raw, set)
+		case "$top":
+			q.Top, err = parseCount(name, raw)
+		case "$skip":
+			q.Skip, err = parseCount(name, raw)
+		case "$count":
+			switch strings.ToLower(raw) {
+			case "true":
+				q.Count = true
+			case "false":
+			default:
+				err = badRequest(name, "$count must be true or false, got "+strconv.Quote(raw))
+			}
+		case "$skiptoken":
+			q.After, err = decodeSkipToken(raw, set)
+		case "$format":
+			q.format = raw
+			_, err = parseFormatOption(raw)
+		default:
+			if unsupported[name] {
+				err = notImplemented(name, name+" is not supported; "+supported)
+			} else {
+				err = badRequest(name, "unknown system query option "+name+"; "+supported)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// systemOptions returns the $-options of values by lower-case name. An
+// option given twice, in any spelling, is a 400.
+func systemOptions(values url.Values) (map[string]string, error) {
+	opts := make(map[string]string)
+	for _, key := range sortedKeys(values) {
+		if !strings.HasPrefix(key, "$") {
+			continue
+		}
+		name := strings.ToLower(key)
+		if _, dup := opts[name]; dup || len(values[key]) > 1 {
+			return nil, badRequest(name, name+" is given more than once")
+		}
+		if len(values[key]) == 1 {
+			opts[name] = values[key][0]
+		}
+	}
+	return opts, nil
+}
+
+// option returns the value of the system query option name (lower case)
+// in values, whatever its spelling.
+func option(values url.Values, name string) (string, bool, error) {
+	var (
+		v     string
+		found bool
+	)
+	for key, vs := range values {
+		if !strings.EqualFold(key, name) || len(vs) == 0 {
+			continue
+		}
+		if found || len(vs) > 1 {
+			return "", false, badRequest(name, name+" is given more than once")
+		}
+		v, found = vs[0], true
+	}
+	return v, found, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// parseCount parses $top or $skip: 1*DIGIT, within int64.
+func parseCount(name, raw string) (int64, error) {
+	if raw == "" || strings.Trim(raw, "0123456789") != "" {
+		return 0, badRequest(name, name+" must be a non-negative integer, got "+strconv.Quote(raw))
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, badRequest(name, name+" is too large: "+raw)
+	}
+	return n, nil
+}
+
+// parseSelect returns the indexes in set.props of the properties raw
+// selects, in order, without repeats; nil for "*".
+func parseSelect(raw string, set *EntitySet) ([]int, error) {
+	sel := []int{}
+	for _, item := range strings.Split(raw, ",") {
+		item = trimOWS(item)
+		switch {
+		case item == "":
+			return nil, badRequest("$select", "$select: empty item in "+strconv.Quote(raw)+"; list property names separated by commas")
+		case item == "*":
+			return nil, nil
+		}
+		i, err := set.lookup("$select", item)
+		if err != nil {
+			return nil, err
+		}
+		if !containsInt(sel, i) {
+			sel = append(sel, i)
+		}
+	}
+	return sel, nil
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the index in props of the property named name, or a 400
+// for option naming it and suggesting a property that differs only in case.
+func (s *EntitySet) lookup(option, name string) (int, error) {
+	if i, ok := s.byName[name]; ok {
+		return i, nil
+	}
+	msg := option + ": " + s.def.TypeName + " has no property " + strconv.Quote(name)
+	for _, p := range s.props {
+		if strings.EqualFold(p.name, name) {
+			msg += "; property names are case-sensitive: did you mean " + p.name + "?"
+			break
+		}
+	}
+	return 0, badRequest(option, msg)
+}
+
+// parseOrderBy checks that raw restates the set's order or a prefix of it.
+func parseOrderBy(raw string, set *EntitySet) error {
+	want := strings.Join(set.def.OrderBy, ",")
+	unsupportedOrder := func() error {
+		return notImplemented("$orderby", "$orderby "+strconv.Quote(raw)+" is not supported: rows come in the order "+
+			want+" (ascending) and $orderby may only restate it or a prefix of it")
+	}
+	items := strings.Split(raw, ",")
+	if len(items) > len(set.def.OrderBy) {
+		return unsupportedOrder()
+	}
+	for i, item := range items {
+		fields := strings.Fields(item)
+		if len(fields) == 0 || len(fields) > 2 {
+			if len(fields) == 0 {
+				return badRequest("$orderby", "$orderby: empty item in "+strconv.Quote(raw))
+			}
+			return unsupportedOrder()
+		}
+		if !isIdentifier(fields[0]) {
+			return unsupportedOrder() // an expression, e.g. length(task)
+		}
+		if _, err := set.lookup("$orderby", fields[0]); err != nil {
+			return err
+		}
+		if len(fields) == 2 {
+			switch strings.ToLower(fields[1]) {
+			case "asc":
+			case "desc":
+				return unsupportedOrder()
+			default:
+				return badRequest("$orderby", "$orderby: "+strconv.Quote(fields[1])+" must be asc or desc")
+			}
+		}
+		if fields[0] != set.def.OrderBy[i] {
+			return unsupportedOrder()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package odata_test
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/odata"
+)
+
+// wantErr checks that err is an *odata.Error with the status and a message
+// containing each of msgs.
+func wantErr(t *testing.T, err error, status int, msgs ...string) {
+	t.Helper()
+	e, ok := err.(*odata.Error)
+	if !ok {
+		t.Fatalf("err = %v (%T), want *odata.Error", err, err)
+	}
+	if got, want := e.Status, status; got != want {
+		t.Errorf("status = %d, want %d (message %q)", got, want, e.Message)
+	}
+	wantCode := map[int]string{400: odata.CodeBadRequest, 406: odata.CodeNotAcceptable, 501: odata.CodeNotImplemented}[status]
+	if got := e.Code; got != wantCode {
+		t.Errorf("code = %q, want %q", got, wantCode)
+	}
+	for _, m := range msgs {
+		if !strings.Contains(e.Message, m) {
+			t.Errorf("message %q does not contain %q", e.Message, m)
+		}
+	}
+}
+
+func query(raw string) url.Values {
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestParse(t *testing.T) {
+	set := reportSet(t)
+	for _, tt := range []struct {
+		name  string
+		query string
+		want  odata.Query // Filter, Top, Skip, Count; After checked apart
+	}{
+		{"OKEmpty", "", odata.Query{Top: -1}},
+		{"OKCustomOptionsIgnored", "access_token=secret&format=csv&page=2", odata.Query{Top: -1}},
+		{"OKTopSkipCount", "$top=25&$skip=50&$count=true", odata.Query{Top: 25, Skip: 50, Count: true}},
+		{"OKZeroTop", "$top=0&$count=false", odata.Query{Top: 0}},
+		{"OKCaseInsensitiveNames", "$TOP=5&$Skip=1&$COUNT=TRUE", odata.Query{Top: 5, Skip: 1, Count: true}},
+		{"OKSelect", "$select=task,contract_id,task", odata.Query{Top: -1}},
+		{"OKSelectStar", "$select=*", odata.Query{Top: -1}},
+		{"OKOrderBy", "$orderby=contract_id", odata.Query{Top: -1}},
+		{"OKOrderByFull", "$orderby=contract_id asc,process_id ASC", odata.Query{Top: -1}},
+		{"OKFormat", "$format=application/json%3Bodata.metadata%3Dminimal%3BIEEE754Compatible%3Dtrue", odata.Query{Top: -1}},
+		{"OKFilter", "$filter=contract_id eq 42 and code_contract eq 'CT-0''1'", odata.Query{Top: -1, Filter: []odata.Eq{
+			{Property: "contract_id", Text: "42", Int: 42},
+			{Property: "code_contract", Text: "CT-0'1"},
+		}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := odata.Parse(query(tt.query), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := odata.Query{Filter: q.Filter, Top: q.Top, Skip: q.Skip, Count: q.Count}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			if q.After != nil {
+				t.Errorf("After = %v, want nil", q.After)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	set := reportSet(t)
+	for _, tt := range []struct {
+		name   string
+		query  string
+		status int
+		msgs   []string
+	}{
+		{"ErrUnknownOption", "$foo=1", 400, []string{"$foo", "supported are $select, $filter"}},
+		{"ErrExpand", "$expand=Tasks", 501, []string{"$expand is not supported", "supported are"}},
+		{"ErrSearch", "$search=perez", 501, []string{"$search"}},
+		{"ErrApply", "$apply=groupby((task))", 501, []string{"$apply"}},
+		{"ErrCompute", "$compute=a add b as c", 501, []string{"$compute"}},
+		{"ErrTwice", "$top=1&$top=2", 400, []string{"$top is given more than once"}},
+		{"ErrTwiceSpellings", "$top=1&$TOP=2", 400, []string{"$top is given more than once"}},
+		{"ErrTopNegative", "$top=-1", 400, []string{"$top must be a non-negative integer"}},
+		{"ErrTopWord", "$top=ten", 400, []string{"$top", `"ten"`}},
+		{"ErrTopEmpty", "$top=", 400, []string{"$top"}},
+		{"ErrTopHuge", "$top=99999999999999999999", 400, []string{"$top is too large"}},
+		{"ErrSkipDecimal", "$skip=1.5", 400, []string{"$skip"}},
+		{"ErrCount", "$count=yes", 400, []string{"$count must be true or false"}},
+		{"ErrSelectUnknown", "$select=contract_id,nope", 400, []string{`no property "nope"`}},
+		{"ErrSelectCase", "$select=Contract_ID", 400, []string{"did you mean contract_id?"}},
+		{"ErrSelectEmptyItem", "$select=contract_id,,task", 400, []string{"empty item"}},
+		{"ErrSelectPath", "$select=Informe.GeneralReportRow/task", 400, []string{"no property"}},
+		{"ErrOrderByDesc", "$orderby=contract_id desc", 501, []string{"contract_id,process_id (ascending)"}},
+		{"ErrOrderByOther", "$orderby=task", 501, []string{"may only restate"}},
+		{"ErrOrderBySecond", "$orderby=process_id", 501, []string{"may only restate"}},
+		{"ErrOrderByTooLong", "$orderby=contract_id,process_id,task", 501, []string{"may only restate"}},
+		{"ErrOrderByUnknown", "$orderby=nope", 400, []string{`no property "nope"`}},
+		{"ErrOrderByDirection", "$orderby=contract_id up", 400, []string{"asc or desc"}},
+		{"ErrOrderByExpression", "$orderby=length(task)", 501, []string{"may only restate"}},
+		{"ErrFormatCSV", "$format=csv", 406, []string{`$format "csv" is not supported`}},
+		{"ErrFormatFull", "$format=application/json%3Bodata.metadata%3Dfull", 406, []string{"odata.metadata=full"}},
+		{"ErrFormatIEEE", "$format=application/json%3BIEEE754Compatible%3Dmaybe", 400, []string{"IEEE754Compatible must be true or false"}},
+		{"ErrSkipToken", "$skiptoken=abc", 400, []string{"$skiptoken is not valid"}},
+		{"ErrFilterOperator", "$filter=contract_id gt 5", 501, []string{"operator gt is not supported", "$filter supports eq on contract_id, code_contract, client_id and client_rut, combined with and"}},
+		{"ErrFilterLiteral", "$filter=contract_id eq 'x'", 400, []string{"contract_id is Edm.Int64"}},
+		{"ErrFilterProperty", "$filter=nope eq 1", 400, []string{`no property "nope"`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := odata.Parse(query(tt.query), set)
+			wantErr(t, err, tt.status, tt.msgs...)
+			if e, ok := err.(*odata.Error); ok && e.Target == "" {
+				t.Errorf("Target is empty")
+			}
+		})
+	}
+}
+
+func TestParseUsers(t *testing.T) {
+	set := usersSet(t)
+	_, err := odata.Parse(query("$filter=id eq 1"), set)
+	wantErr(t, err, http.StatusNotImplemented, "filtering on id is not supported", "Users supports no $filter")
+	_, err = odata.Parse(query("$orderby=id desc"), set)
+	wantErr(t, err, http.StatusNotImplemented, "id (ascending)")
+	if _, err := odata.Parse(query("$orderby=id&$select=name"), set); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLimit(t *testing.T) {
+	set := reportSet(t)
+	for _, tt := range []struct {
+		name     string
+		query    string
+		pageSize int
+		want     int64
+	}{
+		{"NoTop", "", 0, odata.MaxPageSize + 1},
+		{"NoTopSmallPage", "", 100, 101},
+		{"TopBelowPage", "$top=10", 100, 10},
+		{"TopIsPage", "$top=100", 100, 100},
+		{"TopAbovePage", "$top=250", 100, 101},
+		{"TopZero", "$top=0", 100, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := odata.Parse(query(tt.query), set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := q.Limit(tt.pageSize); got != tt.want {
+				t.Errorf("Limit(%d) = %d, want %d", tt.pageSize, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEqual(t *testing.T) {
+	q, err := odata.Parse(query("$filter=client_rut eq '12.345.678-5' and client_id eq 7"), reportSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := q.Equal("client_rut"); !ok || e.Text != "12.345.678-5" {
+		t.Errorf("Equal(client_rut) = %+v, %v", e, ok)
+	}
+	if e, ok := q.Equal("client_id"); !ok || e.Int != 7 || e.Text != "7" {
+		t.Errorf("Equal(client_id) = %+v, %v", e, ok)
+	}
+	if _, ok := q.Equal("contract_id"); ok {
+		t.Error("Equal(contract_id) found a comparison")
+	}
+}
