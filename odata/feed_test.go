@@ -15,8 +15,12 @@ import (
 	"time"
 	_ "time/tzdata" // America/Santiago whatever the machine has
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/odata"
 )
+
+// A Feed is driven like every other encoder.
+var _ export.Encoder = (*odata.Feed)(nil)
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
@@ -408,6 +412,10 @@ func TestFeedGolden(t *testing.T) {
 }
 
 func TestFeedAllocations(t *testing.T) {
+	santiago, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name  string
 		set   *odata.EntitySet
@@ -418,7 +426,7 @@ func TestFeedAllocations(t *testing.T) {
 		{"Report", reportSet(t), "", row111, nil},
 		{"ReportIEEE", reportSet(t), "$format=application/json%3BIEEE754Compatible%3Dtrue&$select=task,contract_id", row111, nil},
 		{"UsersSantiago", usersSet(t), "", userRow(map[string]string{"id": "3", "name": "Carla", "email": "c", "username": "c",
-			"rut": "1-9", "phone": "", "status": "A", "created_at": "2023-06-01 12:00:00"}), time.FixedZone("CLT", -4*3600)},
+			"rut": "1-9", "phone": "", "status": "A", "created_at": "2023-06-01 12:00:00"}), santiago},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q := mustParse(t, tt.set, tt.query)
@@ -445,4 +453,37 @@ func BenchmarkFeed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestFeedUsersNextLink(t *testing.T) {
+	set := usersSet(t)
+	rows := [][][]byte{
+		userRow(map[string]string{"id": "7", "name": "A", "email": "a", "username": "a", "rut": "1-9", "phone": "", "status": "A", "created_at": "2023-01-01 08:00:00"}),
+		userRow(map[string]string{"id": "9", "name": "B", "email": "b", "username": "b", "rut": "2-7", "phone": "", "status": "A", "created_at": "2023-01-01 08:00:00"}),
+	}
+	q := mustParse(t, set, "$select=name")
+	f := decode(t, page(t, q, odata.FeedOptions{ServiceRoot: root, PageSize: 1}, rows...))
+	if len(f.Value) != 1 || f.Value[0]["id"] != json.Number("7") || f.Value[0]["name"] != "A" {
+		t.Errorf("value = %v", f.Value)
+	}
+	u, err := url.Parse(f.NextLink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := u.Path, "/odata/Users"; got != want {
+		t.Errorf("next link path %q, want %q", got, want)
+	}
+	next, err := odata.Parse(u.Query(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(next.After, []int64{7}) {
+		t.Errorf("After = %v, want [7]", next.After)
+	}
+	// A report's token is not a users token.
+	rq := mustParse(t, reportSet(t), "")
+	rf := decode(t, page(t, rq, odata.FeedOptions{ServiceRoot: root, PageSize: 1}, row111, row112))
+	ru, _ := url.Parse(rf.NextLink)
+	_, err = odata.Parse(url.Values{"$skiptoken": {ru.Query().Get("$skiptoken")}}, set)
+	wantErr(t, err, 400, "$skiptoken is not valid")
 }

@@ -59,9 +59,6 @@ type Eq struct {
 	Int  int64 // the value of an Edm.Int64 property (at least 1); 0 for a string
 }
 
-// Set returns the entity set q reads.
-func (q *Query) Set() *EntitySet { return q.set }
-
 // Equal returns the comparison of $filter on the named property, if any.
 func (q *Query) Equal(property string) (Eq, bool) {
 	for _, e := range q.Filter {
@@ -113,9 +110,9 @@ var unsupported = map[string]bool{
 //   - $filter: comparisons "property eq literal" (or "literal eq
 //     property") joined by "and", with optional parentheses, on the set's
 //     filter properties only. Literals are OData's: integers bare, strings
-//     in single quotes with ” for a quote. An Edm.Int64 property compared
-//     with a quoted string, or a string property with a number, is a 400:
-//     OData does not convert. See [Eq].
+//     in single quotes, a quote inside written twice. An Edm.Int64
+//     property compared with a quoted string, or a string property with a
+//     number, is a 400: OData does not convert. See [Eq].
 //   - $orderby: the set's own order, [EntitySetDef.OrderBy], or a
 //     non-empty prefix of it, each item optionally "asc". Rows are always
 //     in that order; any other order is a 501.
