@@ -1,0 +1,708 @@
+// Package spool puts a bounded buffer between the database side of a
+// response and its client, as nginx's proxy buffering does: the producer
+// (the encoder, behind the compressor) writes into a [Spool] at the
+// database's speed, and a goroutine of the Spool delivers the bytes to the
+// client at the client's pace.
+//
+// A Spool keeps up to [Limits].Memory bytes in memory, then appends to a
+// temporary file, so the producer finishes, and the database connection is
+// released, as soon as the last row is read, however slow the client. While
+// the client keeps up, bytes pass straight through. Disk is bounded per
+// response ([Limits].Disk) and across responses (a shared [Budget]); past
+// either bound the producer waits for its client, which is how every
+// response behaved before spooling (see [Spool.Write]). A client whose
+// writes make no progress for [Limits].NoProgress is cut with [ErrStalled].
+//
+// The temporary file is unlinked right after it is created (on Linux and
+// other Unix systems), before any byte is written to it, so no exit leaves
+// it behind, a crash of the process included (at worst an empty file, if
+// the crash falls between the two calls); its descriptor is closed when
+// delivery ends on every path: success, [Spool.Abort], a failure of the
+// client or of the producer.
+//
+// A held spool ([NewHeld]) sends nothing until the producer is done, so the
+// body's length is known before the first byte: the HTTP layer uses it to
+// answer HTTP/1.0 clients, which cannot tell a cut body from a complete one
+// without a Content-Length.
+//
+// The package knows nothing of HTTP: the destination is an io.Writer that may
+// also implement [Flusher] and [WriteDeadliner], as an adapter over
+// net/http's ResponseController does.
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// chunkSize is the unit of memory and of wake-ups: the producer fills a
+// chunk, then hands it over. It matches the encoders' writes (64 KiB) well
+// enough that a page passes through in a couple of writes per block.
+const chunkSize = 32 << 10
+
+// Defaults for the zero values of [Limits] fields.
+const (
+	DefaultMemory     = 256 << 10        // bytes queued in memory per response
+	DefaultNoProgress = 60 * time.Second // see Limits.NoProgress
+)
+
+var (
+	// ErrStalled is returned, wrapped with the destination's own error, by
+	// [Spool.Wait] and by later writes when a write to the destination
+	// made no progress for Limits.NoProgress.
+	ErrStalled = errors.New("spool: client made no progress")
+
+	// ErrTooLarge is returned, wrapped, by the writes and Close of a held
+	// spool ([NewHeld]) whose body exceeds its disk bound or the shared
+	// [Budget]: a held spool cannot wait for its client, who reads nothing
+	// until the body is complete. Nothing has been sent then.
+	ErrTooLarge = errors.New("spool: body too large to hold")
+
+	// ErrAborted is the error [Spool.Abort] records when given nil.
+	ErrAborted = errors.New("spool: aborted")
+
+	// ErrClosed is returned by Write and Flush after Close.
+	ErrClosed = errors.New("spool: write after close")
+)
+
+// Flusher is implemented by destinations that buffer: Flush pushes buffered
+// bytes to the client. http.ResponseController's Flush has this signature.
+// A Flush that returns an error wrapping errors.ErrUnsupported (as
+// http.ErrNotSupported does) is taken as "nothing to flush".
+type Flusher interface {
+	Flush() error
+}
+
+// WriteDeadliner is implemented by destinations whose writes can be given a
+// deadline, as http.ResponseController's SetWriteDeadline and net.Conn's
+// can. A write that misses the deadline must return an error wrapping
+// os.ErrDeadlineExceeded. SetWriteDeadline must be safe to call while a
+// Write is blocked in another goroutine, so that [Spool.Abort] can end it.
+// An error wrapping errors.ErrUnsupported means the destination has no
+// deadlines after all; the spool then cannot cut a stalled client.
+type WriteDeadliner interface {
+	SetWriteDeadline(t time.Time) error
+}
+
+// Limits bound a [Spool]. The zero value keeps [DefaultMemory] in memory,
+// never spills to disk (the producer waits for the client once memory is
+// full) and cuts a client after [DefaultNoProgress] without progress.
+type Limits struct {
+	// Memory is how many bytes the spool queues in memory before it
+	// spills to the temporary file; 0 means DefaultMemory. It is rounded
+	// down to a multiple of 32 KiB, with a minimum of 32 KiB. A spool uses
+	// at most Memory plus 64 KiB: the chunk being filled and, once it has
+	// spilled, a buffer to read the file back.
+	Memory int
+
+	// Disk bounds the temporary file of one response, in bytes; 0 means no
+	// file at all. The file shrinks back to nothing each time the client
+	// catches up with it.
+	Disk int64
+
+	// Dir is where temporary files are created; "" means os.TempDir().
+	// On a tmpfs the "disk" is memory: point it at a real disk.
+	Dir string
+
+	// NoProgress is how long one write to the destination may block before
+	// the client is cut with ErrStalled; 0 means DefaultNoProgress and a
+	// negative value never cuts. Writes are at most 32 KiB, so a client
+	// reading slower than 32 KiB per NoProgress (about 550 bytes/s at the
+	// default) counts as stalled. It needs a destination implementing
+	// [WriteDeadliner].
+	NoProgress time.Duration
+}
+
+func (l Limits) normalized() Limits {
+	if l.Memory == 0 {
+		l.Memory = DefaultMemory
+	}
+	l.Memory = max(l.Memory/chunkSize*chunkSize, chunkSize)
+	if l.Disk < 0 {
+		l.Disk = 0
+	}
+	if l.NoProgress == 0 {
+		l.NoProgress = DefaultNoProgress
+	}
+	return l
+}
+
+// chunk is the unit of memory a spool queues; chunks are pooled across
+// responses so that a steady stream allocates nothing.
+type chunk [chunkSize]byte
+
+var chunks = sync.Pool{New: func() any { return new(chunk) }}
+
+// segment is a run of queued bytes: [r, end) of chunk c, or of the
+// temporary file when c is nil.
+type segment struct {
+	c      *chunk
+	r, end int64
+}
+
+// Stats describe a spool's work so far, for metrics and logs.
+type Stats struct {
+	Written     int64         // bytes the producer wrote: the body's length once closed
+	Sent        int64         // bytes delivered to the destination
+	Spilled     bool          // some bytes went through the temporary file
+	DiskWritten int64         // bytes written to the temporary file
+	DiskPeak    int64         // the temporary file's largest size
+	Waited      time.Duration // time the producer spent waiting at a bound
+}
+
+// A Spool carries one response body from a producer to a destination; see
+// the package documentation. Write, Flush and Close belong to the producer
+// and must not be called concurrently with each other; Abort, Wait, Len and
+// Stats may be called from any goroutine.
+type Spool struct {
+	dst       io.Writer
+	flusher   Flusher
+	deadliner WriteDeadliner
+	lim       Limits
+	budget    *Budget
+	held      bool
+
+	// Owned by the producer.
+	tail     *chunk
+	tailN    int
+	pclosed  bool
+	closeErr error
+
+	written atomic.Int64
+	failed  atomic.Bool // err != nil, for Write's fast path
+
+	mu       sync.Mutex
+	queue    []segment
+	memBytes int // chunk capacity queued
+	fileSegs int // file segments in queue
+	f        *os.File
+	fname    string // the file's name while it still has one (it could not be unlinked)
+	fsize    int64  // the file's size, all of it reserved from budget
+	readBuf  *chunk
+	sent     int64
+	flushTo  int64 // the producer's latest flush point
+	flushed  int64 // the latest flush point delivered
+	closed   bool  // the producer is done
+	started  bool  // the drain goroutine runs
+	writing  bool  // the drain is in a call to the destination
+	finished bool  // the drain has ended and released everything
+	err      error
+	stats    Stats
+
+	wake chan struct{} // to the drain: more data, a flush point, close or abort
+	room chan struct{} // to the producer: memory or disk freed, or abort
+	done chan struct{} // closed when the drain has ended
+
+	onWait func() // test hook: the producer is about to wait at a bound
+}
+
+// New returns a spool that delivers to dst, starting at once: bytes leave
+// as soon as a 32 KiB chunk is full, at each [Spool.Flush] and at
+// [Spool.Close]. budget bounds the disk of all spools sharing it; nil means
+// no shared bound.
+func New(dst io.Writer, lim Limits, budget *Budget) *Spool {
+	s := newSpool(dst, lim, budget)
+	s.started = true
+	go s.drain()
+	return s
+}
+
+// NewHeld returns a spool that sends nothing until [Spool.Wait] is called,
+// so that once the producer has closed it, [Spool.Len] is the body's final
+// length, for a Content-Length header. Its writes fail with [ErrTooLarge]
+// instead of waiting when the body outgrows memory and disk. Flush points
+// are ignored.
+func NewHeld(dst io.Writer, lim Limits, budget *Budget) *Spool {
+	s := newSpool(dst, lim, budget)
+	s.held = true
+	return s
+}
+
+func newSpool(dst io.Writer, lim Limits, budget *Budget) *Spool {
+	s := &Spool{
+		dst:    dst,
+		lim:    lim.normalized(),
+		budget: budget,
+		wake:   make(chan struct{}, 1),
+		room:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	s.flusher, _ = dst.(Flusher)
+	s.deadliner, _ = dst.(WriteDeadliner)
+	return s
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Write copies p into the spool; it does not retain p. It does not wait
+// for the client: it
+// returns once p is queued in memory or written to the temporary file,
+// except when both are full, that is when the client is further behind
+// than Limits.Memory plus Limits.Disk, or the shared [Budget] is spent.
+// Write then waits until the client has read enough; the database side then
+// runs at the client's pace, as it would without a spool. (Refusing instead
+// would need the body's size before it starts, and a response cut half-way
+// would be worse than a slow one; the no-progress cut still bounds the
+// wait.) A held spool never waits: it fails with [ErrTooLarge].
+//
+// Write returns the spool's error once it has failed: the destination's
+// error (wrapping [ErrStalled] for a stalled client), the error given to
+// [Spool.Abort], or an error writing the temporary file. It returns
+// [ErrClosed] after Close.
+func (s *Spool) Write(p []byte) (int, error) {
+	if s.pclosed {
+		return 0, ErrClosed
+	}
+	if s.failed.Load() {
+		return 0, s.Err()
+	}
+	n := 0
+	for len(p) > 0 {
+		if s.tail == nil {
+			s.tail, s.tailN = chunks.Get().(*chunk), 0
+		}
+		c := copy(s.tail[s.tailN:], p)
+		s.tailN += c
+		p = p[c:]
+		n += c
+		s.written.Add(int64(c))
+		if s.tailN == chunkSize {
+			if err := s.commit(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// Flush marks a flush point: everything written so far is handed to the
+// drain, which flushes the destination once it has delivered it. Flush
+// does not wait for the client. On a held spool it does nothing. It returns
+// what Write would.
+func (s *Spool) Flush() error {
+	if s.pclosed {
+		return ErrClosed
+	}
+	if s.held {
+		return s.Err()
+	}
+	if err := s.commit(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.flushTo = s.written.Load()
+	err := s.err
+	s.mu.Unlock()
+	signal(s.wake)
+	return err
+}
+
+// Close tells the spool that the body is complete. It returns once every
+// byte is in the spool's hands, not once delivered: the caller can release
+// the database connection then, and call [Spool.Wait] for the delivery.
+// It returns the spool's error if it has failed, as Write does; later calls
+// return the first call's result.
+func (s *Spool) Close() error {
+	if s.pclosed {
+		return s.closeErr
+	}
+	err := s.commit()
+	s.pclosed = true
+	if s.tail != nil {
+		chunks.Put(s.tail)
+		s.tail, s.tailN = nil, 0
+	}
+	s.mu.Lock()
+	s.closed = true
+	if err == nil {
+		err = s.err
+	}
+	s.mu.Unlock()
+	signal(s.wake)
+	s.closeErr = err
+	return err
+}
+
+// commit hands the filled part of the tail chunk over: to the memory queue
+// while it has room, else to the temporary file, else it waits for room.
+func (s *Spool) commit() error {
+	n := s.tailN
+	if n == 0 {
+		return s.Err()
+	}
+	var waitStart time.Time
+	s.mu.Lock()
+	for {
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return err
+		}
+		if s.memBytes+chunkSize <= s.lim.Memory {
+			s.queue = append(s.queue, segment{c: s.tail, end: int64(n)})
+			s.memBytes += chunkSize
+			s.tail, s.tailN = nil, 0
+			break
+		}
+		// budgetFreed is taken with the failed reservation, so that a
+		// release in between cannot be missed.
+		var budgetFreed <-chan struct{}
+		if s.fsize+int64(n) <= s.lim.Disk {
+			ok, freed := s.budget.tryAcquire(int64(n))
+			if ok {
+				if err := s.spill(s.tail[:n]); err != nil {
+					// The body cannot be completed: stop the delivery too.
+					s.budget.release(int64(n))
+					s.abortLocked(err)
+					s.mu.Unlock()
+					return err
+				}
+				s.tailN = 0
+				break
+			}
+			budgetFreed = freed
+		}
+		if s.held {
+			err := fmt.Errorf("%w: more than %d bytes in memory and %d on disk", ErrTooLarge, s.lim.Memory, s.lim.Disk)
+			s.failLocked(err)
+			s.mu.Unlock()
+			return err
+		}
+		if waitStart.IsZero() {
+			waitStart = time.Now()
+			if s.onWait != nil {
+				s.onWait()
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.room:
+		case <-budgetFreed:
+		case <-s.done:
+		}
+		s.mu.Lock()
+	}
+	if !waitStart.IsZero() {
+		s.stats.Waited += time.Since(waitStart)
+	}
+	s.mu.Unlock()
+	signal(s.wake)
+	return nil
+}
+
+// spill appends p to the temporary file, creating it on first use. The
+// caller holds s.mu and has reserved len(p) bytes of the budget.
+func (s *Spool) spill(p []byte) error {
+	if s.f == nil {
+		f, err := os.CreateTemp(s.lim.Dir, "informe-spool-*")
+		if err != nil {
+			return fmt.Errorf("spool: creating the temporary file: %w", err)
+		}
+		// An unlinked file lives as long as its descriptor: no exit, crash
+		// included, leaves it behind. Where that is not allowed (Windows),
+		// the drain removes it by name when it ends.
+		if os.Remove(f.Name()) != nil {
+			s.fname = f.Name()
+		}
+		s.f = f
+	}
+	if _, err := s.f.WriteAt(p, s.fsize); err != nil {
+		return fmt.Errorf("spool: writing the temporary file: %w", err)
+	}
+	end := s.fsize + int64(len(p))
+	if last := len(s.queue) - 1; last >= 0 && s.queue[last].c == nil && s.queue[last].end == s.fsize {
+		s.queue[last].end = end
+	} else {
+		s.queue = append(s.queue, segment{r: s.fsize, end: end})
+		s.fileSegs++
+	}
+	s.fsize = end
+	s.stats.Spilled = true
+	s.stats.DiskWritten += int64(len(p))
+	s.stats.DiskPeak = max(s.stats.DiskPeak, s.fsize)
+	return nil
+}
+
+// failLocked records err as the spool's error unless it has one. The caller
+// holds s.mu.
+func (s *Spool) failLocked(err error) {
+	if s.err == nil {
+		s.err = err
+		s.failed.Store(true)
+	}
+}
+
+// abortLocked fails the spool with err and ends a write to the destination
+// in progress, through its write deadline if it has one. The caller holds
+// s.mu, so that the drain cannot set a later deadline after this one: it
+// checks s.err before every call to the destination.
+func (s *Spool) abortLocked(err error) {
+	s.failLocked(err)
+	if s.writing && s.deadliner != nil {
+		_ = s.deadliner.SetWriteDeadline(time.Unix(1, 0))
+	}
+}
+
+// Abort discards whatever has not been delivered and stops the delivery,
+// recording err (ErrAborted if nil) as the spool's error, which later
+// writes and Wait return. A write to the destination in progress is ended
+// through its write deadline, when it has one. Abort does not wait for the
+// delivery goroutine to end: call [Spool.Wait] for that before the response
+// is finished. Abort after the delivery ended does nothing.
+func (s *Spool) Abort(err error) {
+	if err == nil {
+		err = ErrAborted
+	}
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return
+	}
+	s.abortLocked(err)
+	start := !s.started
+	s.started = true
+	s.mu.Unlock()
+	if start {
+		go s.drain() // releases the file and chunks at once
+	}
+	signal(s.wake)
+	signal(s.room)
+}
+
+// Wait delivers what is left and returns once the spool has ended: every
+// byte delivered and the destination flushed after [Spool.Close], or the
+// spool failed. It starts the delivery of a held spool. It returns nil on
+// success, else the spool's error: the destination's (wrapping
+// [ErrStalled] if the client made no progress), Abort's, or one from the
+// temporary file. The temporary file is gone and the spool's memory
+// released when Wait returns. Call Wait on every path, after Close or
+// Abort, before the response is finished: until then the spool may still
+// write to the destination.
+func (s *Spool) Wait() error {
+	s.mu.Lock()
+	start := !s.started
+	s.started = true
+	s.mu.Unlock()
+	if start {
+		go s.drain()
+	}
+	<-s.done
+	return s.Err()
+}
+
+// Err returns the spool's error, nil while it has none.
+func (s *Spool) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Len returns how many bytes the producer has written: once [Spool.Close]
+// has returned nil, the body's length.
+func (s *Spool) Len() int64 { return s.written.Load() }
+
+// Stats returns the spool's figures so far; they are final once
+// [Spool.Wait] has returned.
+func (s *Spool) Stats() Stats {
+	s.mu.Lock()
+	st := s.stats
+	st.Sent = s.sent
+	s.mu.Unlock()
+	st.Written = s.written.Load()
+	return st
+}
+
+// drain is the delivery goroutine: it writes queued segments to the
+// destination in order, flushes at flush points and at the end, and
+// releases everything when it ends.
+func (s *Spool) drain() {
+	defer s.release()
+	armed := false // a write deadline is set on the destination
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			s.mu.Unlock()
+			return
+		}
+		if s.flushed < s.flushTo && s.sent >= s.flushTo {
+			s.flushed = s.flushTo
+			if !s.call(&armed, s.flush) {
+				return
+			}
+			continue
+		}
+		if len(s.queue) == 0 {
+			if s.closed {
+				s.call(&armed, s.flush)
+				// The deadline stays armed, so that the server's own last
+				// writes (the chunked trailer) cannot block for ever either;
+				// net/http clears it once the response is finished.
+				return
+			}
+			s.mu.Unlock()
+			if armed {
+				// Idle while the database side works: no deadline runs
+				// (HTTP/2 would reset the stream when it passed).
+				if err := s.deadliner.SetWriteDeadline(time.Time{}); err != nil {
+					s.fail(err)
+					return
+				}
+				armed = false
+			}
+			<-s.wake
+			continue
+		}
+		seg := s.queue[0]
+		var p []byte
+		if seg.c != nil {
+			p = seg.c[seg.r:seg.end]
+		} else {
+			if s.readBuf == nil {
+				s.readBuf = chunks.Get().(*chunk)
+			}
+			p = s.readBuf[:min(seg.end-seg.r, chunkSize)]
+			s.mu.Unlock()
+			// The producer only appends past seg.end, and truncation waits
+			// for this segment to be consumed, so no lock is needed here.
+			if _, err := s.f.ReadAt(p, seg.r); err != nil {
+				s.fail(fmt.Errorf("spool: reading the temporary file: %w", err))
+				return
+			}
+			s.mu.Lock()
+			if s.err != nil {
+				s.mu.Unlock()
+				return
+			}
+		}
+		var n int
+		ok := s.call(&armed, func() error {
+			var err error
+			n, err = s.dst.Write(p)
+			if err == nil && n < len(p) {
+				err = io.ErrShortWrite
+			}
+			return err
+		})
+		s.mu.Lock()
+		s.sent += int64(n)
+		s.queue[0].r += int64(n)
+		if s.queue[0].r == s.queue[0].end {
+			s.pop()
+		}
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+	}
+}
+
+// call runs fn, a call to the destination, under the no-progress deadline.
+// The caller holds s.mu, which call releases. It reports whether fn
+// succeeded; if not, the spool has failed.
+func (s *Spool) call(armed *bool, fn func() error) bool {
+	if s.deadliner != nil && s.lim.NoProgress > 0 {
+		if err := s.deadliner.SetWriteDeadline(time.Now().Add(s.lim.NoProgress)); err != nil {
+			if !errors.Is(err, errors.ErrUnsupported) {
+				s.failLocked(fmt.Errorf("spool: setting the write deadline: %w", err))
+				s.mu.Unlock()
+				return false
+			}
+			s.deadliner = nil
+		} else {
+			*armed = true
+		}
+	}
+	s.writing = true
+	s.mu.Unlock()
+	err := fn()
+	s.mu.Lock()
+	s.writing = false
+	s.mu.Unlock()
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && *armed {
+			err = fmt.Errorf("%w for %v: %w", ErrStalled, s.lim.NoProgress, err)
+		}
+		s.fail(err)
+		return false
+	}
+	return true
+}
+
+func (s *Spool) flush() error {
+	if s.flusher == nil {
+		return nil
+	}
+	if err := s.flusher.Flush(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
+
+func (s *Spool) fail(err error) {
+	s.mu.Lock()
+	s.failLocked(err)
+	s.mu.Unlock()
+}
+
+// pop drops the consumed head segment, giving back its memory, and empties
+// the file once no segment refers to it. The caller holds s.mu.
+func (s *Spool) pop() {
+	seg := s.queue[0]
+	// The queue is short (Memory/32 KiB segments and a few of the file):
+	// shifting it keeps its array for good.
+	n := copy(s.queue, s.queue[1:])
+	s.queue[n] = segment{}
+	s.queue = s.queue[:n]
+	if seg.c != nil {
+		chunks.Put(seg.c)
+		s.memBytes -= chunkSize
+	} else if s.fileSegs--; s.fileSegs == 0 {
+		// The client has caught up with the file: start it again from
+		// nothing, so that it only ever holds how far the client is behind.
+		if err := s.f.Truncate(0); err != nil {
+			s.failLocked(fmt.Errorf("spool: truncating the temporary file: %w", err))
+		}
+		s.budget.release(s.fsize)
+		s.fsize = 0
+	}
+	signal(s.room)
+}
+
+// release ends the drain: it gives back the queued memory, closes (and, if
+// it still has a name, removes) the temporary file, returns its disk to the
+// budget and wakes a waiting producer.
+func (s *Spool) release() {
+	s.mu.Lock()
+	for _, seg := range s.queue {
+		if seg.c != nil {
+			chunks.Put(seg.c)
+		}
+	}
+	s.queue, s.memBytes, s.fileSegs = nil, 0, 0
+	if s.readBuf != nil {
+		chunks.Put(s.readBuf)
+		s.readBuf = nil
+	}
+	if s.f != nil {
+		s.f.Close()
+		if s.fname != "" {
+			os.Remove(s.fname)
+		}
+		s.f = nil
+		s.budget.release(s.fsize)
+		s.fsize = 0
+	}
+	s.finished = true
+	s.mu.Unlock()
+	close(s.done)
+}
