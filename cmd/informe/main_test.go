@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -138,66 +139,156 @@ func TestCLI(t *testing.T) {
 	}
 }
 
-// TestDemo runs `informe demo` as a person would: it starts its own
-// PostgreSQL, seeds, prints a token and curl commands, serves, and on Ctrl-C
-// stops both.
-func TestDemo(t *testing.T) {
-	bin := build(t)
-	dir, err := os.MkdirTemp("", "informe-demo-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	// PostgreSQL runs as the postgres user when the test runs as root.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "demo", "--data-dir", filepath.Join(dir, "pg"),
-		"--contracts", "40", "--addr", "127.0.0.1:0", "--ops-addr", "")
+// demoRun is a running `informe demo`.
+type demoRun struct {
+	cmd         *exec.Cmd
+	stderr      *bytes.Buffer
+	base, token string
+}
+
+// startDemo starts `informe demo` on the data folder dir with args and
+// waits until it prints its base URL and token.
+func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...string) *demoRun {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"demo", "--data-dir", dir, "--addr", "127.0.0.1:0", "--ops-addr", ""}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	d := &demoRun{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-
-	var base, token string
+	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && (base == "" || token == "") {
+	for lines.Scan() && (d.base == "" || d.token == "") {
 		line := strings.TrimSpace(lines.Text())
 		if rest, ok := strings.CutPrefix(line, "informe demo is serving "); ok {
-			base = rest
+			d.base = rest
 		}
 		if rest, ok := strings.CutPrefix(line, "token:"); ok {
-			token = strings.TrimSpace(rest)
+			d.token = strings.TrimSpace(rest)
 		}
 	}
 	go io.Copy(io.Discard, stdout)
-	if base == "" || token == "" {
+	if d.base == "" || d.token == "" {
 		err := cmd.Wait()
-		t.Fatalf("demo printed no base URL or token (exit: %v); stderr:\n%s", err, stderr.String())
+		t.Fatalf("demo printed no base URL or token (exit: %v); stderr:\n%s", err, d.stderr.String())
 	}
-	status, body := get(t, base+"/users", token)
-	if status != 200 || !bytes.HasPrefix(body, []byte(`[{"id":"1",`)) {
-		t.Fatalf("users: %d %.200s", status, body)
-	}
-	pidFile, err := os.ReadFile(filepath.Join(dir, "pg", "pgdata", "postmaster.pid"))
+	return d
+}
+
+// stop presses Ctrl-C and checks that the demo and its PostgreSQL stop.
+func (d *demoRun) stop(t *testing.T, dir string) {
+	t.Helper()
+	pidFile, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pgPID := strings.SplitN(string(pidFile), "\n", 2)[0]
-
-	_ = cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("demo exited with %v after Ctrl-C; stderr:\n%s", err, stderr.String())
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	if err := d.cmd.Wait(); err != nil {
+		t.Fatalf("demo exited with %v after Ctrl-C; stderr:\n%s", err, d.stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "PostgreSQL stopped") {
-		t.Errorf("demo did not report stopping PostgreSQL; stderr:\n%s", stderr.String())
+	if !strings.Contains(d.stderr.String(), "PostgreSQL stopped") {
+		t.Errorf("demo did not report stopping PostgreSQL; stderr:\n%s", d.stderr.String())
 	}
 	if _, err := os.Stat("/proc/" + pgPID); err == nil {
 		t.Errorf("PostgreSQL (pid %s) still running after the demo stopped", pgPID)
+	}
+}
+
+// demoDir returns a new folder for a demo's data that PostgreSQL, which
+// runs as the postgres user when the test runs as root, can enter.
+func demoDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "informe-demo-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "pg")
+}
+
+// TestDemo runs `informe demo` as a person would: it starts its own
+// PostgreSQL, seeds, prints a token and curl commands, serves, and on Ctrl-C
+// stops both. Started again on the same folder, it reuses the data, says
+// that --contracts no longer applies and how to start over, and prints the
+// same token, so that URLs pasted into spreadsheets keep working.
+func TestDemo(t *testing.T) {
+	bin := build(t)
+	dir := demoDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	first := startDemo(t, ctx, bin, dir, "--contracts", "40")
+	status, body := get(t, first.base+"/users", first.token)
+	if status != 200 || !bytes.HasPrefix(body, []byte(`[{"id":"1",`)) {
+		t.Fatalf("users: %d %.200s", status, body)
+	}
+	if !strings.Contains(first.stderr.String(), "seeded 40 contracts") {
+		t.Errorf("first start did not seed; stderr:\n%s", first.stderr.String())
+	}
+	fi, err := os.Stat(filepath.Join(dir, "informe-demo-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode().Perm(), os.FileMode(0o600); got != want {
+		t.Errorf("token file mode = %v, want %v", got, want)
+	}
+	first.stop(t, dir)
+
+	again := startDemo(t, ctx, bin, dir, "--contracts", "99")
+	if again.token != first.token {
+		t.Errorf("token after a restart = %q, want the same %q", again.token, first.token)
+	}
+	for _, want := range []string{
+		dir + " already holds demo data (40 contracts): using it",
+		"--contracts and --seed apply only to an empty data folder",
+		"to start over, stop the demo and delete " + dir,
+	} {
+		if !strings.Contains(again.stderr.String(), want) {
+			t.Errorf("restart stderr lacks %q:\n%s", want, again.stderr.String())
+		}
+	}
+	if strings.Contains(again.stderr.String(), "seeding") {
+		t.Errorf("restart seeded again; stderr:\n%s", again.stderr.String())
+	}
+	if status, _ := get(t, again.base+"/api/general-report?result_per_page=1", first.token); status != 200 {
+		t.Errorf("the first start's token after a restart: status %d, want 200", status)
+	}
+	again.stop(t, dir)
+}
+
+// TestDemoPortTaken checks that the demo finds its port taken before it
+// starts PostgreSQL or seeds, and says which port and how to choose another.
+func TestDemoPortTaken(t *testing.T) {
+	bin := build(t)
+	dir := demoDir(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tt := range []struct{ name, flag, message string }{
+		{"API", "--addr", "the API address " + ln.Addr().String() + " is already in use"},
+		{"Ops", "--ops-addr", "the operations (metrics, health) address " + ln.Addr().String() + " is already in use"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"demo", "--data-dir", dir, "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0", tt.flag, ln.Addr().String()}
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			if err == nil {
+				t.Fatalf("demo started on a taken port:\n%s", out)
+			}
+			if !strings.Contains(string(out), tt.message) || !strings.Contains(string(out), "choose another with "+tt.flag) {
+				t.Errorf("output = %q, want %q and the flag to change", out, tt.message)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the data folder was created (%v): the port check must come first", err)
+			}
+		})
 	}
 }
