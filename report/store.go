@@ -236,9 +236,14 @@ func seek(snap *postgres.Snapshot, p Page, cols []export.Column) (string, []any,
 	return sql, []any{from, to, first - fromStart, n}, nil
 }
 
-// selectFrom returns the SELECT of cols from the view.
-func selectFrom(cols []export.Column) string {
-	return "SELECT " + postgres.SelectList(export.Names(cols)) + " FROM general_report"
+// selectFrom returns the SELECT of cols, then of the extra expressions,
+// from the view.
+func selectFrom(cols []export.Column, extra ...string) string {
+	list := postgres.SelectList(export.Names(cols))
+	for _, e := range extra {
+		list += ", " + e
+	}
+	return "SELECT " + list + " FROM general_report"
 }
 
 // filters returns the WHERE clause and arguments for q's filters.
