@@ -37,9 +37,9 @@ type Options struct {
 	Envelope *Envelope // JSON: wrap rows in {"data":[...], ...}; nil for a bare array
 	CSV      CSVOptions
 	Sheet    string // XLSX: the first worksheet's name; see [XLSXOptions]
-	// Rows is the number of rows that will be encoded, negative when
-	// unknown. XLSX reads it (see [XLSXOptions]); Encode fails for a row
-	// past it, and Close when fewer came.
+	// Rows is the number of rows that will be encoded, or negative when
+	// unknown; only XLSX reads it (see [XLSXOptions.Rows]), and its Encode
+	// and Close fail when the rows encoded differ ([ErrRowCount]).
 	Rows int64
 }
 

@@ -107,9 +107,9 @@ type xlsxEncoder struct {
 // negative, and Close one when fewer rows came; nothing is written to w
 // then.
 //
-// The workbook is zipped straight to w rather than built in memory first,
-// with ZIP64 where a part needs it (a sheet's XML passes 4 GiB near the row
-// limit with many columns) in the form Excel accepts; see xlsx_zip.go.
+// The workbook is zipped straight to w rather than built in memory first.
+// A sheet whose XML reaches 4 GiB (near the row limit with many columns)
+// is zipped as ZIP64 in the form Excel opens without asking to repair it.
 func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error) {
 	sheet := opts.Sheet
 	if sheet == "" {

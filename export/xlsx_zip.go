@@ -43,7 +43,16 @@ import (
 // may reach 4 GiB. After the data come a data descriptor with 64-bit sizes
 // and, in the central directory, a ZIP64 extra field: archive/zip's own.
 //
-// TestXLSXZip64 (run with INFORME_XLSX_ZIP64=1) writes a sheet past 4 GiB.
+// Measured with TestXLSXZip64 (INFORME_XLSX_ZIP64=1): a sheet of 4.5 GB of
+// XML (1,500 rows of 100 cells of 30,000 characters) zips to 7.4 MB in 52 s.
+// Python's zipfile (testzip) and openpyxl in read-only mode read every cell
+// of it, both as written here and re-zipped by a plain streaming zip.Writer
+// (version 2.0 in the local header): what differs is only the version,
+// which they do not check and Excel does. LibreOffice 7.4 reads a 4.2 GB
+// sheet but loads no workbook with a part past 4 GiB, neither of those nor
+// one zipped by Info-ZIP's zip: a limit of LibreOffice, not of this form.
+// Excel itself could not be run here; the form is the one the reports
+// above found it to open.
 type xlsxZip struct {
 	zw    *zip.Writer
 	fw    *flate.Writer // reused by every part
