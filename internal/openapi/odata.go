@@ -1,0 +1,372 @@
+package openapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/odata"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// This file describes the OData service. Its entity sets are declared in
+// odataSets below, as the odata.EntitySetDef values the server is wired
+// with: keep them the same (better, declare them once where both can use
+// them). The tests check the schemas against package odata's own feeds,
+// errors and $metadata, and internal/api's TestOpenAPI against the
+// server's.
+
+// ODataRoot is the path of the OData service root.
+const ODataRoot = "/odata"
+
+// odataSet is an entity set of the OData service and the scope a token
+// needs to read it.
+type odataSet struct {
+	odata.EntitySetDef
+	Scope string
+}
+
+// odataSets are the entity sets of the OData service, in the order of the
+// service document, as the server declares them.
+var odataSets = []odataSet{
+	{odata.EntitySetDef{
+		Name: "GeneralReport", TypeName: "GeneralReportRow", Columns: report.Columns,
+		Key: "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
+		OrderBy:     []string{"contract_id", "process_id"},
+		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
+		EmptyIsNull: true,
+	}, reportScope},
+	{odata.EntitySetDef{
+		Name: "Users", TypeName: "User", Columns: users.Columns,
+		Key: "id", OrderBy: []string{"id"},
+	}, usersScope},
+}
+
+// syntheticKey reports whether s's key is made of RowKey rather than a
+// column.
+func (s odataSet) syntheticKey() bool { return len(s.RowKey) > 0 }
+
+// propertyNames returns the names of s's properties in declaration order:
+// a synthetic key first, then the columns.
+func (s odataSet) propertyNames() []string {
+	var names []string
+	if s.syntheticKey() {
+		names = append(names, s.Key)
+	}
+	return append(names, export.Names(s.Columns)...)
+}
+
+// edmType returns the EDM type of a column kind, as the OData layer maps it.
+func edmType(k export.Kind) string {
+	switch k {
+	case export.Integer:
+		return "Edm.Int64"
+	case export.Decimal:
+		return "Edm.Decimal"
+	case export.Date:
+		return "Edm.Date"
+	case export.Timestamp, export.Timestamptz:
+		return "Edm.DateTimeOffset"
+	}
+	return "Edm.String"
+}
+
+// odataValueSchema returns the schema of property c of s in an OData
+// entity. Edm.Int64 and Edm.Decimal are JSON numbers, or strings when the
+// response is IEEE754Compatible=true; dates are RFC 3339 full dates and
+// date-times with an offset ("Z" for UTC).
+func odataValueSchema(s odataSet, c export.Column) object {
+	nullable := c.Name != s.Key && (c.Nullable || s.EmptyIsNull)
+	types := func(t ...string) any {
+		if nullable {
+			t = append(t, "null")
+		}
+		if len(t) == 1 {
+			return t[0]
+		}
+		return t
+	}
+	var sch object
+	switch c.Kind {
+	case export.Integer:
+		sch = obj("type", types("integer", "string"), "format", "int64", "pattern", `^-?[0-9]+$`)
+	case export.Decimal:
+		sch = obj("type", types("number", "string"), "format", "decimal", "pattern", `^-?[0-9]+(\.[0-9]+)?$`)
+	case export.Date:
+		sch = obj("type", types("string"), "format", "date")
+	case export.Timestamp, export.Timestamptz:
+		sch = obj("type", types("string"), "format", "date-time")
+	default:
+		sch = obj("type", types("string"))
+	}
+	desc := edmType(c.Kind) + "."
+	switch c.Kind {
+	case export.Integer, export.Decimal:
+		desc += " A JSON number; a string holding it when the response is `IEEE754Compatible=true`."
+	case export.Date:
+		desc += " `YYYY-MM-DD`."
+	case export.Timestamp:
+		desc += " RFC 3339, e.g. `2024-03-05T14:07:09Z`."
+	case export.Timestamptz:
+		desc += " RFC 3339 with microseconds, e.g. `2024-03-05T14:07:09.123456Z`."
+	}
+	if nullable {
+		desc += " `null` when absent."
+	}
+	return sch.with("description", desc, kindKeyword, c.Kind.String())
+}
+
+// odataEntitySchema returns the schema of an entity of s.
+func odataEntitySchema(s odataSet) object {
+	props := object{}
+	if s.syntheticKey() {
+		props = append(props, member{s.Key, obj(
+			"type", "string",
+			"pattern", "^[0-9]+(-[0-9]+){"+fmt.Sprint(len(s.RowKey)-1)+"}$",
+			"description", "The key: "+strings.Join(s.RowKey, ", ")+" in base 10, joined by `-`, 0 standing for an absent one (e.g. `6-7-7`, `2-0-0`).",
+		)})
+	}
+	for _, c := range s.Columns {
+		props = append(props, member{c.Name, odataValueSchema(s, c)})
+	}
+	return obj(
+		"title", "OData "+s.TypeName,
+		"description", "An entity of "+s.Name+" (type "+odata.Namespace+"."+s.TypeName+"). With `$select` it has the key and the properties chosen, in `$select` order; without, every property in this order.",
+		"type", "object",
+		"required", []string{s.Key},
+		"additionalProperties", false,
+		"properties", props,
+	)
+}
+
+func odataSchemas() object {
+	o := object{}
+	for _, s := range odataSets {
+		o = append(o,
+			member{"OData" + s.Name + "Entity", odataEntitySchema(s)},
+			member{"OData" + s.Name + "Feed", obj(
+				"title", "OData "+s.Name+" feed",
+				"description", "A page of "+s.Name+" in OData JSON (minimal metadata, streaming order). `@odata.nextLink`, present when a further page exists, is the absolute URL of the next page.",
+				"type", "object",
+				"required", []string{"@odata.context", "value"},
+				"additionalProperties", false,
+				"properties", obj(
+					"@odata.context", obj("type", "string", "format", "uri", "description", "`<service root>/$metadata#"+s.Name+"`, with the `$select` list in parentheses when given."),
+					"@odata.count", obj("type", []string{"integer", "string"}, "pattern", `^[0-9]+$`, "minimum", 0, "description", "With `$count=true` only: the number of entities matching `$filter`, ignoring `$top`, `$skip` and `$skiptoken`; a string when `IEEE754Compatible=true`."),
+					"value", obj("type", "array", "items", ref("schemas", "OData"+s.Name+"Entity")),
+					"@odata.nextLink", obj("type", "string", "format", "uri", "description", "The next page: the same `$filter`, `$select`, `$orderby`, `$count` and `$format`, the rest of `$top`, and a `$skiptoken`."),
+				),
+			)},
+		)
+	}
+	return append(o,
+		member{"ODataServiceDocument", obj(
+			"title", "OData service document",
+			"type", "object",
+			"required", []string{"@odata.context", "value"},
+			"additionalProperties", false,
+			"properties", obj(
+				"@odata.context", obj("type", "string", "format", "uri", "description", "`<service root>/$metadata`."),
+				"value", obj("type", "array", "items", obj(
+					"type", "object",
+					"required", []string{"name", "kind", "url"},
+					"additionalProperties", false,
+					"properties", obj(
+						"name", obj("type", "string", "enum", odataSetNames()),
+						"kind", obj("const", "EntitySet"),
+						"url", obj("type", "string", "enum", odataSetNames()),
+					),
+				)),
+			),
+		)},
+		member{"ODataError", obj(
+			"title", "OData error",
+			"type", "object",
+			"required", []string{"error"},
+			"additionalProperties", false,
+			"properties", obj("error", obj(
+				"type", "object",
+				"required", []string{"code", "message"},
+				"additionalProperties", false,
+				"properties", obj(
+					"code", obj("type", "string", "enum", []string{odata.CodeBadRequest, odata.CodeNotAcceptable, odata.CodeNotImplemented, odata.CodeInternal}),
+					"message", obj("type", "string", "description", "What is wrong and what is supported, safe to show."),
+					"target", obj("type", "string", "description", "The query option or header at fault, e.g. `$filter`."),
+				),
+			)),
+		)},
+	)
+}
+
+func odataSetNames() []string {
+	var names []string
+	for _, s := range odataSets {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func odataParameters() object {
+	return obj(
+		"odata.filter", obj("name", "$filter", "in", "query",
+			"description", "Comparisons `property eq literal` joined by `and`, with optional parentheses, on the set's filter properties only (GeneralReport: "+strings.Join(odataSets[0].Filters, ", ")+"; Users: none). Integers bare, strings in single quotes with `''` for a quote. Malformed syntax, an unknown property or a literal of the wrong type is a 400; other operators, functions and properties are a 501.",
+			"schema", obj("type", "string", "minLength", 1),
+			"example", "client_id eq 1 and code_contract eq 'CT-001'"),
+		"odata.top", obj("name", "$top", "in", "query",
+			"description", "The most entities to return over all pages.",
+			"schema", obj("type", "integer", "format", "int64", "minimum", 0)),
+		"odata.skip", obj("name", "$skip", "in", "query",
+			"description", "Entities to pass over, in order. Next links carry a `$skiptoken` instead.",
+			"schema", obj("type", "integer", "format", "int64", "minimum", 0)),
+		"odata.count", obj("name", "$count", "in", "query",
+			"description", "`true` adds `@odata.count`.",
+			"schema", obj("type", "boolean", "default", false)),
+		"odata.skiptoken", obj("name", "$skiptoken", "in", "query",
+			"description", "Where a page starts: only as the server wrote it in an `@odata.nextLink`; anything else is a 400.",
+			"schema", obj("type", "string", "pattern", `^[A-Za-z0-9_-]+$`)),
+		"odata.format", obj("name", "$format", "in", "query",
+			"description", "`json`, or `application/json` with OData format parameters (`odata.metadata=minimal` or `none`, `IEEE754Compatible=true` or `false`); it wins over `Accept`. Write `;` as `%3B`. Another format, or `odata.metadata=full`, is a 406.",
+			"schema", obj("type", "string"),
+			"example", "application/json;IEEE754Compatible=true"),
+		"odata.prefer", obj("name", "Prefer", "in", "header",
+			"description", fmt.Sprintf("`odata.maxpagesize=N` (1 to %d) makes pages of at most N entities and is echoed in `Preference-Applied`; pages hold at most %d entities anyway. Other preferences are ignored.", odata.MaxPageSize-1, odata.MaxPageSize),
+			"schema", obj("type", "string"),
+			"example", "odata.maxpagesize=1000"),
+	)
+}
+
+func odataHeaders() object {
+	return obj(
+		"OData-Version", obj("required", true,
+			"description", "The OData version of the response, once.",
+			"schema", obj("type", "string", "const", odata.Version)),
+		"Preference-Applied", obj(
+			"description", "`odata.maxpagesize=N` when the request's `Prefer` asked for smaller pages.",
+			"schema", obj("type", "string", "pattern", `^odata\.maxpagesize=[1-9][0-9]*$`)),
+	)
+}
+
+// odataErrorResponse returns an error response in OData's format.
+func odataErrorResponse(desc, code, message string) object {
+	return obj(
+		"description", desc,
+		"headers", headerRefs("X-Request-Id", "Cache-Control", "OData-Version"),
+		"content", obj("application/json", obj(
+			"schema", ref("schemas", "ODataError"),
+			"example", obj("error", obj("code", code, "message", message)),
+		)),
+	)
+}
+
+func odataResponses() object {
+	return obj(
+		"ODataBadRequest", odataErrorResponse("A malformed OData request: the message names the query option and what is wrong.",
+			odata.CodeBadRequest, "$top must be a non-negative integer, got \"-1\""),
+		"ODataNotAcceptable", odataErrorResponse("No format this service writes is acceptable.",
+			odata.CodeNotAcceptable, "Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
+		"ODataNotImplemented", odataErrorResponse("Valid OData that informe does not support; the message says what is supported.",
+			odata.CodeNotImplemented, "$expand is not supported; supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"),
+	)
+}
+
+// odataContent is the content of a successful OData JSON response.
+func odataContent(schema string) object {
+	return obj("application/json", obj("schema", ref("schemas", schema)))
+}
+
+func odataPaths() object {
+	errs := obj(
+		"400", ref("responses", "ODataBadRequest"),
+		"401", ref("responses", "Unauthorized"),
+		"403", ref("responses", "Forbidden"),
+		"406", ref("responses", "ODataNotAcceptable"),
+		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
+		"500", ref("responses", "InternalServerError"),
+		"503", ref("responses", "ServiceUnavailable"),
+	)
+	okHeaders := headerRefs("X-Request-Id", "Cache-Control", "OData-Version")
+	p := obj(
+		ODataRoot+"/", obj("get", obj(
+			"operationId", "getODataServiceDocument",
+			"tags", []string{"odata"},
+			"summary", "OData service document",
+			"description", "The entity sets of the OData service. Point Excel or Power BI (Get Data → OData feed) at this URL.",
+			"parameters", []any{ref("parameters", "odata.format")},
+			"responses", append(obj("200", obj(
+				"description", "The service document.",
+				"headers", okHeaders,
+				"content", odataContent("ODataServiceDocument"),
+			)), errs...),
+		)),
+		ODataRoot+"/$metadata", obj("get", obj(
+			"operationId", "getODataMetadata",
+			"tags", []string{"odata"},
+			"summary", "OData metadata (CSDL)",
+			"description", "The CSDL XML document of the service: one entity type per set, its properties typed from the column kinds (integer Edm.Int64, decimal Edm.Decimal, date Edm.Date, timestamps Edm.DateTimeOffset, text Edm.String). OData 4.0 defines only the XML representation, so it is XML whatever `Accept` says.",
+			"responses", obj(
+				"200", obj(
+					"description", "The CSDL document.",
+					"headers", okHeaders,
+					"content", obj(metadataMediaType(), obj("schema", obj("type", "string"))),
+				),
+				"401", ref("responses", "Unauthorized"),
+				"431", ref("responses", "RequestHeaderFieldsTooLarge"),
+				"500", ref("responses", "InternalServerError"),
+				"503", ref("responses", "ServiceUnavailable"),
+			),
+		)),
+	)
+	for _, s := range odataSets {
+		sel := append([]string{"*"}, s.propertyNames()...)
+		params := []any{
+			obj("name", "$select", "in", "query",
+				"description", "The properties to return, comma-separated, in the order wanted, or `*`. The key is always returned (first when not named).",
+				"style", "form", "explode", false,
+				"schema", obj("type", "array", "minItems", 1, "items", obj("type", "string", "enum", sel))),
+			ref("parameters", "odata.filter"),
+			obj("name", "$orderby", "in", "query",
+				"description", "Entities always come in the order "+strings.Join(s.OrderBy, ", ")+" (ascending); `$orderby` may restate it or a prefix of it, each item optionally `asc`. Any other order is a 501.",
+				"schema", obj("type", "string", "pattern", orderByPattern(s.OrderBy))),
+			ref("parameters", "odata.top"),
+			ref("parameters", "odata.skip"),
+			ref("parameters", "odata.count"),
+			ref("parameters", "odata.skiptoken"),
+			ref("parameters", "odata.format"),
+			ref("parameters", "odata.prefer"),
+		}
+		feedErrs := append(append(object(nil), errs...), member{"501", ref("responses", "ODataNotImplemented")})
+		p = append(p, member{ODataRoot + "/" + s.Name, obj("get", obj(
+			"operationId", "getOData"+s.Name,
+			"tags", []string{"odata"},
+			"summary", "OData feed of "+s.Name,
+			"description", fmt.Sprintf("A page of the entity set %s, typed after the column kinds. Pages hold at most %d entities (fewer with `Prefer: odata.maxpagesize`); follow `@odata.nextLink` for the next. Needs the `%s` scope.", s.Name, odata.MaxPageSize, s.Scope),
+			"parameters", params,
+			"security", securityRequirements(s.Scope),
+			"responses", append(obj("200", obj(
+				"description", "A page of the feed. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
+				"headers", append(okHeaders.with(), member{"Preference-Applied", ref("headers", "Preference-Applied")}),
+				"content", odataContent("OData"+s.Name+"Feed"),
+			)), feedErrs...),
+		))})
+	}
+	return p
+}
+
+// metadataMediaType is the media type of $metadata, without parameters.
+func metadataMediaType() string {
+	mt, _, _ := strings.Cut(odata.MetadataContentType, ";")
+	return mt
+}
+
+// orderByPattern matches $orderby values that restate order, or a prefix
+// of it, each item optionally followed by asc (in any case).
+func orderByPattern(order []string) string {
+	const ws = `[ \t]*`
+	item := func(name string) string { return ws + name + `([ \t]+[aA][sS][cC])?` + ws }
+	p := item(order[0])
+	for _, name := range order[1:] {
+		p += "(," + item(name)
+	}
+	return "^" + p + strings.Repeat(")?", len(order)-1) + "$"
+}

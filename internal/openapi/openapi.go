@@ -1,0 +1,455 @@
+// Package openapi builds informe's OpenAPI 3.1 document: every path,
+// parameter, format, header, security scheme and error of the API, the
+// OData service included, with the row schemas generated from the one
+// column lists ([report.Columns], [users.Columns]) so that the document
+// cannot drift from the rows the encoders write.
+//
+// [JSON] returns the document. The server serves it at GET /openapi.json,
+// authenticated like every other path, and docs/openapi.json is a copy
+// that a test keeps identical to it. After changing the API or a column
+// list, regenerate the copy with
+//
+//	go generate ./internal/openapi
+//
+// which runs this package's TestDocFile with -update. internal/api's
+// TestOpenAPI validates real requests and responses of every path and
+// format against the document.
+package openapi
+
+//go:generate go test -run ^TestDocFile$ -update .
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// Path is where the server serves the document.
+const Path = "/openapi.json"
+
+// JSON returns the OpenAPI 3.1 document as indented JSON ending in a
+// newline: the same bytes on every call and every build of the same code.
+// Serve it as application/json. Each call returns a new copy.
+func JSON() []byte { return bytes.Clone(documentJSON()) }
+
+var documentJSON = sync.OnceValue(func() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(document()); err != nil {
+		// Only strings, numbers, booleans, slices and objects go in: a
+		// failure is a bug that every test of the package shows.
+		panic(fmt.Sprintf("openapi: %v", err))
+	}
+	return b.Bytes()
+})
+
+func document() object {
+	return obj(
+		"openapi", "3.1.0",
+		"info", obj(
+			"title", "informe",
+			"version", "1",
+			"summary", "The reporting API of a legal-services management system: users and the general report, as JSON, NDJSON, CSV and XLSX, and as an OData service.",
+			"description", infoDescription,
+		),
+		// Every path needs a valid token; the listings also need a scope,
+		// stated by their own security requirements.
+		"security", securityRequirements(""),
+		"tags", []object{
+			obj("name", "report", "description", "The general report: one row per task of a process of a contract."),
+			obj("name", "users", "description", "The users of the system."),
+			obj("name", "odata", "description", "The same data as an OData 4.0 service, for Excel and Power BI (Get Data → OData feed)."),
+			obj("name", "meta", "description", "This document."),
+		},
+		"paths", paths(),
+		"components", components(),
+	)
+}
+
+const infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX, and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
+
+## Authentication
+
+Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + "`report:read`" + ` for the report, ` + "`users:read`" + ` for users; a token without the scope gets a 403.
+
+## Formats
+
+The listings answer in the format the ` + "`format`" + ` parameter names, else the one the ` + "`Accept`" + ` header prefers (RFC 9110 §12.5.1: lists, wildcards and quality values; ties go to JSON, CSV, NDJSON, XLSX in that order; no header is JSON):
+
+| ` + "`format`" + ` | ` + "`Accept`" + ` | Content-Type |
+|---|---|---|
+| ` + "`json`" + ` | ` + "`application/json`" + ` | ` + "`application/json; charset=utf-8`" + ` |
+| ` + "`ndjson`" + ` | ` + "`application/x-ndjson`, `application/jsonl`" + ` | ` + "`application/x-ndjson; charset=utf-8`" + `: one JSON object per line |
+| ` + "`csv`" + ` | ` + "`text/csv`" + ` | ` + "`text/csv; charset=utf-8`" + ` (` + "`text/tab-separated-values; charset=utf-8`" + ` with ` + "`delimiter=tab`" + `) |
+| ` + "`xlsx`" + ` | ` + "`application/vnd.openxmlformats-officedocument.spreadsheetml.sheet`" + ` | the same |
+
+An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other than XLSX are compressed with ` + "`gzip` or `zstd`" + ` when ` + "`Accept-Encoding`" + ` asks for one. CSV and XLSX come as attachments (` + "`Content-Disposition`" + `). Every value of a row is text in the formats of the field reference (docs/columns.md), whatever the format; XLSX cells are typed (numbers, dates). In CSV, a text value that starts with ` + "`=`, `+`, `-`, `@`" + `, a tab or a carriage return is prefixed with ` + "`'`" + ` so that spreadsheets do not run it as a formula, unless it is plainly a number or a phone number (such as ` + "`+56 9 1234 5678`" + `).
+
+## Parameters
+
+Every parameter is given at most once and never empty; a wrong value is a 400 whose message names the parameter and what it allows. Unknown parameters are ignored. The listings also answer HEAD with the status and headers of a GET and no body, without reading the rows.
+
+## Errors
+
+Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + ` (the OData paths answer their own errors in OData's format), with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too:
+
+| status | when |
+|---|---|
+| 400 | a parameter is wrong; the message names it |
+| 401 | the token is missing, malformed, unknown, expired or revoked; ` + "`WWW-Authenticate`" + ` offers Bearer and Basic |
+| 403 | the token lacks the scope |
+| 404 | the path does not exist (only with a valid token) |
+| 405 | the method is not allowed on the path; ` + "`Allow`" + ` lists the allowed ones |
+| 406 | no offered format satisfies ` + "`Accept`" + ` |
+| 431 | the request's header fields are too large |
+| 500 | ` + "`{\"message\":\"Internal Server Error\"}`" + `; the cause is logged with the request id |
+| 503 | the database cannot be reached, or the server is at capacity; ` + "`Retry-After`" + ` says when to try again |
+
+The status is decided before the first byte of the body. A failure after it cannot change the status: the server then cuts the connection before the chunked body is terminated, so no client can take a truncated body for a complete one.`
+
+// The scopes the listings need.
+var (
+	reportScope = string(auth.ReportRead)
+	usersScope  = string(auth.UsersRead)
+)
+
+// securityRequirements returns the three ways to present a token, any
+// one of which suffices, each needing scope ("" for none). Scopes on
+// http and apiKey schemes are roles, as OpenAPI 3.1 allows.
+func securityRequirements(scope string) []object {
+	roles := []string{}
+	if scope != "" {
+		roles = []string{scope}
+	}
+	return []object{obj("bearer", roles), obj("basic", roles), obj("accessToken", roles)}
+}
+
+// ref returns a reference to the component of the given type and name.
+func ref(typ, name string) object { return obj("$ref", "#/components/"+typ+"/"+name) }
+
+func paths() object {
+	p := obj(
+		"/api/general-report", listingPath(listing{
+			op: "GeneralReport", tag: "report", scope: reportScope,
+			summary: "One page of the general report",
+			description: "One row per task of a process of a contract, ordered by contract id, process id and task id, stable across pages. A contract without processes, or a process without tasks, still has exactly one row. Filters combine with AND. The count and the page are read in one snapshot, so `totalPages` never disagrees with the rows; a page past the end is a 200 without rows.\n\n" +
+				"Paging travels in headers too, in every format: `X-Total-Count`, `X-Total-Pages`, `X-Current-Page` and `Link`.",
+			params:  []any{ref("parameters", "contract_id"), ref("parameters", "code_contract"), ref("parameters", "client_id"), ref("parameters", "rut"), ref("parameters", "page"), ref("parameters", "result_per_page"), ref("parameters", "reportColumns")},
+			headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
+			json:    ref("schemas", "GeneralReportPage"),
+			row:     "GeneralReportRow",
+			file:    "`general-report-page-<page>.csv` (`.tsv`, `.xlsx`)",
+			sheet:   "general-report",
+		}),
+		"/api/general-report/export", listingPath(listing{
+			op: "GeneralReportExport", tag: "report", scope: reportScope,
+			summary:     "Every row of the general report",
+			description: "Every row matching the filters, in the order of the paged report, in one response read from one snapshot: for exports and spreadsheet data connections that want the whole report. The JSON format is a bare array of rows. `page` and `result_per_page` play no part here (if given, they must still be valid).",
+			params:      []any{ref("parameters", "contract_id"), ref("parameters", "code_contract"), ref("parameters", "client_id"), ref("parameters", "rut"), ref("parameters", "reportColumns")},
+			headers:     []string{"X-Total-Count"},
+			json:        obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
+			row:         "GeneralReportRow",
+			file:        "`general-report.csv` (`.tsv`, `.xlsx`)",
+			sheet:       "general-report",
+		}),
+		"/users", listingPath(listing{
+			op: "Users", tag: "users", scope: usersScope,
+			summary:     "The users",
+			description: "Every user, ordered by id. `X-Total-Count` gives their number.",
+			params:      []any{ref("parameters", "usersColumns")},
+			headers:     []string{"X-Total-Count"},
+			json:        obj("type", "array", "items", ref("schemas", "User")),
+			row:         "User",
+			file:        "`users.csv` (`.tsv`, `.xlsx`)",
+			sheet:       "users",
+		}),
+		Path, obj("get", obj(
+			"operationId", "getOpenAPI",
+			"tags", []string{"meta"},
+			"summary", "This document",
+			"description", "The OpenAPI 3.1 document of the API; any valid token may read it.",
+			"responses", obj(
+				"200", obj(
+					"description", "The document.",
+					"headers", headerRefs("X-Request-Id", "Cache-Control"),
+					"content", obj("application/json", obj("schema", obj("type", "object", "description", "An OpenAPI 3.1 document."))),
+				),
+				"401", ref("responses", "Unauthorized"),
+				"431", ref("responses", "RequestHeaderFieldsTooLarge"),
+				"500", ref("responses", "InternalServerError"),
+				"503", ref("responses", "ServiceUnavailable"),
+			),
+		)),
+	)
+	return append(p, odataPaths()...)
+}
+
+// listing describes a path that streams rows in every format.
+type listing struct {
+	op, tag, scope       string
+	summary, description string
+	params               []any
+	headers              []string // headers of a 200 besides those of every listing
+	json                 any      // schema of the JSON body
+	row                  string   // schema of a row, an NDJSON line
+	file                 string   // the attachment's name, for the description
+	sheet                string   // the XLSX worksheet's name
+}
+
+// formatParams are the parameters of every listing: format negotiation
+// and the CSV options.
+var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "bom"), ref("parameters", "delimiter")}
+
+func listingPath(l listing) object {
+	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
+	headers = append(headers, "Content-Disposition", "Content-Encoding")
+	ok := obj(
+		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells. CSV and XLSX come as attachments named "+l.file+".",
+		"headers", headerRefs(headers...),
+		"content", obj(
+			"application/json", obj("schema", l.json),
+			"application/x-ndjson", obj("schema", ref("schemas", l.row)),
+			"text/csv", obj("schema", obj("type", "string", "description", "RFC 4180 CSV: a header row of the field names (unless `header=false`), then a record per row.")),
+			"text/tab-separated-values", obj("schema", obj("type", "string", "description", "The CSV format with tabs (`delimiter=tab`).")),
+			export.XLSX.ContentType(), obj(),
+		),
+	)
+	errs := obj(
+		"400", ref("responses", "BadRequest"),
+		"401", ref("responses", "Unauthorized"),
+		"403", ref("responses", "Forbidden"),
+		"406", ref("responses", "NotAcceptable"),
+		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
+		"500", ref("responses", "InternalServerError"),
+		"503", ref("responses", "ServiceUnavailable"),
+	)
+	params := append(append([]any(nil), l.params...), formatParams...)
+	get := obj(
+		"operationId", "get"+l.op,
+		"tags", []string{l.tag},
+		"summary", l.summary,
+		"description", l.description+"\n\nNeeds the `"+l.scope+"` scope.",
+		"parameters", params,
+		"security", securityRequirements(l.scope),
+		"responses", append(obj("200", ok), errs...),
+	)
+	headOK := obj(
+		"description", "The headers a GET would answer, Content-Type and Content-Disposition included, without a body; the rows are not read.",
+		"headers", headerRefs(headers...),
+	)
+	head := obj(
+		"operationId", "head"+l.op,
+		"tags", []string{l.tag},
+		"summary", l.summary+" (headers only)",
+		"description", "The GET's status and headers without its body.",
+		"parameters", params,
+		"security", securityRequirements(l.scope),
+		"responses", append(obj("200", headOK), errs...),
+	)
+	return obj("get", get, "head", head)
+}
+
+// headerRefs returns references to the named header components.
+func headerRefs(names ...string) object {
+	o := make(object, 0, len(names))
+	for _, n := range names {
+		o = append(o, member{n, ref("headers", n)})
+	}
+	return o
+}
+
+func components() object {
+	return obj(
+		"schemas", schemas(),
+		"parameters", parameters(),
+		"headers", headers(),
+		"responses", responses(),
+		"securitySchemes", obj(
+			"bearer", obj("type", "http", "scheme", "bearer",
+				"description", "`Authorization: Bearer <token>`. Tokens are created with `informe token create`; the header wins over `access_token`."),
+			"basic", obj("type", "http", "scheme", "basic",
+				"description", "Basic credentials with any user name and the token as the password, for tools whose credential dialogs offer Basic (Excel, Power BI)."),
+			"accessToken", obj("type", "apiKey", "in", "query", "name", "access_token",
+				"description", "The token in the query string, for tools that cannot send headers (Google Sheets' IMPORTDATA). Given at most once and not empty; ignored when an Authorization header is present. The server never writes it in a log line, an error or a Link header, but treat such URLs as secrets: give each spreadsheet a token of its own."),
+		),
+	)
+}
+
+func schemas() object {
+	s := obj(
+		"GeneralReportRow", rowSchema("General report row",
+			"One task of a process of a contract, with its contract, payer, service, process and client. Every value is a string; an absent value is `\"\"`.",
+			report.Columns, true),
+		"GeneralReportPage", obj(
+			"title", "General report page",
+			"type", "object",
+			"required", []string{"data", "totalPages", "currentPage"},
+			"additionalProperties", false,
+			"properties", obj(
+				"data", obj("type", "array", "items", ref("schemas", "GeneralReportRow"), "description", "The rows of the page."),
+				"totalPages", obj("type", "integer", "minimum", 0, "description", "ceil(matching rows / result_per_page); 0 when no row matches."),
+				"currentPage", obj("type", "integer", "minimum", 1, "description", "The page asked for."),
+			),
+		),
+		"User", rowSchema("User",
+			"A user. Every value is a string, `id` included; `last_entry` and `updated_at` are `null` when absent.",
+			users.Columns, false),
+		"Error", obj(
+			"title", "Error",
+			"type", "object",
+			"required", []string{"message"},
+			"additionalProperties", false,
+			"properties", obj("message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault.")),
+		),
+		"InvalidToken", obj(
+			"title", "Authentication error",
+			"type", "object",
+			"required", []string{"message"},
+			"additionalProperties", false,
+			"properties", obj("message", obj("const", auth.InvalidToken)),
+		),
+	)
+	return append(s, odataSchemas()...)
+}
+
+// integerParam returns the schema of a query parameter holding a
+// positive integer written in digits only.
+func integerParam(name, desc string, max, def int64) object {
+	s := obj("type", "integer", "format", "int64", "minimum", 1)
+	if max > 0 {
+		s = s.with("maximum", max)
+	}
+	if def > 0 {
+		s = s.with("default", def)
+	}
+	return obj("name", name, "in", "query", "description", desc+" Digits only.", "schema", s)
+}
+
+func parameters() object {
+	p := obj(
+		"contract_id", integerParam("contract_id", "Only the rows of this contract.", 0, 0),
+		"code_contract", obj("name", "code_contract", "in", "query",
+			"description", "Only the rows of contracts with exactly this code.",
+			"schema", obj("type", "string", "minLength", 1)),
+		"client_id", integerParam("client_id", "Only the rows of this client's contracts.", 0, 0),
+		"rut", obj("name", "rut", "in", "query",
+			"description", "Only the rows of the client with this RUT, written as people type it: `12.345.678-5`, `12345678-5` or `123456785`, the check character `k` or `K`; it matches whatever form the RUT is stored in. A malformed RUT or a wrong check digit is a 400.",
+			"schema", obj("type", "string", "pattern", `^ *[0-9.]*[0-9][0-9.]*-?[0-9kK] *$`),
+			"example", "12.345.678-5"),
+		"page", integerParam("page", "The page to return, from 1.", 0, 1),
+		"result_per_page", integerParam("result_per_page", "Rows per page.", report.MaxPerPage, report.MaxPerPage),
+		"reportColumns", columnsParameter(report.Columns, "the `GeneralReportRow` schema and docs/columns.md"),
+		"usersColumns", columnsParameter(users.Columns, "the `User` schema and docs/columns.md"),
+		"format", obj("name", "format", "in", "query",
+			"description", "The response format, case-insensitive; it wins over `Accept` (for tools that cannot set headers). Another value is a 400.",
+			"schema", obj("type", "string", "enum", formatNames())),
+		"header", obj("name", "header", "in", "query",
+			"description", "CSV: `false` leaves out the header row of field names.",
+			"schema", obj("type", "boolean", "default", true)),
+		"bom", obj("name", "bom", "in", "query",
+			"description", "CSV: `true` starts the file with a UTF-8 byte order mark, which Excel on Windows needs to read UTF-8 (without it, á and ñ come out garbled).",
+			"schema", obj("type", "boolean", "default", false)),
+		"delimiter", obj("name", "delimiter", "in", "query",
+			"description", "CSV: the field delimiter. `semicolon` is what Excel expects where the decimal separator is a comma (Chile, most of Latin America and much of Europe); `tab` answers `text/tab-separated-values`.",
+			"schema", obj("type", "string", "enum", export.DelimiterNames, "default", export.DelimiterNames[0])),
+	)
+	return append(p, odataParameters()...)
+}
+
+// formatNames returns the names the format parameter takes.
+func formatNames() []string {
+	var names []string
+	for f := export.JSON; f <= export.XLSX; f++ {
+		names = append(names, f.String())
+	}
+	return names
+}
+
+func headers() object {
+	h := obj(
+		"X-Request-Id", obj("required", true,
+			"description", "The request's id, on every response and in the server's log line: the client's own `X-Request-Id` when it is 1 to 64 letters, digits, `-`, `_` or `.`, else a new one.",
+			"schema", obj("type", "string", "pattern", `^[A-Za-z0-9._-]{1,64}$`)),
+		"Cache-Control", obj("required", true,
+			"description", "Responses carry personal data, and may answer a URL holding a token: no cache may keep them.",
+			"schema", obj("type", "string", "const", "private, no-store")),
+		"Vary", obj("required", true,
+			"description", "The format depends on `Accept`, and the content coding of formats that may be compressed (all but XLSX) on `Accept-Encoding`.",
+			"schema", obj("type", "string", "enum", []string{"Accept", "Accept, Accept-Encoding"})),
+		"Content-Encoding", obj(
+			"description", "`gzip` or `zstd` when `Accept-Encoding` asks for one (zstd wins at equal quality) and the body is likely over 1 KiB; XLSX, compressed already, never is. Without `Accept-Encoding`, no coding.",
+			"schema", obj("type", "string", "enum", []string{"gzip", "zstd"})),
+		"X-Total-Count", obj("required", true,
+			"description", "The number of matching rows (of all pages).",
+			"schema", obj("type", "integer", "minimum", 0)),
+		"X-Total-Pages", obj("required", true,
+			"description", "The number of pages, as `totalPages`.",
+			"schema", obj("type", "integer", "minimum", 0)),
+		"X-Current-Page", obj("required", true,
+			"description", "The page returned, as `currentPage`.",
+			"schema", obj("type", "integer", "minimum", 1)),
+		"Link", obj("required", true,
+			"description", "RFC 8288 links to the `first`, `prev` (from page 2), `next` (before the last page) and `last` pages (`last` is page 1 when nothing matches), as references relative to the request with its other parameters and without `access_token`.",
+			"schema", obj("type", "string", "pattern", `^<[^>]+>; rel="first"(, <[^>]+>; rel="prev")?(, <[^>]+>; rel="next")?, <[^>]+>; rel="last"$`)),
+		"Content-Disposition", obj(
+			"description", "CSV and XLSX only: an attachment named for what it holds.",
+			"schema", obj("type", "string", "pattern", `^attachment; filename="[a-z0-9-]+\.(csv|tsv|xlsx)"$`)),
+		"WWW-Authenticate", obj("required", true,
+			"description", "Two challenges, as two header lines: `Bearer realm=\"informe\"` (with `, error=\"invalid_token\"` when a token was given) and `Basic realm=\"informe\", charset=\"UTF-8\"`, so that clients that wait for a challenge (Excel) send Basic credentials.",
+			"schema", obj("type", "string", "pattern", `^(Bearer realm="informe"(, error="invalid_token")?|Basic realm="informe", charset="UTF-8")$`)),
+		"Allow", obj("required", true,
+			"description", "The methods the path allows.",
+			"schema", obj("type", "string", "pattern", `^[A-Z]+(, ?[A-Z]+)*$`)),
+		"Retry-After", obj("required", true,
+			"description", "Seconds to wait before trying again.",
+			"schema", obj("type", "integer", "minimum", 1)),
+	)
+	return append(h, odataHeaders()...)
+}
+
+// errorResponse returns an error response of informe's {"message"} form.
+func errorResponse(desc, example string, headers ...string) object {
+	return obj(
+		"description", desc,
+		"headers", headerRefs(append([]string{"X-Request-Id", "Cache-Control"}, headers...)...),
+		"content", obj("application/json", obj(
+			"schema", ref("schemas", "Error"),
+			"example", obj("message", example),
+		)),
+	)
+}
+
+func responses() object {
+	r := obj(
+		"BadRequest", errorResponse("A parameter is wrong; the message names it and says what it allows.",
+			`page must be an integer of 1 or more, got "0"`),
+		"Unauthorized", obj(
+			"description", "The token is missing, malformed, unknown, expired or revoked. The body is always `{\"message\":\"Invalid Token\"}`.",
+			"headers", headerRefs("X-Request-Id", "Cache-Control", "WWW-Authenticate"),
+			"content", obj("application/json", obj(
+				"schema", ref("schemas", "InvalidToken"),
+				"example", obj("message", auth.InvalidToken),
+			)),
+		),
+		"Forbidden", errorResponse("The token lacks the scope the path needs.", "this token lacks the "+reportScope+" scope"),
+		"NotFound", errorResponse("The path does not exist (answered only to a valid token: without one, every path is a 401).", "Not Found"),
+		"MethodNotAllowed", errorResponse("The path does not allow the method.", "Method Not Allowed", "Allow"),
+		"NotAcceptable", errorResponse("No offered format satisfies `Accept`; the message lists the offered media types.",
+			"not acceptable: the offered media types are "+strings.Join(export.Offered, ", "), "Vary"),
+		"RequestHeaderFieldsTooLarge", errorResponse("The request's header fields, with its URL, are too large.",
+			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
+		"InternalServerError", errorResponse("An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error"),
+		"ServiceUnavailable", errorResponse("The database cannot be reached, a request took longer than the server allows, or the server is at capacity (too many exports at once); try again after `Retry-After` seconds.",
+			"Service Unavailable: the database cannot be reached", "Retry-After"),
+	)
+	return append(r, odataResponses()...)
+}
