@@ -25,7 +25,7 @@ func BenchmarkEncode(b *testing.B) {
 	for _, f := range []Format{JSON, NDJSON, CSV, XLSX} {
 		b.Run(f.String(), func(b *testing.B) {
 			encode := func(w io.Writer) {
-				e, err := NewEncoder(w, f, reportColumns, Options{Envelope: &Envelope{TotalPages: 1, CurrentPage: 1}, Sheet: "general-report"})
+				e, err := NewEncoder(w, f, reportColumns, Options{Envelope: &Envelope{TotalPages: 1, CurrentPage: 1}, Sheet: "general-report", Rows: benchRows})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -175,6 +175,15 @@ func (e *csvEncoder) Encode(row [][]byte) error {
 	return e.err
 }
 
+// Flush writes the records encoded so far to the underlying writer and
+// returns the encoder's error.
+func (e *csvEncoder) Flush() error {
+	if e.err == nil {
+		e.err = e.bw.Flush()
+	}
+	return e.err
+}
+
 func (e *csvEncoder) Close() error {
 	if e.closed {
 		return e.closeErr

@@ -29,6 +29,15 @@ type Encoder interface {
 	Close() error
 }
 
+// Flusher is implemented by encoders that can push the rows encoded so far
+// to their writer before Close: the text formats. A streaming response
+// flushes now and then so that a client is not kept waiting behind a
+// buffer while the database is slow. XLSX cannot: its workbook is only
+// complete at Close.
+type Flusher interface {
+	Flush() error
+}
+
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
 var ErrClosed = errors.New("export: encoder closed")
 

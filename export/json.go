@@ -130,6 +130,15 @@ func (e *jsonEncoder) Encode(row [][]byte) error {
 	return e.err
 }
 
+// Flush writes the rows encoded so far to the underlying writer and returns
+// the encoder's error.
+func (e *jsonEncoder) Flush() error {
+	if e.err == nil {
+		e.err = e.bw.Flush()
+	}
+	return e.err
+}
+
 func (e *jsonEncoder) Close() error {
 	if e.closed {
 		return e.closeErr

@@ -25,6 +25,9 @@ type Metrics struct {
 	bytes    *prometheus.CounterVec
 	inFlight prometheus.Gauge
 	refused  *prometheus.CounterVec
+	spooled  *prometheus.CounterVec
+	spoolOut prometheus.Counter
+	waited   prometheus.Counter
 }
 
 // New registers informe's metrics, the Go runtime's and the process's, and,
@@ -62,8 +65,21 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "informe_http_refusals_total",
 			Help: "Requests refused with 503 before any work, by reason: exports_busy (too many big responses), pool_busy (no database connection came free in time), shutting_down.",
 		}, []string{"reason"}),
+		spooled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_spooled_responses_total",
+			Help: "Responses delivered through the spool, by where their bytes waited for the client: memory only, or a temporary file too (disk).",
+		}, []string{"spilled"}),
+		spoolOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "informe_spool_disk_bytes_total",
+			Help: "Bytes written to spool temporary files, waiting for slow clients.",
+		}),
+		waited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "informe_spool_producer_wait_seconds_total",
+			Help: "Time the database side of responses waited for clients because a spool's disk bound was reached.",
+		}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
+		m.spooled, m.spoolOut, m.waited,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
@@ -96,6 +112,23 @@ func (m *Metrics) Started() func() {
 
 // Refused counts a request refused for reason (see informe_http_refusals_total).
 func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
+
+// Spooled records the delivery of one response through a spool: whether it
+// spilled to a temporary file, how many bytes it wrote there, and how long
+// its database side waited for the client.
+func (m *Metrics) Spooled(spilled bool, diskBytes int64, waited time.Duration) {
+	m.spooled.WithLabelValues(strconv.FormatBool(spilled)).Inc()
+	m.spoolOut.Add(float64(diskBytes))
+	m.waited.Add(waited.Seconds())
+}
+
+// SpoolDisk reports the bytes all spools hold on disk at scrape time.
+func (m *Metrics) SpoolDisk(inUse func() int64) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "informe_spool_disk_bytes",
+		Help: "Bytes held in spool temporary files now, over all responses.",
+	}, func() float64 { return float64(inUse()) }))
+}
 
 // Observe records a finished request.
 func (m *Metrics) Observe(r Request) {

@@ -305,6 +305,15 @@ func (f *Feed) appendNumber(b, digits []byte) []byte {
 	return append(b, digits...)
 }
 
+// Flush writes the entities encoded so far to the writer and returns the
+// Feed's error.
+func (f *Feed) Flush() error {
+	if f.err == nil {
+		f.err = f.bw.Flush()
+	}
+	return f.err
+}
+
 // Close finishes the page, with the next link when a row beyond it
 // arrived, flushes it to the writer and returns the Feed's first error.
 // It does not close the writer. Later calls return the first call's result;

@@ -692,8 +692,18 @@ func TestFailureMidStreamAbortsResponse(t *testing.T) {
 	pool := pgtest.New(t)
 	bigTasks(t, pool, 300, 1000)
 	// 250 rows of over 1 KB come before the failing one: well past the
-	// encoders' 64 KiB buffers.
-	failAtTask(t, pool, 251)
+	// encoders' 64 KiB buffers. The row before it waits a moment, so that
+	// the spool has handed the first bytes to the client when the failure
+	// comes (a failure before any byte left is a clean 500, as First
+	// checks).
+	wrapTaskColumn(t, pool, `
+		IF id = 250 THEN
+			PERFORM pg_sleep(0.3);
+		END IF;
+		IF id = 251 THEN
+			RETURN (1 / (id - 251))::text;
+		END IF;
+		RETURN v;`)
 	ts := newServer(t, pool)
 
 	for _, format := range []string{"json", "csv", "ndjson"} {

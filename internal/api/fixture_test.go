@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -128,4 +129,13 @@ func fixtureDB(tb testing.TB) *pgxpool.Pool {
 		tb.Fatalf("session TimeZone = %q (%v), want America/Santiago", tz, err)
 	}
 	return pool
+}
+
+// varyFor is the Vary header of a 200 response of media type ctype: it
+// varies with Accept-Encoding too, except XLSX, which is never compressed.
+func varyFor(ctype string) string {
+	if strings.HasPrefix(ctype, "application/vnd.openxmlformats") {
+		return "Accept"
+	}
+	return "Accept, Accept-Encoding"
 }

@@ -252,6 +252,10 @@ type timingWriter struct {
 	first time.Time
 }
 
+// Unwrap gives http.ResponseController the writer beneath, for flushes and
+// write deadlines.
+func (w *timingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *timingWriter) Write(b []byte) (int, error) {
 	if w.first.IsZero() && len(b) > 0 {
 		w.first = time.Now()

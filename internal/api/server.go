@@ -27,6 +27,8 @@ type Server struct {
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool // for readiness
 	Limits  Limits
+	// Delivery says how bodies reach clients (the spool's bounds).
+	Delivery Delivery
 	// ReadyWhenBusy makes /readyz answer 200 (status "busy") rather than
 	// 503 when every pool connection is in use.
 	ReadyWhenBusy bool

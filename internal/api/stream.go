@@ -82,36 +82,18 @@ func (r *released) Close() error {
 
 // stream answers 200 with cur's rows of cols in out's format, the file
 // named file when it is an attachment. The handler has decided the status
-// and set its headers before; a failure before the first byte is an
-// ordinary JSON error, a failure after it aborts the response. The cursor
-// is closed, and its connection released, as soon as the last row is read.
+// and set the headers that depend on the data before; opts.Rows must hold
+// the number of rows cur reads.
 func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
-	w := &gate{w: c.Writer}
-	enc, err := export.NewEncoder(w, out.format, cols, opts)
-	if err != nil {
-		s.fail(c, fmt.Errorf("encoder: %w", err))
-		return
-	}
-	c.Status(200)
-	n, err := export.Copy(enc, cur)
-	state(c).rows = int(n)
-	if cerr := cur.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		w.closed = true // let Close clean up without writing a trailer
-	}
-	if cerr := enc.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if ctxErr := c.Request.Context().Err(); ctxErr != nil {
-			err = fmt.Errorf("%w (client gone: %w)", err, ctxErr)
-		}
-		s.fail(c, err)
-	}
+	s.deliver(c, cur, body{
+		estimate:     opts.Rows * int64(len(cols)) * 8,
+		compressible: out.format != export.XLSX,
+		encoder: func(w io.Writer) (export.Encoder, error) {
+			return export.NewEncoder(w, out.format, cols, opts)
+		},
+	})
 }
 
 // setContentHeaders sets the Content-Type of out and, for a file format,
