@@ -15,6 +15,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -59,6 +60,26 @@ var (
 		Name: "shutdown-timeout", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_SHUTDOWN_TIMEOUT"),
 		Usage: "how long responses in flight may take to finish after the listener closes; past it they are cut",
 	}
+	spoolMemoryFlag = &cli.IntFlag{
+		Name: "spool-memory", Value: spool.DefaultMemory, Sources: cli.EnvVars("INFORME_SPOOL_MEMORY"),
+		Usage: "bytes of a response kept in memory while its client is slower than the database, before a temporary file",
+	}
+	spoolDiskFlag = &cli.Int64Flag{
+		Name: "spool-disk", Value: 1 << 30, Sources: cli.EnvVars("INFORME_SPOOL_DISK"),
+		Usage: "bytes of one response kept in its temporary file; past it the database side waits for the client",
+	}
+	spoolDiskTotalFlag = &cli.Int64Flag{
+		Name: "spool-disk-total", Value: 8 << 30, Sources: cli.EnvVars("INFORME_SPOOL_DISK_TOTAL"),
+		Usage: "bytes of all responses' temporary files together; past it the database sides wait for their clients",
+	}
+	spoolDirFlag = &cli.StringFlag{
+		Name: "spool-dir", Value: "", Sources: cli.EnvVars("INFORME_SPOOL_DIR"),
+		Usage: "`folder` for the temporary files (a real disk, not tmpfs); empty is the system's temporary folder",
+	}
+	stallTimeoutFlag = &cli.DurationFlag{
+		Name: "stall-timeout", Value: spool.DefaultNoProgress, Sources: cli.EnvVars("INFORME_STALL_TIMEOUT"),
+		Usage: "a client that reads nothing for this long is cut",
+	}
 	readyWhenBusyFlag = &cli.BoolFlag{
 		Name: "ready-when-busy", Value: true, Sources: cli.EnvVars("INFORME_READY_WHEN_BUSY"),
 		Usage: "answer /readyz 200 (status busy) when every connection is in use; false answers 503",
@@ -70,6 +91,7 @@ func servingFlags() []cli.Flag {
 	return []cli.Flag{
 		countsFlag, poolSizeFlag, acquireTimeoutFlag, statementTimeoutFlag, requestTimeoutFlag,
 		exportsFlag, exportQueueFlag, exportWaitFlag, shutdownDelayFlag, shutdownTimeoutFlag, readyWhenBusyFlag,
+		spoolMemoryFlag, spoolDiskFlag, spoolDiskTotalFlag, spoolDirFlag, stallTimeoutFlag,
 	}
 }
 
@@ -144,6 +166,14 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		},
 		ReadyWhenBusy: cmd.Bool("ready-when-busy"),
 	}
+	app.Delivery = api.Delivery{
+		Spool: spool.Limits{
+			Memory: int(cmd.Int("spool-memory")), Disk: cmd.Int64("spool-disk"),
+			Dir: cmd.String("spool-dir"), NoProgress: cmd.Duration("stall-timeout"),
+		},
+		Budget: spool.NewBudget(cmd.Int64("spool-disk-total")),
+	}
+	app.Metrics.SpoolDisk(app.Delivery.Budget.InUse)
 	apiLn, err := net.Listen("tcp", cmd.String("addr"))
 	if err != nil {
 		return err
