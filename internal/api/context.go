@@ -20,6 +20,7 @@ type request struct {
 	rows       int             // rows written to the response
 	aborted    bool            // the response was cut mid-stream
 	clientGone bool            // the client went away first (logged as 499)
+	odata      bool            // an OData request: errors in OData's shape
 }
 
 type requestKey struct{}

@@ -1,16 +1,19 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
 )
 
@@ -61,6 +64,12 @@ func status(code failure.Code) int {
 	return http.StatusInternalServerError
 }
 
+// odataCode is the OData error code of an error with HTTP status st that
+// did not come from the odata package: the status's name without spaces.
+func odataCode(st int) string {
+	return strings.ReplaceAll(http.StatusText(st), " ", "")
+}
+
 // statusClientGone is logged and counted for a request whose client went
 // away before its response was complete (nginx's 499); it is never sent.
 const statusClientGone = 499
@@ -89,6 +98,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	code := failure.CodeOf(err)
 	st := status(code)
+	var oerr *odata.Error
+	if errors.As(err, &oerr) {
+		st = oerr.Status
+	}
 	if c.Writer.Written() {
 		s.abort(c, err)
 	}
@@ -98,7 +111,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	h := c.Writer.Header()
 	// Headers a stream may have set before it failed.
-	for _, k := range []string{"Content-Disposition", "Link", "X-Total-Count", "X-Total-Pages", "X-Current-Page"} {
+	for _, k := range []string{"Content-Disposition", "Link", "X-Total-Count", "X-Total-Pages", "X-Current-Page",
+		"Content-Encoding", "Content-Length", "Preference-Applied"} {
 		h.Del(k)
 	}
 	switch st {
@@ -113,9 +127,20 @@ func (s *Server) fail(c *gin.Context, err error) {
 	case http.StatusServiceUnavailable:
 		h.Set("Retry-After", retryAfter)
 	}
-	body, _ := json.Marshal(struct {
-		Message string `json:"message"`
-	}{failure.MessageOf(err)})
+	var body []byte
+	if state(c).odata {
+		// OData clients read errors in OData's own shape.
+		if oerr == nil {
+			oerr = &odata.Error{Status: st, Code: odataCode(st), Message: failure.MessageOf(err)}
+		}
+		var b bytes.Buffer
+		_ = odata.WriteError(&b, oerr)
+		body = b.Bytes()
+	} else {
+		body, _ = json.Marshal(struct {
+			Message string `json:"message"`
+		}{failure.MessageOf(err)})
+	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	c.Status(st)
 	_, _ = c.Writer.Write(body)

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/metrics"
 )
@@ -30,6 +31,10 @@ func (s *Server) observe(c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	st := &request{id: id}
+	if p := c.Request.URL.Path; p == odataPrefix || strings.HasPrefix(p, odataPrefix+"/") {
+		st.odata = true
+		c.Header("OData-Version", odata.Version)
+	}
 	c.Request = c.Request.WithContext(withRequest(c.Request.Context(), st))
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)

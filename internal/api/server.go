@@ -34,6 +34,7 @@ type Server struct {
 	ReadyWhenBusy bool
 
 	turns    *turns // of big responses, made by Handler
+	feeds    *feeds // the OData entity sets, made by Handler
 	draining atomic.Bool
 }
 
@@ -46,6 +47,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // without a valid token and 404 with one.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
+	s.feeds = newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -61,6 +63,13 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, "/api/general-report", s.require(auth.ReportRead), s.generalReport)
 	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
 	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
+
+	// The OData feed, for Excel's and Power BI's OData connectors.
+	r.Match(get, odataPrefix, s.odataService)
+	r.Match(get, odataPrefix+"/", s.odataService)
+	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
+	r.Match(get, odataPrefix+"/GeneralReport", s.require(auth.ReportRead), s.odataReport)
+	r.Match(get, odataPrefix+"/Users", s.require(auth.UsersRead), s.odataUsers)
 	return r
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 )
 
 func parseFilter(t testing.TB, set *odata.EntitySet, filter string) ([]odata.Eq, error) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 )
 
 // wantErr checks that err is an *odata.Error with the status and a message

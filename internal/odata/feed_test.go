@@ -16,7 +16,7 @@ import (
 	_ "time/tzdata" // America/Santiago whatever the machine has
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 )
 
 // A Feed is driven like every other encoder.

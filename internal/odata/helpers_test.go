@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )

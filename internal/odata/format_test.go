@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 )
 
 func TestNegotiate(t *testing.T) {
