@@ -122,6 +122,24 @@ func (c *contract) checkRequest(x exchange) (bool, []*oaerrors.ValidationError) 
 	return c.v.ValidateHttpRequest(x.req)
 }
 
+// dropHeaderCoercion drops the validator's findings that a response header
+// holding a string that reads as a JSON number ("4.0") is not a string:
+// libopenapi-validator decodes header values as JSON before it checks
+// them. checkHeaders checks every header as the string it is.
+func dropHeaderCoercion(errs []*oaerrors.ValidationError) []*oaerrors.ValidationError {
+	var kept []*oaerrors.ValidationError
+	for _, e := range errs {
+		coerced := strings.HasPrefix(e.Message, "header '") && len(e.SchemaValidationErrors) > 0
+		for _, f := range e.SchemaValidationErrors {
+			coerced = coerced && f.Reason == "got number, want string"
+		}
+		if !coerced {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
 // checkResponse validates x's response against the operation its request
 // matches: its status, media type, headers (with their schemas, optional
 // ones included) and, for JSON, its body; an NDJSON body line by line,
@@ -145,12 +163,12 @@ func (c *contract) checkResponse(tb testing.TB, x exchange) {
 			lines = [][]byte{{}}
 		}
 		for i, line := range lines {
-			if ok, errs := c.v.ValidateHttpResponse(x.req, x.httpResponse(bytes.TrimSuffix(line, []byte("\n")))); !ok {
-				reportFindings(tb, what+" line "+strconv.Itoa(i+1), errs)
-			}
+			_, errs := c.v.ValidateHttpResponse(x.req, x.httpResponse(bytes.TrimSuffix(line, []byte("\n"))))
+			reportFindings(tb, what+" line "+strconv.Itoa(i+1), dropHeaderCoercion(errs))
 		}
-	} else if ok, errs := c.v.ValidateHttpResponse(x.req, x.httpResponse(x.Body)); !ok {
-		reportFindings(tb, what, errs)
+	} else {
+		_, errs := c.v.ValidateHttpResponse(x.req, x.httpResponse(x.Body))
+		reportFindings(tb, what, dropHeaderCoercion(errs))
 	}
 	if resp := c.response(tb, x); resp != nil {
 		c.checkHeaders(tb, what, x, resp)
@@ -226,9 +244,8 @@ func (c *contract) checkComponent(tb testing.TB, name string, x exchange) {
 	for k, h := range resp.Headers.FromOldest() {
 		headers.Set(k, h)
 	}
-	if ok, errs := responses.ValidateResponseHeaders(x.req, x.httpResponse(x.Body), headers, x.req.URL.Path, strconv.Itoa(x.Status)); !ok {
-		reportFindings(tb, what, errs)
-	}
+	_, errs := responses.ValidateResponseHeaders(x.req, x.httpResponse(x.Body), headers, x.req.URL.Path, strconv.Itoa(x.Status))
+	reportFindings(tb, what, dropHeaderCoercion(errs))
 	c.checkHeaders(tb, what, x, resp)
 	media := resp.Content.GetOrZero(x.mediaType(tb))
 	if media == nil {
@@ -458,6 +475,9 @@ func TestOpenAPI(t *testing.T) {
 			{"PostUsers", "POST", "/users", bearer, 405, "MethodNotAllowed"},
 			{"DeleteReport", "DELETE", "/api/general-report", bearer, 405, "MethodNotAllowed"},
 			{"PostNoToken", "POST", "/users", nil, 401, "Unauthorized"},
+			{"ODataUnknownSetNoToken", "GET", openapi.ODataRoot + "/Nope", nil, 401, "ODataUnauthorized"},
+			{"ODataUnknownSet", "GET", openapi.ODataRoot + "/Nope", bearer, 404, "ODataNotFound"},
+			{"ODataPost", "POST", openapi.ODataRoot + "/Users", bearer, 405, "ODataMethodNotAllowed"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				x := ts.send(t, tt.method, tt.target, tt.header...)
@@ -618,7 +638,8 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 		if x.Status != status {
 			t.Fatalf("status = %d, want %d; body %s", x.Status, status, x.Body)
 		}
-		if got := x.Header.Values("OData-Version"); status < 500 && x.Status != 401 && x.Status != 403 && !slices.Equal(got, []string{"4.0"}) {
+		// Power Query refuses a doubled OData-Version.
+		if got := x.Header.Values("OData-Version"); !slices.Equal(got, []string{"4.0"}) {
 			t.Errorf("OData-Version = %q, want exactly one 4.0", got)
 		}
 		c.checkResponse(t, x)
@@ -628,6 +649,21 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 			reportFindings(t, "request", errs)
 		}
 		check(t, root, 200)
+		x := ts.send(t, http.MethodGet, openapi.ODataRoot, bearer...)
+		check(t, x, 200)
+		if !bytes.Equal(x.Body, root.Body) {
+			t.Errorf("%s and %s/ differ", openapi.ODataRoot, openapi.ODataRoot)
+		}
+	})
+
+	t.Run("Head", func(t *testing.T) {
+		for _, target := range []string{"", "/", "/$metadata", "/GeneralReport?$top=1", "/Users?$count=true"} {
+			x := ts.send(t, http.MethodHead, openapi.ODataRoot+target, bearer...)
+			if ok, errs := c.checkRequest(x); !ok {
+				reportFindings(t, "request", errs)
+			}
+			check(t, x, 200)
+		}
 	})
 
 	t.Run("Metadata", func(t *testing.T) {
@@ -706,7 +742,11 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 			if page > 20 {
 				t.Fatal("more than 20 pages of 2")
 			}
-			x := ts.send(t, http.MethodGet, strings.TrimPrefix(next, ts.URL), append([]string{"Prefer", "odata.maxpagesize=2"}, bearer...)...)
+			u, err := url.Parse(next)
+			if err != nil || !u.IsAbs() {
+				t.Fatalf("@odata.nextLink %q is not an absolute URL", next)
+			}
+			x := ts.send(t, http.MethodGet, u.RequestURI(), append([]string{"Prefer", "odata.maxpagesize=2"}, bearer...)...)
 			check(t, x, 200)
 			if got, want := x.Header.Get("Preference-Applied"), "odata.maxpagesize=2"; got != want {
 				t.Errorf("Preference-Applied = %q, want %q", got, want)

@@ -2,10 +2,12 @@ package openapi
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -180,23 +182,41 @@ func odataSchemas() object {
 				)),
 			),
 		)},
-		member{"ODataError", obj(
-			"title", "OData error",
-			"type", "object",
-			"required", []string{"error"},
-			"additionalProperties", false,
-			"properties", obj("error", obj(
-				"type", "object",
-				"required", []string{"code", "message"},
-				"additionalProperties", false,
-				"properties", obj(
-					"code", obj("type", "string", "enum", []string{odata.CodeBadRequest, odata.CodeNotAcceptable, odata.CodeNotImplemented, odata.CodeInternal}),
-					"message", obj("type", "string", "description", "What is wrong and what is supported, safe to show."),
-					"target", obj("type", "string", "description", "The query option or header at fault, e.g. `$filter`."),
-				),
-			)),
-		)},
+		member{"ODataError", odataErrorSchema("OData error", obj("type", "string", "enum", odataCodes()),
+			obj("type", "string", "description", "What is wrong and what is supported, safe to show."))},
+		member{"ODataInvalidToken", odataErrorSchema("OData authentication error", obj("const", odataCode(http.StatusUnauthorized)),
+			obj("const", auth.InvalidToken))},
 	)
+}
+
+// odataErrorSchema returns the schema of an OData error body,
+// {"error":{"code","message","target"}}, with the given code and message.
+func odataErrorSchema(title string, code, message object) object {
+	return obj(
+		"title", title,
+		"type", "object",
+		"required", []string{"error"},
+		"additionalProperties", false,
+		"properties", obj("error", obj(
+			"type", "object",
+			"required", []string{"code", "message"},
+			"additionalProperties", false,
+			"properties", obj(
+				"code", code,
+				"message", message,
+				"target", obj("type", "string", "description", "The query option or header at fault, e.g. `$filter`."),
+			),
+		)),
+	)
+}
+
+// odataCodes returns the codes of OData errors.
+func odataCodes() []string {
+	var codes []string
+	for _, st := range odataErrorStatuses {
+		codes = append(codes, odataCode(st))
+	}
+	return codes
 }
 
 func odataSetNames() []string {
@@ -239,34 +259,72 @@ func odataParameters() object {
 func odataHeaders() object {
 	return obj(
 		"OData-Version", obj("required", true,
-			"description", "The OData version of the response, once.",
+			"description", "The OData version, once, on every response under "+ODataRoot+", errors included.",
 			"schema", obj("type", "string", "const", odata.Version)),
 		"Preference-Applied", obj(
 			"description", "`odata.maxpagesize=N` when the request's `Prefer` asked for smaller pages.",
 			"schema", obj("type", "string", "pattern", `^odata\.maxpagesize=[1-9][0-9]*$`)),
+		"OData-Vary", obj(
+			"description", "A feed's content coding depends on `Accept-Encoding`.",
+			"schema", obj("type", "string", "enum", []string{"Accept-Encoding", "Accept, Accept-Encoding"})),
 	)
 }
 
-// odataErrorResponse returns an error response in OData's format.
-func odataErrorResponse(desc, code, message string) object {
+// odataCode is the OData error code of an error with HTTP status st: the
+// status's name without spaces ("BadRequest", "NotImplemented"), as the
+// odata package's codes are.
+func odataCode(st int) string { return strings.ReplaceAll(http.StatusText(st), " ", "") }
+
+// odataErrorStatuses are the statuses of OData errors: every error of a
+// path under the service root, 401 included, comes in OData's shape.
+var odataErrorStatuses = []int{
+	http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusRequestHeaderFieldsTooLarge,
+	http.StatusInternalServerError, http.StatusNotImplemented, http.StatusServiceUnavailable,
+}
+
+// odataErrorResponse returns an error response in OData's format with
+// status st, the schema named schema and the headers of every OData
+// response and headers.
+func odataErrorResponse(st int, schema, desc, message string, headers ...string) object {
 	return obj(
 		"description", desc,
-		"headers", headerRefs("X-Request-Id", "Cache-Control", "OData-Version"),
+		"headers", headerRefs(append([]string{"X-Request-Id", "Cache-Control", "OData-Version"}, headers...)...),
 		"content", obj("application/json", obj(
-			"schema", ref("schemas", "ODataError"),
-			"example", obj("error", obj("code", code, "message", message)),
+			"schema", ref("schemas", schema),
+			"example", obj("error", obj("code", odataCode(st), "message", message)),
 		)),
 	)
 }
 
 func odataResponses() object {
 	return obj(
-		"ODataBadRequest", odataErrorResponse("A malformed OData request: the message names the query option and what is wrong.",
-			odata.CodeBadRequest, "$top must be a non-negative integer, got \"-1\""),
-		"ODataNotAcceptable", odataErrorResponse("No format this service writes is acceptable.",
-			odata.CodeNotAcceptable, "Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
-		"ODataNotImplemented", odataErrorResponse("Valid OData that informe does not support; the message says what is supported.",
-			odata.CodeNotImplemented, "$expand is not supported; supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"),
+		"ODataBadRequest", odataErrorResponse(http.StatusBadRequest, "ODataError",
+			"A malformed OData request: the message names the query option and what is wrong.",
+			"$top must be a non-negative integer, got \"-1\""),
+		"ODataUnauthorized", odataErrorResponse(http.StatusUnauthorized, "ODataInvalidToken",
+			"The token is missing, malformed, unknown, expired or revoked; the message is always `Invalid Token`.",
+			auth.InvalidToken, "WWW-Authenticate"),
+		"ODataForbidden", odataErrorResponse(http.StatusForbidden, "ODataError",
+			"The token lacks the scope the entity set needs.", "this token lacks the "+reportScope+" scope"),
+		"ODataNotFound", odataErrorResponse(http.StatusNotFound, "ODataError",
+			"No such path under the service root (answered only to a valid token).", "Not Found"),
+		"ODataMethodNotAllowed", odataErrorResponse(http.StatusMethodNotAllowed, "ODataError",
+			"The path does not allow the method.", "Method Not Allowed", "Allow"),
+		"ODataNotAcceptable", odataErrorResponse(http.StatusNotAcceptable, "ODataError",
+			"No format this service writes is acceptable.",
+			"Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
+		"ODataRequestHeaderFieldsTooLarge", odataErrorResponse(http.StatusRequestHeaderFieldsTooLarge, "ODataError",
+			"The request's header fields, with its URL, are too large.",
+			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
+		"ODataInternalServerError", odataErrorResponse(http.StatusInternalServerError, "ODataError",
+			"An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error"),
+		"ODataNotImplemented", odataErrorResponse(http.StatusNotImplemented, "ODataError",
+			"Valid OData that informe does not support; the message says what is supported.",
+			"$expand is not supported; supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"),
+		"ODataServiceUnavailable", odataErrorResponse(http.StatusServiceUnavailable, "ODataError",
+			"The database cannot be reached, a request took longer than the server allows, or the server is at capacity; try again after `Retry-After` seconds.",
+			"Service Unavailable: the database cannot be reached", "Retry-After"),
 	)
 }
 
@@ -275,47 +333,60 @@ func odataContent(schema string) object {
 	return obj("application/json", obj("schema", ref("schemas", schema)))
 }
 
-func odataPaths() object {
-	errs := obj(
-		"400", ref("responses", "ODataBadRequest"),
-		"401", ref("responses", "Unauthorized"),
-		"403", ref("responses", "Forbidden"),
-		"406", ref("responses", "ODataNotAcceptable"),
-		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
-		"500", ref("responses", "InternalServerError"),
-		"503", ref("responses", "ServiceUnavailable"),
+// odataOperations returns the GET and HEAD operations of an OData path.
+// errs are the error statuses it answers, by name of response component
+// without the OData prefix.
+func odataOperations(id, summary, desc, scope string, params []any, ok object, errs ...string) object {
+	responses := obj("200", ok)
+	for _, e := range errs {
+		st := map[string]string{
+			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotAcceptable": "406",
+			"RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
+		}[e]
+		responses = append(responses, member{st, ref("responses", "OData"+e)})
+	}
+	op := func(method, id, summary, desc string, responses object) object {
+		o := obj("operationId", method+id, "tags", []string{"odata"}, "summary", summary, "description", desc)
+		if len(params) > 0 {
+			o = o.with("parameters", params)
+		}
+		if scope != "" {
+			o = o.with("security", securityRequirements(scope))
+		}
+		return o.with("responses", responses)
+	}
+	headOK := obj("description", "The headers a GET would answer, without a body.")
+	for _, m := range ok {
+		if m.key == "headers" {
+			headOK = append(headOK, m)
+		}
+	}
+	return obj(
+		"get", op("get", id, summary, desc, responses),
+		"head", op("head", id, summary+" (headers only)", "The GET's status and headers without its body.",
+			append(obj("200", headOK), responses[1:]...)),
 	)
+}
+
+func odataPaths() object {
+	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
 	okHeaders := headerRefs("X-Request-Id", "Cache-Control", "OData-Version")
+	service := func(id string) object {
+		return odataOperations(id, "OData service document",
+			"The entity sets of the OData service. Point Excel or Power BI (Get Data → OData feed) at this URL, with or without the trailing slash. Any valid token may read it.",
+			"", []any{ref("parameters", "odata.format")},
+			obj("description", "The service document.", "headers", okHeaders, "content", odataContent("ODataServiceDocument")),
+			"BadRequest", "Unauthorized", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable")
+	}
 	p := obj(
-		ODataRoot+"/", obj("get", obj(
-			"operationId", "getODataServiceDocument",
-			"tags", []string{"odata"},
-			"summary", "OData service document",
-			"description", "The entity sets of the OData service. Point Excel or Power BI (Get Data → OData feed) at this URL.",
-			"parameters", []any{ref("parameters", "odata.format")},
-			"responses", append(obj("200", obj(
-				"description", "The service document.",
-				"headers", okHeaders,
-				"content", odataContent("ODataServiceDocument"),
-			)), errs...),
-		)),
-		ODataRoot+"/$metadata", obj("get", obj(
-			"operationId", "getODataMetadata",
-			"tags", []string{"odata"},
-			"summary", "OData metadata (CSDL)",
-			"description", "The CSDL XML document of the service: one entity type per set, its properties typed from the column kinds (integer Edm.Int64, decimal Edm.Decimal, date Edm.Date, timestamps Edm.DateTimeOffset, text Edm.String). OData 4.0 defines only the XML representation, so it is XML whatever `Accept` says.",
-			"responses", obj(
-				"200", obj(
-					"description", "The CSDL document.",
-					"headers", okHeaders,
-					"content", obj(metadataMediaType(), obj("schema", obj("type", "string"))),
-				),
-				"401", ref("responses", "Unauthorized"),
-				"431", ref("responses", "RequestHeaderFieldsTooLarge"),
-				"500", ref("responses", "InternalServerError"),
-				"503", ref("responses", "ServiceUnavailable"),
-			),
-		)),
+		ODataRoot, service("ODataServiceRoot"),
+		ODataRoot+"/", service("ODataServiceDocument"),
+		ODataRoot+"/$metadata", odataOperations("ODataMetadata", "OData metadata (CSDL)",
+			"The CSDL XML document of the service: one entity type per set, its properties typed from the column kinds (integer Edm.Int64, decimal Edm.Decimal, date Edm.Date, timestamps Edm.DateTimeOffset, text Edm.String). OData 4.0 defines only the XML representation, so it is XML whatever `Accept` says. Any valid token may read it.",
+			"", nil,
+			obj("description", "The CSDL document.", "headers", okHeaders,
+				"content", obj(metadataMediaType(), obj("schema", obj("type", "string")))),
+			"Unauthorized", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"),
 	)
 	for _, s := range odataSets {
 		sel := append([]string{"*"}, s.propertyNames()...)
@@ -335,20 +406,17 @@ func odataPaths() object {
 			ref("parameters", "odata.format"),
 			ref("parameters", "odata.prefer"),
 		}
-		feedErrs := append(append(object(nil), errs...), member{"501", ref("responses", "ODataNotImplemented")})
-		p = append(p, member{ODataRoot + "/" + s.Name, obj("get", obj(
-			"operationId", "getOData"+s.Name,
-			"tags", []string{"odata"},
-			"summary", "OData feed of "+s.Name,
-			"description", fmt.Sprintf("A page of the entity set %s, typed after the column kinds. Pages hold at most %d entities (fewer with `Prefer: odata.maxpagesize`); follow `@odata.nextLink` for the next. Needs the `%s` scope.", s.Name, odata.MaxPageSize, s.Scope),
-			"parameters", params,
-			"security", securityRequirements(s.Scope),
-			"responses", append(obj("200", obj(
-				"description", "A page of the feed. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
-				"headers", append(okHeaders.with(), member{"Preference-Applied", ref("headers", "Preference-Applied")}),
-				"content", odataContent("OData"+s.Name+"Feed"),
-			)), feedErrs...),
-		))})
+		ok := obj(
+			"description", "A page of the feed. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
+			"headers", append(okHeaders.with(),
+				member{"Preference-Applied", ref("headers", "Preference-Applied")},
+				member{"Vary", ref("headers", "OData-Vary")},
+				member{"Content-Encoding", ref("headers", "Content-Encoding")}),
+			"content", odataContent("OData"+s.Name+"Feed"),
+		)
+		p = append(p, member{ODataRoot + "/" + s.Name, odataOperations("OData"+s.Name, "OData feed of "+s.Name,
+			fmt.Sprintf("A page of the entity set %s, typed after the column kinds. Pages hold at most %d entities (fewer with `Prefer: odata.maxpagesize`); follow `@odata.nextLink` for the next. Needs the `%s` scope.", s.Name, odata.MaxPageSize, s.Scope),
+			s.Scope, params, ok, append(errs, "NotImplemented")...)})
 	}
 	return p
 }

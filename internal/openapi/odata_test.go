@@ -17,7 +17,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/odata"
+	"github.com/informe/informe/internal/odata"
 )
 
 // odataEntitySets returns the checked entity sets of odataSets.
@@ -255,4 +255,19 @@ func TestODataFeeds(t *testing.T) {
 			fits(t, raw, schema, b.Bytes())
 		}
 	})
+}
+
+// TestODataCodes checks that the codes named after statuses are the odata
+// package's own codes for its statuses.
+func TestODataCodes(t *testing.T) {
+	for st, want := range map[int]string{
+		http.StatusBadRequest:          odata.CodeBadRequest,
+		http.StatusNotAcceptable:       odata.CodeNotAcceptable,
+		http.StatusNotImplemented:      odata.CodeNotImplemented,
+		http.StatusInternalServerError: odata.CodeInternal,
+	} {
+		if got := odataCode(st); got != want {
+			t.Errorf("odataCode(%d) = %q, want %q", st, got, want)
+		}
+	}
 }

@@ -277,10 +277,11 @@ func TestEveryPathAndError(t *testing.T) {
 		"/api/general-report":        {"get", "head"},
 		"/api/general-report/export": {"get", "head"},
 		Path:                         {"get"},
-		ODataRoot + "/":              {"get"},
-		ODataRoot + "/$metadata":     {"get"},
-		ODataRoot + "/GeneralReport": {"get"},
-		ODataRoot + "/Users":         {"get"},
+		ODataRoot:                    {"get", "head"},
+		ODataRoot + "/":              {"get", "head"},
+		ODataRoot + "/$metadata":     {"get", "head"},
+		ODataRoot + "/GeneralReport": {"get", "head"},
+		ODataRoot + "/Users":         {"get", "head"},
 	} {
 		for _, m := range methods {
 			dig(t, paths, path, m, "responses", "200")
@@ -291,6 +292,11 @@ func TestEveryPathAndError(t *testing.T) {
 		"RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"} {
 		dig(t, doc, "components", "responses", name, "headers", "X-Request-Id")
 	}
+	for _, name := range []string{"BadRequest", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed", "NotAcceptable",
+		"RequestHeaderFieldsTooLarge", "InternalServerError", "NotImplemented", "ServiceUnavailable"} {
+		dig(t, doc, "components", "responses", "OData"+name, "headers", "OData-Version")
+	}
+	dig(t, doc, "components", "responses", "ODataUnauthorized", "headers", "WWW-Authenticate")
 	dig(t, doc, "components", "responses", "Unauthorized", "headers", "WWW-Authenticate")
 	dig(t, doc, "components", "responses", "MethodNotAllowed", "headers", "Allow")
 	dig(t, doc, "components", "responses", "ServiceUnavailable", "headers", "Retry-After")
