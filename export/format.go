@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/informe/informe/internal/httplist"
 )
 
 // Format is an output format an [Encoder] can write. The zero value is [JSON].
@@ -130,7 +132,7 @@ func Negotiate(accept string) (Format, error) {
 	seen := false
 	for rest := accept; rest != ""; {
 		var elem string
-		elem, rest = nextElement(rest)
+		elem, rest = httplist.Cut(rest, ',')
 		typ, sub, q, ok := parseRange(elem)
 		if !ok {
 			continue
@@ -171,48 +173,31 @@ func Negotiate(accept string) (Format, error) {
 	return bestFormat, nil
 }
 
-// nextElement splits off the first comma-separated element of an Accept
-// header, skipping commas inside quoted parameter values.
-func nextElement(s string) (elem, rest string) {
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++ // skip the escaped byte
-		case c == '"':
-			quoted = !quoted
-		case c == ',' && !quoted:
-			return s[:i], s[i+1:]
-		}
-	}
-	return s, ""
-}
-
 // parseRange parses one element of an Accept header: a media range with
 // optional parameters. It reports ok=false for an element to skip: empty,
 // malformed, or with a malformed q parameter. q is in thousandths.
 func parseRange(elem string) (typ, sub string, q int, ok bool) {
 	mediaRange, params, _ := strings.Cut(elem, ";")
-	mediaRange = trimOWS(mediaRange)
+	mediaRange = httplist.TrimOWS(mediaRange)
 	if mediaRange == "*" {
 		// Old Java clients send "*; q=.2" meaning */*.
 		typ, sub = "*", "*"
 	} else {
 		var found bool
 		typ, sub, found = strings.Cut(mediaRange, "/")
-		if !found || !isToken(typ) || !isToken(sub) || (typ == "*" && sub != "*") {
+		if !found || !httplist.IsToken(typ) || !httplist.IsToken(sub) || (typ == "*" && sub != "*") {
 			return "", "", 0, false
 		}
 	}
 	q = 1000
 	for params != "" {
 		var param string
-		param, params = nextParam(params)
+		param, params = httplist.Cut(params, ';')
 		name, value, _ := strings.Cut(param, "=")
-		if !strings.EqualFold(trimOWS(name), "q") {
+		if !strings.EqualFold(httplist.TrimOWS(name), "q") {
 			continue
 		}
-		if q, ok = parseQ(trimOWS(value)); !ok {
+		if q, ok = httplist.Quality(httplist.TrimOWS(value)); !ok {
 			return "", "", 0, false
 		}
 		// RFC 9110 makes q the last media-range parameter; what follows it
@@ -220,82 +205,6 @@ func parseRange(elem string) (typ, sub string, q int, ok bool) {
 		break
 	}
 	return typ, sub, q, true
-}
-
-// nextParam splits off the first semicolon-separated parameter, skipping
-// semicolons inside quoted values.
-func nextParam(s string) (param, rest string) {
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == ';' && !quoted:
-			return s[:i], s[i+1:]
-		}
-	}
-	return s, ""
-}
-
-// parseQ parses a qvalue into thousandths. It accepts RFC 9110's grammar
-// ("0", "0.5", "1.000") and, leniently, a missing leading zero (".5") and
-// more than three decimals (truncated), but nothing above 1.
-func parseQ(s string) (int, bool) {
-	intPart, frac, hasDot := strings.Cut(s, ".")
-	var q int
-	switch intPart {
-	case "0", "":
-		if intPart == "" && (!hasDot || frac == "") {
-			return 0, false
-		}
-	case "1":
-		q = 1000
-	default:
-		return 0, false
-	}
-	scale := 100
-	for i := 0; i < len(frac); i++ {
-		c := frac[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		q += int(c-'0') * scale
-		scale /= 10
-	}
-	if q > 1000 {
-		return 0, false
-	}
-	return q, true
-}
-
-// trimOWS trims RFC 9110 optional whitespace (spaces and tabs).
-func trimOWS(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-// isToken reports whether s is a non-empty RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Attachment reports whether a response in format f is a file to save

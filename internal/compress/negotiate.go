@@ -1,6 +1,10 @@
 package compress
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/informe/informe/internal/httplist"
+)
 
 // Negotiate chooses the coding of a response from the request's
 // Accept-Encoding field lines, following RFC 9110 section 12.5.3. Pass
@@ -101,77 +105,28 @@ func Negotiate(fields ...string) Coding {
 // skip: empty, not a token, or with a malformed parameter or q value.
 func parseElement(elem string) (name string, weight int, ok bool) {
 	name, params, _ := strings.Cut(elem, ";")
-	name = trimOWS(name)
-	if name != "*" && !isToken(name) {
+	name = httplist.TrimOWS(name)
+	if name != "*" && !httplist.IsToken(name) {
 		return "", 0, false
 	}
 	weight = 1000
 	for params != "" {
 		var p string
 		p, params, _ = strings.Cut(params, ";")
-		p = trimOWS(p)
+		p = httplist.TrimOWS(p)
 		if p == "" {
 			continue
 		}
 		k, v, found := strings.Cut(p, "=")
-		k, v = trimOWS(k), trimOWS(v)
-		if !found || !isToken(k) || v == "" {
+		k, v = httplist.TrimOWS(k), httplist.TrimOWS(v)
+		if !found || !httplist.IsToken(k) || v == "" {
 			return "", 0, false
 		}
 		if strings.EqualFold(k, "q") {
-			if weight, ok = parseQ(v); !ok {
+			if weight, ok = httplist.Quality(v); !ok {
 				return "", 0, false
 			}
 		}
 	}
 	return name, weight, true
-}
-
-// parseQ parses a qvalue: "0" or "1", optionally followed by a dot and up
-// to three digits, at most 1. It returns the value in thousandths.
-func parseQ(s string) (int, bool) {
-	if s == "" || (s[0] != '0' && s[0] != '1') {
-		return 0, false
-	}
-	q := int(s[0]-'0') * 1000
-	rest := s[1:]
-	if rest == "" {
-		return q, true
-	}
-	if rest[0] != '.' || len(rest) > 4 {
-		return 0, false
-	}
-	scale := 100
-	for i := 1; i < len(rest); i++ {
-		c := rest[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		q += int(c-'0') * scale
-		scale /= 10
-	}
-	if q > 1000 {
-		return 0, false
-	}
-	return q, true
-}
-
-// trimOWS trims optional white space: spaces and horizontal tabs.
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
-
-// isToken reports whether s is an RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

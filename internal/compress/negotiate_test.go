@@ -44,7 +44,9 @@ func TestNegotiate(t *testing.T) {
 		{"TwoLinesExclude", []string{"zstd", "zstd;q=0"}, Zstd},
 		{"EmptyElements", []string{" , ,gzip,,"}, Gzip},
 		{"BadQSkipped", []string{"zstd;q=2, gzip"}, Gzip},
-		{"BadQDigits", []string{"zstd;q=0.1234, gzip;q=0.1"}, Gzip},
+		// Lenient like Accept (httplist.Quality): extra digits are truncated.
+		{"LongQDigits", []string{"zstd;q=0.1234, gzip;q=0.1"}, Zstd},
+		{"BadQ", []string{"zstd;q=0.1x, gzip;q=0.1"}, Gzip},
 		{"BadQLetters", []string{"zstd;q=abc, gzip;q=0.1"}, Gzip},
 		{"QOneWithZeros", []string{"zstd;q=1.000"}, Zstd},
 		{"QOneWithNonZero", []string{"zstd;q=1.001, gzip;q=0.1"}, Gzip},

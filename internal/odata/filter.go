@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/httplist"
 )
 
 // maxFilterDepth bounds the nesting of parentheses in $filter, so that a
@@ -48,7 +49,7 @@ type operand struct {
 // parseFilter parses a $filter value into equalities on set's filter
 // properties. See [Parse] for what it accepts.
 func parseFilter(raw string, set *EntitySet) ([]Eq, error) {
-	if trimOWS(raw) == "" {
+	if httplist.TrimOWS(raw) == "" {
 		return nil, badRequest("$filter", "$filter is empty; "+set.filterHelp())
 	}
 	p := &filterParser{src: raw, set: set}

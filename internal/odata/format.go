@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/informe/informe/internal/httplist"
 )
 
 // MaxPageSize is the most rows a feed response holds, and the page size
@@ -67,7 +69,7 @@ func Negotiate(values url.Values, accept []string) (Format, error) {
 		seen     bool
 	)
 	for _, field := range accept {
-		for _, elem := range splitQuoted(field, ',') {
+		for _, elem := range httplist.Split(field, ',') {
 			mt, params, ok := parseMediaType(elem)
 			if !ok {
 				continue
@@ -91,7 +93,7 @@ func Negotiate(values url.Values, accept []string) (Format, error) {
 				name, value := p[0], p[1]
 				switch name {
 				case "q":
-					if q, ok = parseQuality(value); !ok {
+					if q, ok = httplist.Quality(value); !ok {
 						usable = false
 					}
 				case "odata.metadata", "metadata":
@@ -172,8 +174,8 @@ func parseFormatOption(raw string) (Format, error) {
 // removed from values. ok is false for an element without a type/subtype
 // or with a parameter that has no '='. A lone "*" reads as "*/*".
 func parseMediaType(s string) (mt string, params [][2]string, ok bool) {
-	parts := splitQuoted(s, ';')
-	mt = strings.ToLower(trimOWS(parts[0]))
+	parts := httplist.Split(s, ';')
+	mt = strings.ToLower(httplist.TrimOWS(parts[0]))
 	if mt == "*" {
 		mt = "*/*"
 	}
@@ -182,7 +184,7 @@ func parseMediaType(s string) (mt string, params [][2]string, ok bool) {
 		return "", nil, false
 	}
 	for _, p := range parts[1:] {
-		p = trimOWS(p)
+		p = httplist.TrimOWS(p)
 		if p == "" {
 			continue
 		}
@@ -190,55 +192,14 @@ func parseMediaType(s string) (mt string, params [][2]string, ok bool) {
 		if !found {
 			return "", nil, false
 		}
-		value = trimOWS(value)
+		value = httplist.TrimOWS(value)
 		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 			value = strings.ReplaceAll(value[1:len(value)-1], `\`, "")
 		}
-		params = append(params, [2]string{strings.ToLower(trimOWS(name)), strings.ToLower(value)})
+		params = append(params, [2]string{strings.ToLower(httplist.TrimOWS(name)), strings.ToLower(value)})
 	}
 	return mt, params, true
 }
-
-// parseQuality parses an RFC 9110 qvalue into thousandths.
-func parseQuality(s string) (int, bool) {
-	whole, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 3 || (whole != "0" && whole != "1") {
-		return 0, false
-	}
-	q := 0
-	if whole == "1" {
-		q = 1000
-	}
-	for i, scale := 0, 100; i < len(frac); i, scale = i+1, scale/10 {
-		c := frac[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		q += int(c-'0') * scale
-	}
-	return q, q <= 1000
-}
-
-// splitQuoted splits s at each sep that is not inside a quoted string.
-func splitQuoted(s string, sep byte) []string {
-	var parts []string
-	quoted, start := false, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == sep && !quoted:
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
-}
-
-// trimOWS trims spaces and tabs.
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
 
 // PageSize returns the rows per response for a request with the given
 // Prefer header field values, and the Preference-Applied value to answer
@@ -252,14 +213,14 @@ func trimOWS(s string) string { return strings.Trim(s, " \t") }
 // counts and a malformed one is ignored; other preferences are ignored.
 func PageSize(prefer []string) (size int, applied string) {
 	for _, field := range prefer {
-		for _, pref := range splitQuoted(field, ',') {
+		for _, pref := range httplist.Split(field, ',') {
 			tok, _, _ := strings.Cut(pref, ";") // preference parameters do not matter here
 			name, value, hasValue := strings.Cut(tok, "=")
-			name = strings.ToLower(trimOWS(name))
+			name = strings.ToLower(httplist.TrimOWS(name))
 			if name != "odata.maxpagesize" && name != "maxpagesize" {
 				continue
 			}
-			value = strings.Trim(trimOWS(value), `"`)
+			value = strings.Trim(httplist.TrimOWS(value), `"`)
 			n, err := strconv.Atoi(value)
 			if !hasValue || err != nil || n < 1 || value[0] < '1' || value[0] > '9' {
 				return MaxPageSize, "" // the first instance is malformed: ignore the preference

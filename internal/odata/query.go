@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/informe/informe/internal/httplist"
 )
 
 // Query is a parsed, valid request for a feed of one [EntitySet]: what the
@@ -242,7 +244,7 @@ func parseCount(name, raw string) (int64, error) {
 func parseSelect(raw string, set *EntitySet) ([]int, error) {
 	sel := []int{}
 	for _, item := range strings.Split(raw, ",") {
-		item = trimOWS(item)
+		item = httplist.TrimOWS(item)
 		switch {
 		case item == "":
 			return nil, badRequest("$select", "$select: empty item in "+strconv.Quote(raw)+"; list property names separated by commas")
