@@ -79,7 +79,7 @@ func newJSONEncoder(w io.Writer, cols []Column) *jsonEncoder {
 		scratch:  make([]byte, 0, 4096),
 	}
 	for i, c := range cols {
-		e.keys[i] = append(appendJSONString(nil, []byte(c.Name)), ':')
+		e.keys[i] = append(AppendJSONString(nil, []byte(c.Name)), ':')
 		e.nullable[i] = c.Nullable
 	}
 	return e
@@ -117,7 +117,7 @@ func (e *jsonEncoder) Encode(row [][]byte) error {
 		if v == nil && e.nullable[i] {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, v)
+			b = AppendJSONString(b, v)
 		}
 	}
 	b = append(b, '}')
@@ -177,11 +177,12 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendJSONString appends s to dst as a quoted JSON string. It escapes '"',
+// AppendJSONString appends s to dst as a quoted JSON string. It escapes '"',
 // '\\', control characters (as \n, \r, \t or \u00XX) and U+2028 and U+2029
 // (which JavaScript did not allow in string literals), and replaces each
-// byte of invalid UTF-8 with \ufffd, as encoding/json does.
-func appendJSONString(dst, s []byte) []byte {
+// byte of invalid UTF-8 with \ufffd, as encoding/json does. It allocates
+// nothing beyond growing dst; every JSON writer of informe uses it.
+func AppendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

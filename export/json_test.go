@@ -184,8 +184,8 @@ func TestAppendJSONString(t *testing.T) {
 		{"trunc\xe2\x82", `"trunc\ufffd\ufffd"`},
 		{"<&>", `"<&>"`},
 	} {
-		if got := string(appendJSONString(nil, []byte(tt.in))); got != tt.want {
-			t.Errorf("appendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(AppendJSONString(nil, []byte(tt.in))); got != tt.want {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }

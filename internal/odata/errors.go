@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+
+	"github.com/informe/informe/export"
 )
 
 // The OData error codes this package uses in [Error.Code]. OData leaves
@@ -54,12 +56,12 @@ func AsError(err error) *Error {
 // and the Content-Type of the zero [Format]. It returns w's error.
 func WriteError(w io.Writer, e *Error) error {
 	b := append(make([]byte, 0, 64+len(e.Message)), `{"error":{"code":`...)
-	b = appendString(b, []byte(e.Code))
+	b = export.AppendJSONString(b, []byte(e.Code))
 	b = append(b, `,"message":`...)
-	b = appendString(b, []byte(e.Message))
+	b = export.AppendJSONString(b, []byte(e.Message))
 	if e.Target != "" {
 		b = append(b, `,"target":`...)
-		b = appendString(b, []byte(e.Target))
+		b = export.AppendJSONString(b, []byte(e.Target))
 	}
 	b = append(b, "}}"...)
 	_, err := w.Write(b)

@@ -129,7 +129,7 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 	for _, i := range props {
 		p := set.props[i]
 		o := outProp{
-			name:      append(appendString(nil, []byte(p.name)), ':'),
+			name:      append(export.AppendJSONString(nil, []byte(p.name)), ':'),
 			col:       p.col,
 			kind:      p.kind,
 			nullable:  p.nullable,
@@ -146,7 +146,7 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 		}
 		ctx += "(" + strings.Join(names, ",") + ")"
 	}
-	h := append([]byte(`{"@odata.context":`), appendString(nil, []byte(ctx))...)
+	h := append([]byte(`{"@odata.context":`), export.AppendJSONString(nil, []byte(ctx))...)
 	if q.Count {
 		h = append(h, `,"@odata.count":`...)
 		h = f.appendNumber(h, strconv.AppendInt(nil, opts.Count, 10))
@@ -291,7 +291,7 @@ func (f *Feed) appendValue(b []byte, p *outProp, v []byte) ([]byte, bool) {
 	case export.Timestamptz:
 		return appendTimestamp(b, v, nil, true)
 	}
-	return appendString(b, v), true
+	return export.AppendJSONString(b, v), true
 }
 
 // appendNumber appends the digits of a number, quoted when the format is
@@ -331,7 +331,7 @@ func (f *Feed) Close() error {
 		b = append(b, ']')
 		if f.more {
 			b = append(b, `,"@odata.nextLink":`...)
-			b = appendString(b, []byte(f.nextLink()))
+			b = export.AppendJSONString(b, []byte(f.nextLink()))
 		}
 		b = append(b, '}')
 		_, f.err = f.bw.Write(b)

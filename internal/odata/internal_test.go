@@ -11,31 +11,31 @@ import (
 	"github.com/informe/informe/export"
 )
 
-// checkString checks that appendString(nil, s) is one JSON string that
+// checkString checks that export.AppendJSONString(nil, s) is one JSON string that
 // decodes to what encoding/json's quoting of s decodes to (encoding/json
 // writes \b and \f where appendString writes \u0008 and \u000c; both
 // are JSON), and that it escapes what encoding/json escapes beyond JSON's
 // needs: U+2028 and U+2029.
 func checkString(t *testing.T, s []byte) {
 	t.Helper()
-	got := appendString(nil, s)
+	got := export.AppendJSONString(nil, s)
 	want, err := json.Marshal(string(s))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var g, w string
 	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("appendString(%q) = %s: %v", s, got, err)
+		t.Fatalf("export.AppendJSONString(%q) = %s: %v", s, got, err)
 	}
 	if err := json.Unmarshal(want, &w); err != nil {
 		t.Fatal(err)
 	}
 	if g != w {
-		t.Errorf("appendString(%q) = %s, decodes to %q, want %q", s, got, g, w)
+		t.Errorf("export.AppendJSONString(%q) = %s, decodes to %q, want %q", s, got, g, w)
 	}
 	if bytes.Contains(got, []byte("\u2028")) != bytes.Contains(want, []byte("\u2028")) ||
 		bytes.Contains(got, []byte("\u2029")) != bytes.Contains(want, []byte("\u2029")) {
-		t.Errorf("appendString(%q) = %s, want U+2028 and U+2029 escaped as in %s", s, got, want)
+		t.Errorf("export.AppendJSONString(%q) = %s, want U+2028 and U+2029 escaped as in %s", s, got, want)
 	}
 }
 
@@ -51,8 +51,8 @@ func TestAppendString(t *testing.T) {
 		{"line\u2028para\u2029", `"line\u2028para\u2029"`},
 		{"<html> & 'x'", `"<html> & 'x'"`},
 	} {
-		if got := string(appendString(nil, []byte(tt.in))); got != tt.want {
-			t.Errorf("appendString(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := string(export.AppendJSONString(nil, []byte(tt.in))); got != tt.want {
+			t.Errorf("export.AppendJSONString(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 		checkString(t, []byte(tt.in))
 	}

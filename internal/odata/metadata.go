@@ -69,7 +69,7 @@ func Metadata(sets ...*EntitySet) []byte {
 // the [Format] [Negotiate] chose.
 func ServiceDocument(root string, sets ...*EntitySet) []byte {
 	b := append([]byte(nil), `{"@odata.context":`...)
-	b = appendString(b, []byte(root+"/$metadata"))
+	b = export.AppendJSONString(b, []byte(root+"/$metadata"))
 	b = append(b, `,"value":[`...)
 	for i, s := range sets {
 		if i > 0 {
