@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/internal/openapi"
 )
 
 // healthz answers 200 while the process serves.
@@ -48,4 +52,9 @@ func writeStatus(w http.ResponseWriter, code int, status string) {
 	_ = json.NewEncoder(w).Encode(struct {
 		Status string `json:"status"`
 	}{status})
+}
+
+// openAPI serves GET /openapi.json, the OpenAPI 3.1 document of the API.
+func (s *Server) openAPI(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", openapi.JSON())
 }

@@ -64,6 +64,9 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
 	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
 
+	// The OpenAPI 3.1 document of all of the above.
+	r.Match(get, "/openapi.json", s.openAPI)
+
 	// The OData feed, for Excel's and Power BI's OData connectors.
 	r.Match(get, odataPrefix, s.odataService)
 	r.Match(get, odataPrefix+"/", s.odataService)
