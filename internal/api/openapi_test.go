@@ -505,6 +505,11 @@ func TestOpenAPI(t *testing.T) {
 		if !bytes.Equal(x.Body, openapi.JSON()) {
 			t.Errorf("%s does not serve openapi.JSON()", openapi.Path)
 		}
+		h := ts.send(t, http.MethodHead, openapi.Path, bearer...)
+		if h.Status != http.StatusOK {
+			t.Errorf("HEAD: status %d", h.Status)
+		}
+		c.checkResponse(t, h)
 		// Any valid token may read it.
 		y := ts.send(t, http.MethodGet, openapi.Path+"?access_token="+url.QueryEscape(reportOnly))
 		if y.Status != http.StatusOK {

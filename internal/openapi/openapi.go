@@ -172,25 +172,40 @@ func paths() object {
 			file:        "`users.csv` (`.tsv`, `.xlsx`)",
 			sheet:       "users",
 		}),
-		Path, obj("get", obj(
+		Path, documentPath(),
+	)
+	return append(p, odataPaths()...)
+}
+
+// documentPath returns the path of this document, GET and HEAD.
+func documentPath() object {
+	errs := obj(
+		"401", ref("responses", "Unauthorized"),
+		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
+		"500", ref("responses", "InternalServerError"),
+		"503", ref("responses", "ServiceUnavailable"),
+	)
+	headers := headerRefs("X-Request-Id", "Cache-Control")
+	return obj(
+		"get", obj(
 			"operationId", "getOpenAPI",
 			"tags", []string{"meta"},
 			"summary", "This document",
 			"description", "The OpenAPI 3.1 document of the API; any valid token may read it.",
-			"responses", obj(
-				"200", obj(
-					"description", "The document.",
-					"headers", headerRefs("X-Request-Id", "Cache-Control"),
-					"content", obj("application/json", obj("schema", obj("type", "object", "description", "An OpenAPI 3.1 document."))),
-				),
-				"401", ref("responses", "Unauthorized"),
-				"431", ref("responses", "RequestHeaderFieldsTooLarge"),
-				"500", ref("responses", "InternalServerError"),
-				"503", ref("responses", "ServiceUnavailable"),
-			),
-		)),
+			"responses", append(obj("200", obj(
+				"description", "The document.",
+				"headers", headers,
+				"content", obj("application/json", obj("schema", obj("type", "object", "description", "An OpenAPI 3.1 document."))),
+			)), errs...),
+		),
+		"head", obj(
+			"operationId", "headOpenAPI",
+			"tags", []string{"meta"},
+			"summary", "This document (headers only)",
+			"description", "The GET's status and headers without its body.",
+			"responses", append(obj("200", obj("description", "The headers a GET would answer, without a body.", "headers", headers)), errs...),
+		),
 	)
-	return append(p, odataPaths()...)
 }
 
 // listing describes a path that streams rows in every format.

@@ -276,7 +276,7 @@ func TestEveryPathAndError(t *testing.T) {
 		"/users":                     {"get", "head"},
 		"/api/general-report":        {"get", "head"},
 		"/api/general-report/export": {"get", "head"},
-		Path:                         {"get"},
+		Path:                         {"get", "head"},
 		ODataRoot:                    {"get", "head"},
 		ODataRoot + "/":              {"get", "head"},
 		ODataRoot + "/$metadata":     {"get", "head"},
