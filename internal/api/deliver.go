@@ -77,7 +77,7 @@ func (s *Server) deliver(c *gin.Context, cur cursor, b body) {
 	h := c.Writer.Header()
 	coding := compress.Identity
 	if b.compressible {
-		h.Set("Vary", strings.Join(append(h.Values("Vary"), "Accept-Encoding"), ", "))
+		varyEncoding(h)
 		if b.estimate < 0 || b.estimate >= minCompressed {
 			coding = compress.Negotiate(c.Request.Header.Values("Accept-Encoding")...)
 		}
@@ -149,6 +149,12 @@ func (s *Server) deliver(c *gin.Context, cur cursor, b body) {
 	if err != nil {
 		s.failDelivery(c, err)
 	}
+}
+
+// varyEncoding adds Accept-Encoding to the Vary header of a body that may
+// be compressed.
+func varyEncoding(h http.Header) {
+	h.Set("Vary", strings.Join(append(h.Values("Vary"), "Accept-Encoding"), ", "))
 }
 
 // failDelivery ends a response whose delivery failed: nothing sent is an

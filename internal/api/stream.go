@@ -113,6 +113,9 @@ func isHead(c *gin.Context) bool { return c.Request.Method == http.MethodHead }
 // head answers a HEAD request: the headers a GET would have, no body.
 func head(c *gin.Context, out output, file string) {
 	setContentHeaders(c, out, file)
+	if out.format != export.XLSX {
+		varyEncoding(c.Writer.Header())
+	}
 	c.Status(http.StatusOK)
 }
 
