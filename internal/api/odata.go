@@ -25,21 +25,11 @@ type feeds struct {
 }
 
 func newFeeds() *feeds {
-	rs, err := odata.NewEntitySet(odata.EntitySetDef{
-		Name: "GeneralReport", TypeName: "GeneralReportRow",
-		Columns: report.Columns,
-		Key:     "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
-		OrderBy:     []string{"contract_id", "process_id"},
-		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
-		EmptyIsNull: true,
-	})
+	rs, err := odata.NewEntitySet(odata.GeneralReportDef)
 	if err != nil {
 		panic(err) // the definitions are constants: a test covers them
 	}
-	us, err := odata.NewEntitySet(odata.EntitySetDef{
-		Name: "Users", TypeName: "User", Columns: users.Columns,
-		Key: "id", OrderBy: []string{"id"},
-	})
+	us, err := odata.NewEntitySet(odata.UsersDef)
 	if err != nil {
 		panic(err)
 	}
@@ -130,6 +120,7 @@ func (s *Server) odataReport(c *gin.Context) {
 	limit := q.Limit(size)
 	s.odataHeaders(c, f, applied)
 	if isHead(c) {
+		varyEncoding(c.Writer.Header())
 		c.Status(http.StatusOK)
 		return
 	}
@@ -162,6 +153,7 @@ func (s *Server) odataUsers(c *gin.Context) {
 	limit := q.Limit(size)
 	s.odataHeaders(c, f, applied)
 	if isHead(c) {
+		varyEncoding(c.Writer.Header())
 		c.Status(http.StatusOK)
 		return
 	}
@@ -182,6 +174,7 @@ func (s *Server) odataUsers(c *gin.Context) {
 // odataHeaders sets the headers of a feed response.
 func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 	h := c.Writer.Header()
+	h.Set("Vary", "Accept") // IEEE754Compatible comes from Accept
 	h.Set("Content-Type", f.ContentType())
 	if applied != "" {
 		h.Set("Preference-Applied", applied)

@@ -8,8 +8,6 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // This file describes the OData service. Its entity sets are declared in
@@ -32,17 +30,8 @@ type odataSet struct {
 // odataSets are the entity sets of the OData service, in the order of the
 // service document, as the server declares them.
 var odataSets = []odataSet{
-	{odata.EntitySetDef{
-		Name: "GeneralReport", TypeName: "GeneralReportRow", Columns: report.Columns,
-		Key: "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
-		OrderBy:     []string{"contract_id", "process_id"},
-		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
-		EmptyIsNull: true,
-	}, reportScope},
-	{odata.EntitySetDef{
-		Name: "Users", TypeName: "User", Columns: users.Columns,
-		Key: "id", OrderBy: []string{"id"},
-	}, usersScope},
+	{odata.GeneralReportDef, reportScope},
+	{odata.UsersDef, usersScope},
 }
 
 // syntheticKey reports whether s's key is made of RowKey rather than a

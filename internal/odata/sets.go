@@ -1,0 +1,26 @@
+package odata
+
+import (
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// The entity sets informe serves, declared once for the server and for the
+// OpenAPI document, from the one column lists.
+var (
+	// GeneralReportDef is the general report: rows keyed by row_id, made
+	// of the contract, process and task ids, filterable on the four
+	// filters of the paged API.
+	GeneralReportDef = EntitySetDef{
+		Name: "GeneralReport", TypeName: "GeneralReportRow", Columns: report.Columns,
+		Key: "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
+		OrderBy:     []string{"contract_id", "process_id"},
+		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
+		EmptyIsNull: true,
+	}
+	// UsersDef is the users listing, keyed by id.
+	UsersDef = EntitySetDef{
+		Name: "Users", TypeName: "User", Columns: users.Columns,
+		Key: "id", OrderBy: []string{"id"},
+	}
+)
