@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/informe/informe/export"
@@ -98,7 +99,9 @@ func big(rows int64, f export.Format) bool {
 
 // admit prepares the request's context for the database side, and, for a
 // big response, waits for its turn. The returned func ends the turn; call
-// it when the last row has been read.
+// it when the last row has been read. Only its first call counts: handlers
+// both defer it and hand it to the cursor's Close, and a turn given back
+// twice would block, or take another request's turn.
 func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func(), error) {
 	if s.Limits.AcquireTimeout > 0 {
 		ctx = postgres.WithAcquireTimeout(ctx, s.Limits.AcquireTimeout)
@@ -119,5 +122,5 @@ func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func()
 		turn := done
 		done = func() { cancel(); turn() }
 	}
-	return ctx, done, nil
+	return ctx, sync.OnceFunc(done), nil
 }
