@@ -34,7 +34,7 @@ var (
 	}
 	statementTimeoutFlag = &cli.DurationFlag{
 		Name: "statement-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_STATEMENT_TIMEOUT"),
-		Usage: "PostgreSQL statement_timeout of informe's sessions (one set in DATABASE_URL wins); 0 keeps the server's",
+		Usage: "PostgreSQL statement_timeout of each report and users statement (SET LOCAL, so PgBouncer in transaction mode accepts it); 0 keeps the server's",
 	}
 	requestTimeoutFlag = &cli.DurationFlag{
 		Name: "request-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_REQUEST_TIMEOUT"),
@@ -97,7 +97,7 @@ func servingFlags() []cli.Flag {
 
 // poolOptions are the pool settings of the serving flags.
 func poolOptions(cmd *cli.Command) postgres.PoolOptions {
-	return postgres.PoolOptions{MaxConns: int32(cmd.Int("pool-size")), StatementTimeout: cmd.Duration("statement-timeout")}
+	return postgres.PoolOptions{MaxConns: int32(cmd.Int("pool-size"))}
 }
 
 func serveCommand() *cli.Command {
@@ -158,11 +158,12 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		Logger:  logger,
 		Pool:    pool,
 		Limits: api.Limits{
-			AcquireTimeout: cmd.Duration("acquire-timeout"),
-			RequestTimeout: cmd.Duration("request-timeout"),
-			Exports:        int(cmd.Int("max-exports")),
-			ExportQueue:    int(cmd.Int("export-queue")),
-			ExportWait:     cmd.Duration("export-wait"),
+			AcquireTimeout:   cmd.Duration("acquire-timeout"),
+			StatementTimeout: cmd.Duration("statement-timeout"),
+			RequestTimeout:   cmd.Duration("request-timeout"),
+			Exports:          int(cmd.Int("max-exports")),
+			ExportQueue:      int(cmd.Int("export-queue")),
+			ExportWait:       cmd.Duration("export-wait"),
 		},
 		ReadyWhenBusy: cmd.Bool("ready-when-busy"),
 	}

@@ -18,6 +18,10 @@ type Limits struct {
 	// before it is answered 503 with Retry-After; 0 waits as long as the
 	// request lasts.
 	AcquireTimeout time.Duration
+	// StatementTimeout bounds each database statement of a request
+	// (PostgreSQL's statement_timeout, set per transaction); 0 leaves the
+	// server's setting.
+	StatementTimeout time.Duration
 	// RequestTimeout bounds the database side of a request, from its
 	// arrival to its last row (delivery to a slow client is bounded by the
 	// spool's no-progress cut instead); 0 is no bound.
@@ -105,6 +109,9 @@ func big(rows int64, f export.Format) bool {
 func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func(), error) {
 	if s.Limits.AcquireTimeout > 0 {
 		ctx = postgres.WithAcquireTimeout(ctx, s.Limits.AcquireTimeout)
+	}
+	if s.Limits.StatementTimeout > 0 {
+		ctx = postgres.WithStatementTimeout(ctx, s.Limits.StatementTimeout)
 	}
 	done := func() {}
 	if isBig {

@@ -6,7 +6,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,9 +19,6 @@ type PoolOptions struct {
 	// MaxConns is the pool's size when the URL sets no pool_max_conns;
 	// 0 keeps pgx's default (4, or the number of CPUs if more).
 	MaxConns int32
-	// StatementTimeout is PostgreSQL's statement_timeout for the pool's
-	// sessions when the URL sets none; 0 leaves the server's.
-	StatementTimeout time.Duration
 }
 
 // Open is [OpenPool] with pgx's defaults, for commands that run a few
@@ -43,9 +39,6 @@ func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 	}
 	if opts.MaxConns > 0 && !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = opts.MaxConns
-	}
-	if opts.StatementTimeout > 0 && cfg.ConnConfig.RuntimeParams["statement_timeout"] == "" {
-		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.StatementTimeout.Milliseconds(), 10)
 	}
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{

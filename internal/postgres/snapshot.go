@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,19 @@ type Snapshot struct {
 	ctx  context.Context
 }
 
-type acquireTimeoutKey struct{}
+type (
+	acquireTimeoutKey   struct{}
+	statementTimeoutKey struct{}
+)
+
+// WithStatementTimeout returns a copy of ctx under which the snapshots
+// [Begin] starts bound each of their statements to d, with SET LOCAL
+// statement_timeout (PostgreSQL's error 57014 past it): a transaction-level
+// setting, so that it works through PgBouncer in transaction pooling,
+// which refuses it as a startup parameter.
+func WithStatementTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, statementTimeoutKey{}, d)
+}
 
 // WithAcquireTimeout returns a copy of ctx under which [Begin] waits at
 // most d for a free pool connection before it gives up with failure.Busy.
@@ -61,7 +74,15 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 		conn.Release()
 		return nil, Classify(fmt.Errorf("begin: %w", err))
 	}
-	return &Snapshot{conn: conn, tx: tx, ctx: ctx}, nil
+	snap := &Snapshot{conn: conn, tx: tx, ctx: ctx}
+	if d, ok := ctx.Value(statementTimeoutKey{}).(time.Duration); ok && d > 0 {
+		ms := strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+		if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
+			snap.Close()
+			return nil, Classify(fmt.Errorf("statement_timeout: %w", err))
+		}
+	}
+	return snap, nil
 }
 
 // QueryRow runs sql, which returns one row, and scans it into dest.
@@ -184,6 +205,8 @@ func Classify(err error) error {
 		case strings.HasPrefix(pgErr.Code, "08"),
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", pgErr.Code == "53300":
 			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database cannot be reached")
+		case pgErr.Code == "57014": // query_canceled: statement_timeout, or a cancel
+			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the query took longer than this server allows; ask for fewer rows, or try again")
 		}
 	}
 	return err
