@@ -50,6 +50,9 @@ type Options struct {
 	// unknown; only XLSX reads it (see [XLSXOptions.Rows]), and its Encode
 	// and Close fail when the rows encoded differ ([ErrRowCount]).
 	Rows int64
+	// TmpDir is where an encoder that needs temporary files (XLSX) makes
+	// them; empty is the system's temporary folder.
+	TmpDir string
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -68,7 +71,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, opts.CSV), nil
 	case XLSX:
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
+		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows, TmpDir: opts.TmpDir})
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }

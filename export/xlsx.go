@@ -29,6 +29,10 @@ type XLSXOptions struct {
 	// scan the cells to find it. Zero means no rows, not unknown: encoding
 	// a row then fails.
 	Rows int64
+
+	// TmpDir is the folder of excelize's temporary files for sheets too
+	// large to keep in memory; empty is the system's temporary folder.
+	TmpDir string
 }
 
 // ErrRowCount is wrapped by the error an XLSX encoder returns when the
@@ -120,7 +124,7 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error
 		// without doubling apostrophes, which would corrupt the workbook.
 		return nil, fmt.Errorf("export: sheet name %q: apostrophes are not allowed", sheet)
 	}
-	f := excelize.NewFile()
+	f := excelize.NewFile(excelize.Options{TmpDir: opts.TmpDir})
 	defer func() {
 		if err != nil {
 			_ = f.Close()

@@ -87,6 +87,7 @@ func (r *released) Close() error {
 func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
+	opts.TmpDir = s.Delivery.Spool.Dir
 	s.deliver(c, cur, body{
 		estimate:     opts.Rows * int64(len(cols)) * 8,
 		compressible: out.format != export.XLSX,
