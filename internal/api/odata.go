@@ -185,11 +185,18 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
 	state(c).format = "odata"
 	root := serviceRoot(c.Request)
+	// A token that came in the query goes on in the next link, so that a
+	// client that can only send URLs follows it; one that came in a
+	// header does not.
+	var token string
+	if _, inHeader := c.Request.Header["Authorization"]; !inHeader {
+		token = c.Request.URL.Query().Get("access_token")
+	}
 	s.deliver(c, cur, body{
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,
 		encoder: func(w io.Writer) (export.Encoder, error) {
-			return odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f}), nil
+			return odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f, AccessToken: token}), nil
 		},
 	})
 }

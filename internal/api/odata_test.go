@@ -367,3 +367,31 @@ func TestODataPagingWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestODataNextLinkToken checks that a next link carries the access_token
+// when the request carried it in the query, and never when it came in a
+// header.
+func TestODataNextLinkToken(t *testing.T) {
+	ts := newServer(t, pgtest.Seeded(t))
+	r := ts.do(t, "GET", "/odata/GeneralReport?access_token="+ts.Token, "Prefer", "odata.maxpagesize=3")
+	var p odataPage
+	if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != 200 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	u, err := url.Parse(p.NextLink)
+	if err != nil || u.Query().Get("access_token") != ts.Token {
+		t.Fatalf("next link %q does not carry the request's access_token", p.NextLink)
+	}
+	// The link works as it is, without a header.
+	r = ts.do(t, "GET", u.RequestURI(), "Prefer", "odata.maxpagesize=3")
+	if r.Status != 200 {
+		t.Fatalf("following the next link: status %d: %s", r.Status, r.Body)
+	}
+	if strings.Contains(ts.Logs.String(), ts.Token) {
+		t.Error("the token reached the log")
+	}
+	_, p = ts.odataGet(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=3")
+	if strings.Contains(p.NextLink, "access_token") {
+		t.Errorf("next link %q carries a token the request sent in a header", p.NextLink)
+	}
+}

@@ -30,6 +30,12 @@ type FeedOptions struct {
 	// Format says how numbers are written; see [Negotiate].
 	Format Format
 
+	// AccessToken is carried into the next link as the access_token query
+	// parameter when the request carried its token there (a client that
+	// cannot send headers must be able to follow the link); "" otherwise,
+	// and the next link then holds no credential.
+	AccessToken string
+
 	// Location is the time zone of Timestamp values, which carry no
 	// offset; nil means UTC, the zone informe's own databases store and
 	// render wall-clock times in. Timestamptz values keep the offset they
@@ -377,6 +383,9 @@ func (f *Feed) nextLink() string {
 		add("$top", strconv.FormatInt(q.Top-f.rows, 10))
 	}
 	add("$skiptoken", string(appendSkipToken(nil, set, f.last[:set.keyParts()])))
+	if f.opts.AccessToken != "" {
+		add("access_token", f.opts.AccessToken)
+	}
 	return b.String()
 }
 

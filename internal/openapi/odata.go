@@ -146,7 +146,7 @@ func odataSchemas() object {
 					"@odata.context", obj("type", "string", "format", "uri", "description", "`<service root>/$metadata#"+s.Name+"`, with the `$select` list in parentheses when given."),
 					"@odata.count", obj("type", []string{"integer", "string"}, "pattern", `^[0-9]+$`, "minimum", 0, "description", "With `$count=true` only: the number of entities matching `$filter`, ignoring `$top`, `$skip` and `$skiptoken`; a string when `IEEE754Compatible=true`."),
 					"value", obj("type", "array", "items", ref("schemas", "OData"+s.Name+"Entity")),
-					"@odata.nextLink", obj("type", "string", "format", "uri", "description", "The next page: the same `$filter`, `$select`, `$orderby`, `$count` and `$format`, the rest of `$top`, and a `$skiptoken`."),
+					"@odata.nextLink", obj("type", "string", "format", "uri", "description", "The next page: the same `$filter`, `$select`, `$orderby`, `$count` and `$format`, the rest of `$top`, a `$skiptoken`, and the `access_token` only when the request carried its token in the URL."),
 				),
 			)},
 		)
