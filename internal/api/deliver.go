@@ -136,6 +136,7 @@ func (s *Server) deliver(c *gin.Context, cur cursor, b body) {
 		_ = sp.Wait()
 		s.recordSpool(sp)
 		if held && errors.Is(err, spool.ErrTooLarge) {
+			s.Metrics.Refused("http10_too_large")
 			err = failure.Wrap(failure.Busy, err, "Service Unavailable: this response is too large to hold for an HTTP/1.0 client; use HTTP/1.1, or ask for fewer rows or columns")
 		}
 		s.failDelivery(c, err)
