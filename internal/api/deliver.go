@@ -116,8 +116,12 @@ func (s *Server) deliver(c *gin.Context, cur cursor, b body) {
 	n, err := export.Copy(enc, rows)
 	endFlushing()
 	state(c).rows = int(n)
-	if cerr := cur.Close(); err == nil {
-		err = cerr
+	if cerr := cur.Close(); cerr != nil && err == nil {
+		// Every row was read in one snapshot: ending that read-only
+		// transaction can fail (a standby's recovery conflict ends the
+		// session) without touching what was read, so the body stands.
+		s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "ending the snapshot failed after its last row; the response is complete",
+			slog.String("request_id", state(c).id), slog.Any("error", cerr))
 	}
 	if err != nil {
 		w.closed = true // let Close clean up without writing a trailer
