@@ -20,6 +20,7 @@ const BASE = (process.env.BASE || "").replace(/\/+$/, "");
 const TOKEN = process.env.TOKEN || "";
 const PAGE = parseInt(process.env.PAGE_SIZE || "2500", 10); // Prefer: odata.maxpagesize of the full reads
 const MAX_SHOWN = 20; // mismatches printed per comparison
+const TIMEOUT = 1000 * parseInt(process.env.TIMEOUT || "120", 10); // per request: a response that never ends is a failure, not a hang
 if (!BASE || !TOKEN) {
   console.error("set BASE and TOKEN");
   process.exit(2);
@@ -85,6 +86,7 @@ function makeClient(prefer) {
           else error({ message: "HTTP request failed", request: req, response });
         });
       });
+      r.setTimeout(TIMEOUT, () => r.destroy(new Error(`no complete response in ${TIMEOUT / 1000} s: ${req.requestUri}`)));
       r.on("error", (e) => {
         if (!done) {
           done = true;
@@ -146,6 +148,9 @@ function getJSON(path) {
           }
         });
         res.on("error", reject);
+      })
+      .setTimeout(TIMEOUT, function () {
+        this.destroy(new Error(`GET ${path}: no complete response in ${TIMEOUT / 1000} s`));
       })
       .on("error", reject);
   });
