@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,8 +16,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/metrics"
 )
 
@@ -138,13 +140,30 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, failure.Errorf(failure.Unauthorized, auth.InvalidToken))
 		return
 	}
-	p, err := s.Tokens.Authenticate(c.Request.Context(), token)
+	p, err := s.lookUpToken(c.Request.Context(), token)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	st.principal = &p
 	c.Next()
+}
+
+// lookUpToken authenticates token, waiting for a pool connection no longer
+// than the acquire timeout, like every other request of the database: an
+// exhausted pool answers 503 busy, not a request that hangs.
+func (s *Server) lookUpToken(ctx context.Context, token string) (auth.Principal, error) {
+	if s.Limits.AcquireTimeout <= 0 {
+		return s.Tokens.Authenticate(ctx, token)
+	}
+	// The lookup is one indexed row: the whole of it fits the timeout.
+	actx, cancel := context.WithTimeout(ctx, s.Limits.AcquireTimeout)
+	defer cancel()
+	p, err := s.Tokens.Authenticate(actx, token)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return p, failure.Wrap(failure.Busy, postgres.ErrBusy, postgres.BusyMessage)
+	}
+	return p, err
 }
 
 // credentials extracts the token, reporting whether one was given at all

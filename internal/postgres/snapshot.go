@@ -50,6 +50,9 @@ func WithAcquireTimeout(ctx context.Context, d time.Duration) context.Context {
 // within the acquire timeout.
 var ErrBusy = errors.New("no database connection came free in time")
 
+// BusyMessage is the client's message of a failure.Busy wrapping [ErrBusy].
+const BusyMessage = "Service Unavailable: every database connection is busy; try again shortly"
+
 // Begin starts a [Snapshot] on a connection from pool, waiting for one at
 // most as long as [WithAcquireTimeout] set on ctx (failure.Busy past it).
 // The snapshot's queries run under ctx: cancelling it cancels them.
@@ -64,8 +67,7 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 	conn, err := pool.Acquire(actx)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, failure.Wrap(failure.Busy, ErrBusy,
-				"Service Unavailable: every database connection is busy; try again shortly")
+			return nil, failure.Wrap(failure.Busy, ErrBusy, BusyMessage)
 		}
 		return nil, Classify(fmt.Errorf("acquire: %w", err))
 	}
