@@ -121,14 +121,14 @@ func serveCommand() *cli.Command {
 	}
 }
 
-// closePool closes pool, waiting at most a second for connections still
+// closePool closes pool, waiting at most half a second for connections still
 // in use: serve has cut every response by then.
 func closePool(pool *pgxpool.Pool) {
 	done := make(chan struct{})
 	go func() { pool.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(time.Second):
+	case <-time.After(500 * time.Millisecond):
 	}
 }
 
@@ -220,8 +220,13 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		logger.Warn("responses still in flight at the shutdown timeout are cut", slog.Any("error", err))
 		cut()
 		apiSrv.Close()
-		// Give the cut handlers a moment to write their log lines.
-		time.Sleep(200 * time.Millisecond)
+		// The cut handlers end at once; wait (half a second at most) for their
+		// log lines.
+		idleCtx, cancelIdle := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancelIdle()
+		if !app.WaitIdle(idleCtx) {
+			logger.Warn("some requests did not end within half a second of the cut")
+		}
 	}
 	return nil
 }

@@ -45,6 +45,8 @@ func (s *Server) observe(c *gin.Context) {
 	h.Set("Cache-Control", "private, no-store")
 	w := &timingWriter{ResponseWriter: c.Writer}
 	c.Writer = w
+	s.inFlight.Add(1)
+	defer s.inFlight.Done() // after the log line, deferred below
 	done := s.Metrics.Started()
 	defer func() {
 		done()

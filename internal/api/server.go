@@ -5,8 +5,10 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
@@ -36,6 +38,21 @@ type Server struct {
 	turns    *turns // of big responses, made by Handler
 	feeds    *feeds // the OData entity sets, made by Handler
 	draining atomic.Bool
+	inFlight sync.WaitGroup // requests between arrival and their log line
+}
+
+// WaitIdle waits until every request in flight has ended and written its
+// log line, or until ctx is done, and reports whether they all ended.
+// After a forced shutdown it lets the cut requests finish their logs.
+func (s *Server) WaitIdle(ctx context.Context) bool {
+	idle := make(chan struct{})
+	go func() { s.inFlight.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Drain makes /readyz answer 503 from now on, so that load balancers stop
