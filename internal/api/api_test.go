@@ -673,17 +673,6 @@ func wrapTaskColumn(tb testing.TB, pool *pgxpool.Pool, body string) {
 	}
 }
 
-// failAtTask makes producing the row of task id fail in PostgreSQL with a
-// division by zero, while every other row is produced as before.
-func failAtTask(tb testing.TB, pool *pgxpool.Pool, id int) {
-	tb.Helper()
-	wrapTaskColumn(tb, pool, fmt.Sprintf(`
-		IF id = %[1]d THEN
-			RETURN (1 / (id - %[1]d))::text;
-		END IF;
-		RETURN v;`, id))
-}
-
 // TestFailureMidStreamAbortsResponse checks that a failure after the first
 // bytes were sent cuts the connection before the chunked terminator, so no
 // client can take the truncated body for a whole one; and that the same
