@@ -207,6 +207,10 @@ func Classify(err error) error {
 		case strings.HasPrefix(pgErr.Code, "08"),
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", pgErr.Code == "53300":
 			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database cannot be reached")
+		case pgErr.Code == "40001":
+			// informe only reads: on a hot standby this is a recovery
+			// conflict, gone on a retry.
+			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database replica cancelled the read to replay changes; try again")
 		case pgErr.Code == "57014": // query_canceled: statement_timeout, or a cancel
 			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the query took longer than this server allows; ask for fewer rows, or try again")
 		}
