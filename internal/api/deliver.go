@@ -173,9 +173,8 @@ func (s *Server) failDelivery(c *gin.Context, err error) {
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "client made no progress; cut",
 			slog.String("request_id", state(c).id))
 		state(c).clientGone = true
-		s.abort(c, err)
 	}
-	s.fail(c, err)
+	s.fail(c, err) // an error answer, or a cut once bytes are out
 }
 
 // recordSpool records what the spool of a finished response did.

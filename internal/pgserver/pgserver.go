@@ -209,8 +209,6 @@ func (s *Server) URL(dbname string) string {
 	return u.String()
 }
 
-// PID returns the process id of the server's postmaster.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // CreateDatabase creates the named database unless it exists.
 func (s *Server) CreateDatabase(ctx context.Context, name string) error {

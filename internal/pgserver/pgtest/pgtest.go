@@ -67,9 +67,6 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// Server returns the running private server.
-func Server() *pgserver.Server { return server }
-
 // New returns a pool on a new, migrated, empty database that is dropped
 // when the test ends.
 func New(tb testing.TB) *pgxpool.Pool {
