@@ -209,7 +209,6 @@ func (s *Server) URL(dbname string) string {
 	return u.String()
 }
 
-
 // CreateDatabase creates the named database unless it exists.
 func (s *Server) CreateDatabase(ctx context.Context, name string) error {
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
