@@ -1,7 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -18,9 +17,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/compress"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/report"
 )
 
@@ -213,6 +214,10 @@ func checkOutput(output string) (string, error) {
 
 // runExport writes the rows of plan from one snapshot of store to plan's
 // output, stdout being stdout, and reports progress or a summary on stderr.
+// exportSpoolMemory is how far the reading and encoding may run ahead of
+// the output.
+const exportSpoolMemory = 4 << 20
+
 // A file is written atomically: on any error, or when ctx is cancelled
 // (Ctrl-C, SIGTERM), the target is left as it was and no temporary file
 // remains.
@@ -235,20 +240,28 @@ func runExport(ctx context.Context, store *report.Store, plan exportPlan, stdout
 		dst = file
 	}
 	counted := &countingWriter{w: dst}
-	w := io.Writer(counted)
-	var gz *gzip.Writer
+	// The chain of the HTTP path: encoder -> compressor -> spool -> output.
+	// The spool lets the file be written while the next rows are read and
+	// encoded, as a response is sent.
+	sp := spool.New(counted, spool.Limits{Memory: exportSpoolMemory}, nil)
+	coding := compress.Identity
 	if plan.gzip {
-		gz = gzip.NewWriter(counted)
-		if plan.output != "-" {
-			gz.Name = strings.TrimSuffix(filepath.Base(plan.output), ".gz")
-		}
-		w = gz
+		coding = compress.Gzip
+	}
+	zw, err := compress.NewWriter(sp, coding)
+	if err != nil {
+		sp.Abort(err)
+		_ = sp.Wait()
+		return exportFailed(ctx, plan, err)
 	}
 	// Rows: the count from the snapshot, which XLSX declares as the
 	// sheet's range before the first row.
-	enc, err := export.NewEncoder(w, plan.format, plan.query.Columns,
+	enc, err := export.NewEncoder(zw, plan.format, plan.query.Columns,
 		export.Options{CSV: plan.csv, Sheet: "general-report", Rows: total})
 	if err != nil {
+		_ = zw.Close()
+		sp.Abort(err)
+		_ = sp.Wait()
 		return exportFailed(ctx, plan, err)
 	}
 
@@ -263,15 +276,25 @@ func runExport(ctx context.Context, store *report.Store, plan exportPlan, stdout
 		err = cerr
 	}
 	// After a failure, the encoder's closing bytes (a JSON array's "]", the
-	// gzip trailer) would make a truncated stdout look complete: drop them.
-	counted.discard = err != nil
+	// gzip trailer) would make a truncated stdout look complete: the spool
+	// is aborted first, so that they are dropped.
+	if err != nil {
+		sp.Abort(err)
+	}
 	if cerr := enc.Close(); err == nil {
 		err = cerr
 	}
-	if gz != nil {
-		if cerr := gz.Close(); err == nil {
-			err = cerr
-		}
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = sp.Close()
+	}
+	if err != nil {
+		sp.Abort(err)
+	}
+	if werr := sp.Wait(); err == nil {
+		err = werr
 	}
 	if err == nil {
 		// A signal after the last row still means "stop": nothing replaced.
@@ -349,18 +372,13 @@ func (r *progressRows) Next() bool {
 	return true
 }
 
-// countingWriter counts the bytes written through it, or, once discard is
-// set, drops them.
+// countingWriter counts the bytes written through it.
 type countingWriter struct {
-	w       io.Writer
-	n       int64
-	discard bool
+	w io.Writer
+	n int64
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
-	if c.discard {
-		return len(b), nil
-	}
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
