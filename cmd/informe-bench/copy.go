@@ -43,54 +43,73 @@ func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// planPage opens the page with report.Store.Open, the server's own entry
-// point, on a pool of its own whose tracer records the statements: the last
-// one is the page query, so that COPY and EXPLAIN run exactly the query
-// informe runs. It notes how long counting and seeking took.
-func planPage(ctx context.Context, url string, p *pageSpec) error {
+// traced runs open, one of report.Store's entry points, the server's own,
+// on a pool of its own whose tracer records the statements, and returns the
+// last one, which is the query of the rows, so that COPY and EXPLAIN run
+// exactly the query informe runs, with what open said about the rows and
+// how long it took (counting, seeking and starting the query).
+func traced(ctx context.Context, url string, open func(*report.Store) (*report.Cursor, error)) (pageQuery, report.Page, time.Duration, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return err
+		return pageQuery{}, report.Page{}, 0, err
 	}
 	tracer := &lastQuery{}
 	cfg.ConnConfig.Tracer = tracer
 	cfg.MaxConns = 1
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return pageQuery{}, report.Page{}, 0, err
 	}
 	defer pool.Close()
 	if err := pool.Ping(ctx); err != nil {
-		return err
+		return pageQuery{}, report.Page{}, 0, err
 	}
 	began := time.Now()
-	cur, err := report.NewStore(pool, report.Maintained).Open(ctx, report.Query{Page: p.page, PerPage: p.perPage})
-	p.planned = time.Since(began)
+	cur, err := open(report.NewStore(pool, report.Maintained))
+	d := time.Since(began)
+	if err != nil {
+		return pageQuery{}, report.Page{}, d, err
+	}
+	defer cur.Close()
+	return tracer.q, cur.Page(), d, nil
+}
+
+// planPage opens the page with report.Store.Open (see traced) and notes its
+// rows and query.
+func planPage(ctx context.Context, url string, p *pageSpec) error {
+	q, page, d, err := traced(ctx, url, func(s *report.Store) (*report.Cursor, error) {
+		return s.Open(ctx, report.Query{Page: p.page, PerPage: p.perPage})
+	})
+	p.planned = d
 	if err != nil {
 		return fmt.Errorf("plan page %d: %w", p.page, err)
 	}
-	defer cur.Close()
-	page := cur.Page()
 	if page.CurrentPage > page.TotalPages {
 		return fmt.Errorf("page %d of %d rows lies past the end (%d rows)", p.page, p.perPage, page.Total)
 	}
 	p.rows = min(p.perPage, page.Total-(p.page-1)*p.perPage)
-	p.query = tracer.q
+	p.query = q
 	return nil
 }
 
 // pageSQL is the page query with its arguments written in, for COPY,
 // which takes no parameters.
-func (p pageSpec) pageSQL() string {
-	sql := p.query.SQL
-	for i := len(p.query.Args); i >= 1; i-- { // $10 before $1
-		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", i), fmt.Sprint(p.query.Args[i-1]))
+func (p pageSpec) pageSQL() string { return p.query.inline() }
+
+// args lists the page query's arguments, for titles and tables.
+func (p pageSpec) args() string { return p.query.args() }
+
+// inline returns q's SQL with its arguments written in (integers only, as
+// informe's are), for COPY and EXPLAIN, which take no parameters.
+func (q pageQuery) inline() string {
+	sql := q.SQL
+	for i := len(q.Args); i >= 1; i-- { // $10 before $1
+		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", i), fmt.Sprint(q.Args[i-1]))
 	}
 	return sql
 }
 
-// args lists the page query's arguments, for titles and tables.
-func (p pageSpec) args() string { return strings.Trim(fmt.Sprint(p.query.Args...), "[]") }
+func (q pageQuery) args() string { return strings.Trim(fmt.Sprint(q.Args...), "[]") }
 
 // copyResult is COPY of one page's rows as CSV, through psql (a new
 // process and connection each time) and through pgx on an open connection.
@@ -255,10 +274,17 @@ func explain(ctx context.Context, pool *pgxpool.Pool, pages []pageSpec) ([]plan,
 	return plans, nil
 }
 
-// countWriter counts and discards what is written to it.
-type countWriter struct{ n int64 }
+// countWriter counts and discards what is written to it, and notes when
+// the first byte came.
+type countWriter struct {
+	n     int64
+	first time.Time
+}
 
 func (w *countWriter) Write(p []byte) (int, error) {
+	if w.n == 0 && len(p) > 0 {
+		w.first = time.Now()
+	}
 	w.n += int64(len(p))
 	return len(p), nil
 }

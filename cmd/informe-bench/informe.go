@@ -8,14 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,45 +33,74 @@ const clockTicks = 100
 type informe struct {
 	cmd    *exec.Cmd
 	base   string
+	ops    string // base URL of the operations listener, "" when off
 	token  string
 	client *http.Client
-	log    *os.File
-	logPos int64 // where this process's lines start in the log
+	log    *os.File // this process's own log
+	shared string   // the run's log, where the own log is appended at stop
 	exited chan struct{}
 	once   sync.Once
 }
 
-// startInforme starts `informe serve` on a free loopback port, its JSON log
-// appended to logPath, and waits until it answers an authenticated request.
-func startInforme(ctx context.Context, bin, dbURL, token, logPath string) (*informe, error) {
+// launcher starts `informe serve` processes of one binary.
+type launcher struct {
+	bin     string // the informe binary
+	label   string // what the binary is, for tables ("current", "baseline")
+	dbURL   string
+	token   string
+	logPath string   // every process's log is appended here when it stops
+	logDir  string   // where each process logs while it runs
+	args    []string // extra flags for informe serve (--serve-arg)
+}
+
+// startOptions vary one process.
+type startOptions struct {
+	ops  bool     // listen for /metrics on a loopback port
+	args []string // flags after the launcher's
+}
+
+// start starts `informe serve` on a free loopback port, its JSON log
+// appended to the launcher's log, and waits until it answers an
+// authenticated request.
+func (l *launcher) start(ctx context.Context, so startOptions) (*informe, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return nil, err
+	opsAddr := ""
+	if so.ops {
+		opsPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		opsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(opsPort))
 	}
-	pos, err := log.Seek(0, io.SeekEnd)
+	// Processes may run at once: each logs to a file of its own, so
+	// that its lines can be read apart.
+	log, err := os.CreateTemp(l.logDir, "informe-*.log")
 	if err != nil {
-		log.Close()
 		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--ops-addr", "", "--log-format", "json")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+	args := []string{"serve", "--addr", addr, "--ops-addr", opsAddr, "--log-format", "json"}
+	args = append(append(args, l.args...), so.args...)
+	cmd := exec.Command(l.bin, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+l.dbURL)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start informe: %w", err)
 	}
 	inf := &informe{
-		cmd: cmd, base: "http://" + addr, token: token, log: log, logPos: pos,
+		cmd: cmd, base: "http://" + addr, token: l.token, log: log, shared: l.logPath,
 		exited: make(chan struct{}),
 		client: &http.Client{Transport: &http.Transport{
 			DisableCompression:  true,
 			MaxIdleConnsPerHost: 1,
 		}},
+	}
+	if opsAddr != "" {
+		inf.ops = "http://" + opsAddr
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -119,6 +151,9 @@ func (inf *informe) stop() {
 			<-inf.exited
 		}
 		inf.log.Close()
+		if err := appendFile(inf.shared, inf.log.Name()); err != nil {
+			logf("informe's log: %v", err)
+		}
 	})
 }
 
@@ -131,51 +166,103 @@ func (inf *informe) request(ctx context.Context, path string) (*http.Response, e
 	return inf.client.Do(req)
 }
 
-// sample is one measured request.
-type sample struct {
-	wall  time.Duration // from sending the request to the last body byte
-	ttfb  time.Duration // from the request written to the first response byte
-	bytes int64
-	cpu   float64 // informe's user+system CPU seconds during the request
-	pgCPU float64 // the same for informe's PostgreSQL backends
+// stallLimit is how long a request may go without a response byte before
+// the benchmark gives up on it, rather than wait forever on a hung server;
+// an XLSX response may rightly wait long for its first byte.
+func stallLimit(url string) time.Duration {
+	if strings.Contains(url, "format=xlsx") {
+		return 5 * time.Minute
+	}
+	return 30 * time.Second
 }
 
-// measure makes one request for path and reads the whole body.
-func (inf *informe) measure(ctx context.Context, path string, pg *backends) (sample, error) {
+// sample is one measured request.
+type sample struct {
+	wall   time.Duration // from sending the request to the last body byte
+	ttfb   time.Duration // from the request written to the first response byte
+	bytes  int64
+	status int
+	header http.Header
+	cpu    float64 // informe's user+system CPU seconds during the request
+	pgCPU  float64 // the same for informe's PostgreSQL backends
+	// switches is informe's context switches (all threads, voluntary and
+	// not) during the request.
+	switches int64
+	// clientCPU is the benchmark's own CPU seconds during the request:
+	// mostly reading the body.
+	clientCPU float64
+}
+
+// fetch requests url (absolute, or a path on informe) with hdr, copies the
+// body to sink (discarded when nil) and times it. A response other than
+// 200 is read whole and is no error: the caller judges s.status. It fails
+// when nothing arrives for stallLimit.
+func (inf *informe) fetch(ctx context.Context, url string, hdr http.Header, sink io.Writer) (sample, error) {
+	return fetch(ctx, inf.client, inf.absolute(url), inf.token, hdr, sink)
+}
+
+func (inf *informe) absolute(url string) string {
+	if strings.HasPrefix(url, "/") {
+		return inf.base + url
+	}
+	return url
+}
+
+func fetch(ctx context.Context, client *http.Client, url, token string, hdr http.Header, sink io.Writer) (sample, error) {
 	var s sample
+	ctx, watch := watchdog(ctx, stallLimit(url))
+	defer watch.stop()
 	var wrote, first time.Time
 	trace := &httptrace.ClientTrace{
 		WroteRequest:         func(httptrace.WroteRequestInfo) { wrote = time.Now() },
 		GotFirstResponseByte: func() { first = time.Now() },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, inf.base+path, nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
 	if err != nil {
 		return s, err
 	}
-	req.Header.Set("Authorization", "Bearer "+inf.token)
+	maps.Copy(req.Header, hdr)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if sink == nil {
+		sink = io.Discard
+	}
+	began := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return s, watch.explain(fmt.Errorf("GET %s: %w", url, err))
+	}
+	s.bytes, err = io.Copy(sink, watch.reader(resp.Body))
+	s.wall = time.Since(began)
+	resp.Body.Close()
+	s.status, s.header = resp.StatusCode, resp.Header
+	if err != nil {
+		return s, watch.explain(fmt.Errorf("GET %s: read body after %d bytes: %w", url, s.bytes, err))
+	}
+	s.ttfb = first.Sub(wrote)
+	return s, nil
+}
+
+// measure makes one request for path, which must answer 200, reads the
+// whole body, and notes the CPU time informe and its backends spent.
+func (inf *informe) measure(ctx context.Context, path string, hdr http.Header, pg *backends) (sample, error) {
 	pg0, err := pg.ticks(ctx)
 	if err != nil {
-		return s, err
+		return sample{}, err
 	}
 	cpu0, err := procTicks(inf.cmd.Process.Pid)
 	if err != nil {
-		return s, err
+		return sample{}, err
 	}
-	began := time.Now()
-	resp, err := inf.client.Do(req)
+	sw0 := procSwitches(inf.cmd.Process.Pid)
+	self0 := selfCPU()
+	s, err := inf.fetch(ctx, path, hdr, nil)
+	s.clientCPU = selfCPU() - self0
 	if err != nil {
 		return s, err
 	}
-	s.bytes, err = io.Copy(io.Discard, resp.Body)
-	s.wall = time.Since(began)
-	resp.Body.Close()
-	if err != nil {
-		return s, fmt.Errorf("read body: %w", err)
+	if s.status != http.StatusOK {
+		return s, fmt.Errorf("GET %s: %d %s", path, s.status, http.StatusText(s.status))
 	}
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	s.ttfb = first.Sub(wrote)
 	cpu1, err := procTicks(inf.cmd.Process.Pid)
 	if err != nil {
 		return s, err
@@ -185,10 +272,73 @@ func (inf *informe) measure(ctx context.Context, path string, pg *backends) (sam
 		return s, err
 	}
 	s.cpu = float64(cpu1-cpu0) / clockTicks
+	s.switches = procSwitches(inf.cmd.Process.Pid) - sw0
 	for pid, t := range pg1 {
 		s.pgCPU += float64(t-pg0[pid]) / clockTicks
 	}
 	return s, nil
+}
+
+// watch cancels a request that makes no progress for a while.
+type watch struct {
+	cancel context.CancelCauseFunc
+	last   atomic.Int64 // unix nanoseconds of the last progress
+	limit  time.Duration
+	done   chan struct{}
+	fired  atomic.Bool
+}
+
+var errStalled = errors.New("no progress")
+
+func watchdog(ctx context.Context, limit time.Duration) (context.Context, *watch) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &watch{cancel: cancel, limit: limit, done: make(chan struct{})}
+	w.last.Store(time.Now().UnixNano())
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case now := <-t.C:
+				if now.Sub(time.Unix(0, w.last.Load())) > w.limit {
+					w.fired.Store(true)
+					cancel(errStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, w
+}
+
+func (w *watch) stop() {
+	close(w.done)
+	w.cancel(nil)
+}
+
+// explain says so when err is the watchdog's doing.
+func (w *watch) explain(err error) error {
+	if w.fired.Load() {
+		return fmt.Errorf("%w: informe sent nothing for %s (hung?)", err, w.limit)
+	}
+	return err
+}
+
+func (w *watch) reader(r io.Reader) io.Reader { return &progressReader{r: r, w: w} }
+
+type progressReader struct {
+	r io.Reader
+	w *watch
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.w.last.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // caseResult is what one fresh informe process measured for one format
@@ -196,6 +346,7 @@ func (inf *informe) measure(ctx context.Context, path string, pg *backends) (sam
 type caseResult struct {
 	format  string
 	page    pageSpec
+	binary  string // the launcher's label
 	samples []sample
 	rows    int64 // rows per request, from informe's log
 	baseRSS int64 // VmRSS after the warm-up request, bytes
@@ -206,15 +357,15 @@ type caseResult struct {
 
 // measureInforme starts a fresh informe, warms it up with a small page of
 // the same format, then requests the page runs times.
-func measureInforme(ctx context.Context, start func() (*informe, error), pool *pgxpool.Pool, db, format string, p pageSpec, runs int) (*caseResult, error) {
-	inf, err := start()
+func measureInforme(ctx context.Context, l *launcher, pool *pgxpool.Pool, db, format string, p pageSpec, runs int) (*caseResult, error) {
+	inf, err := l.start(ctx, startOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer inf.stop()
 	pg := &backends{pool: pool, db: db}
-	r := &caseResult{format: format, page: p}
-	if _, err := inf.measure(ctx, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=1", format, small), pg); err != nil {
+	r := &caseResult{format: format, page: p, binary: l.label}
+	if _, err := inf.measure(ctx, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=1", format, small), nil, pg); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	if r.baseRSS, r.baseHWM, err = procMemory(inf.cmd.Process.Pid); err != nil {
@@ -222,7 +373,7 @@ func measureInforme(ctx context.Context, start func() (*informe, error), pool *p
 	}
 	path := fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d", format, p.perPage, p.page)
 	for range runs {
-		s, err := inf.measure(ctx, path, pg)
+		s, err := inf.measure(ctx, path, nil, pg)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +383,7 @@ func measureInforme(ctx context.Context, start func() (*informe, error), pool *p
 		return nil, err
 	}
 	inf.stop() // so that every log line is written
-	rows, err := inf.loggedRows()
+	rows, err := inf.loggedRows("/api/general-report")
 	if err != nil {
 		return nil, err
 	}
@@ -249,37 +400,72 @@ func measureInforme(ctx context.Context, start func() (*informe, error), pool *p
 	return r, nil
 }
 
-// loggedRows returns the rows of each /api/general-report request in this
-// process's log lines, in order, and fails on any that did not end with 200.
-func (inf *informe) loggedRows() ([]int64, error) {
+// logLine is one request line of informe's JSON log.
+type logLine struct {
+	Msg      string `json:"msg"`
+	Path     string `json:"path"`
+	Query    string `json:"query"`
+	Status   int    `json:"status"`
+	Rows     int64  `json:"rows"`
+	Bytes    int64  `json:"bytes"`
+	Duration int64  `json:"duration"` // nanoseconds
+	Aborted  bool   `json:"aborted"`
+}
+
+// logged returns the request lines for path in this process's log, in
+// order.
+func (inf *informe) logged(path string) ([]logLine, error) {
 	f, err := os.Open(inf.log.Name())
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(inf.logPos, io.SeekStart); err != nil {
-		return nil, err
-	}
-	var rows []int64
+	var lines []logLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var line struct {
-			Msg     string `json:"msg"`
-			Path    string `json:"path"`
-			Status  int    `json:"status"`
-			Rows    int64  `json:"rows"`
-			Aborted bool   `json:"aborted"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" || line.Path != "/api/general-report" {
+		var line logLine
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" || line.Path != path {
 			continue
 		}
-		if line.Status != http.StatusOK || line.Aborted {
-			return nil, fmt.Errorf("informe logged a failed request: %s", sc.Text())
-		}
-		rows = append(rows, line.Rows)
+		lines = append(lines, line)
 	}
-	return rows, sc.Err()
+	return lines, sc.Err()
+}
+
+// loggedRows returns the rows of each request for path in this process's
+// log lines, in order, and fails on any that did not end with 200.
+func (inf *informe) loggedRows(path string) ([]int64, error) {
+	lines, err := inf.logged(path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []int64
+	for _, l := range lines {
+		if l.Status != http.StatusOK || l.Aborted {
+			return nil, fmt.Errorf("informe logged a failed request: %s?%s: status %d, aborted %v", l.Path, l.Query, l.Status, l.Aborted)
+		}
+		rows = append(rows, l.Rows)
+	}
+	return rows, nil
+}
+
+// appendFile appends the file src to the file dst.
+func appendFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // procTicks returns a process's user plus system CPU time, in clock ticks.
@@ -304,6 +490,36 @@ func procTicks(pid int) (int64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	return utime + stime, nil
+}
+
+// selfCPU returns the benchmark's own user and system CPU seconds so far.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// procSwitches returns the context switches of a process's threads so far
+// (threads that ended no longer count; informe's do not end).
+func procSwitches(pid int) int64 {
+	dirs, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var n int64
+	for _, d := range dirs {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + d.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			key, val, _ := strings.Cut(line, ":")
+			if key == "voluntary_ctxt_switches" || key == "nonvoluntary_ctxt_switches" {
+				v, _ := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+				n += v
+			}
+		}
+	}
+	return n
 }
 
 // procMemory returns a process's resident set size and its peak (VmRSS and
@@ -369,4 +585,54 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// profiler is perf recording processes while a case runs, for --perf.
+type profiler struct {
+	cmd  *exec.Cmd
+	data string
+	out  string
+}
+
+// startPerf records the call graphs of pids with perf until stop, which
+// writes perf's report, by symbol, to name.txt in dir. It returns nil when
+// dir is "" (no --perf).
+func startPerf(dir, name string, pids ...int) (*profiler, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	var list []string
+	for _, p := range pids {
+		list = append(list, strconv.Itoa(p))
+	}
+	p := &profiler{data: filepath.Join(dir, name+".data"), out: filepath.Join(dir, name+".txt")}
+	p.cmd = exec.Command("perf", "record", "-q", "-F", "499", "-g", "-o", p.data, "-p", strings.Join(list, ","))
+	p.cmd.Stderr = os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("perf: %w", err)
+	}
+	time.Sleep(200 * time.Millisecond) // let it attach
+	return p, nil
+}
+
+func (p *profiler) stop() error {
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	_ = p.cmd.Wait()
+	f, err := os.Create(p.out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, sort := range []string{"comm,dso", "comm,symbol"} {
+		rep := exec.Command("perf", "report", "-i", p.data, "--stdio", "--no-children", "--sort", sort, "--percent-limit", "0.7", "-g", "none")
+		rep.Stdout, rep.Stderr = f, os.Stderr
+		if err := rep.Run(); err != nil {
+			return fmt.Errorf("perf report: %w", err)
+		}
+	}
+	logf("  perf profile: %s", p.out)
+	return os.Remove(p.data)
 }

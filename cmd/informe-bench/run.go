@@ -5,20 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/informe/informe/internal/pgserver"
-	"github.com/informe/informe/internal/seed"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/pgserver"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/seed"
 )
 
 // perPage is the page size the targets speak of, and small the page size
@@ -33,6 +31,25 @@ var (
 	formats    = []string{"json", "ndjson", "csv", "xlsx"}
 	rssFormats = []string{"json", "ndjson", "csv"}
 )
+
+// bench is what every part of a run shares.
+type bench struct {
+	o          options
+	tmp        string // removed at the end
+	pool       *pgxpool.Pool
+	dbName     string
+	dbURL      string
+	total      int64 // report rows, from the maintained counts
+	totalPages int64 // of perPage rows, as informe says
+	current    *launcher
+	baseline   *launcher // nil without --baseline-bin/--baseline-rev
+	res        *results
+	// exportSpecs are chosen once, for the export and odata parts.
+	exportSpecs *exportSpecs
+	perfDir     string // where perf profiles go; "" without --perf
+}
+
+func (b *bench) backends() *backends { return &backends{pool: b.pool, db: b.dbName} }
 
 func run(ctx context.Context, o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -54,30 +71,29 @@ func run(ctx context.Context, o options) error {
 			logf("%v", err)
 		}
 	}()
-	dbName := fmt.Sprintf("bench_c%d_s%d", o.contracts, o.seed)
-	dbURL := srv.URL(dbName)
-	pool, err := prepareDatabase(ctx, srv, dbName, o)
-	if err != nil {
+	b := &bench{o: o, tmp: tmp, dbName: fmt.Sprintf("bench_c%d_s%d", o.contracts, o.seed)}
+	b.dbURL = srv.URL(b.dbName)
+	if b.pool, err = prepareDatabase(ctx, srv, b.dbName, o); err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer b.pool.Close()
 
-	var total int64
-	if err := pool.QueryRow(ctx, "SELECT report_rows_total()").Scan(&total); err != nil {
+	if err := b.pool.QueryRow(ctx, "SELECT report_rows_total()").Scan(&b.total); err != nil {
 		return err
 	}
-	if total == 0 {
+	if b.total == 0 {
 		return errors.New("the report is empty")
 	}
 
-	bin := filepath.Join(tmp, "informe")
-	logf("building informe")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/informe")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build: %w", err)
+	bin := o.informeBin
+	if bin == "" {
+		bin = filepath.Join(tmp, "informe")
+		logf("building informe")
+		if err := goBuild(ctx, ".", bin); err != nil {
+			return err
+		}
 	}
-	tokens := auth.NewStore(pool)
+	tokens := auth.NewStore(b.pool)
 	if err := tokens.Delete(ctx, "bench"); err != nil {
 		return err
 	}
@@ -85,46 +101,112 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-
 	logPath := filepath.Join(o.out, "informe.log")
 	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
 		return err
 	}
-	start := func() (*informe, error) { return startInforme(ctx, bin, dbURL, token, logPath) }
-
-	// The last page is what informe says it is.
-	totalPages, err := askTotalPages(ctx, start)
-	if err != nil {
-		return err
-	}
-	if want := (total + perPage - 1) / perPage; totalPages != want {
-		return fmt.Errorf("informe says %d pages of %d rows, the maintained counts say %d", totalPages, perPage, want)
-	}
-	pages := []pageSpec{{label: "first", page: 1, perPage: perPage}, {label: "last", page: totalPages, perPage: perPage}}
-	if total%perPage != 0 && totalPages > 1 {
-		// A partial last page is no fair comparison with page 1; the
-		// deepest full page is.
-		pages = append(pages, pageSpec{label: "last full", page: totalPages - 1, perPage: perPage})
-	}
-	smallPage := pageSpec{label: "first", page: 1, perPage: small}
-	for i := range pages {
-		if err := planPage(ctx, dbURL, &pages[i]); err != nil {
+	if o.perf {
+		b.perfDir = filepath.Join(o.out, "perf")
+		if err := os.MkdirAll(b.perfDir, 0o755); err != nil {
 			return err
 		}
 	}
-	if err := planPage(ctx, dbURL, &smallPage); err != nil {
+	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logPath: logPath, logDir: tmp, args: o.serveArgs}
+	if base := o.baselineBin; base != "" || o.baselineRev != "" {
+		label := "baseline " + base
+		if o.baselineRev != "" {
+			label = "baseline " + o.baselineRev
+			if base, err = buildRevision(ctx, o.baselineRev, tmp); err != nil {
+				return err
+			}
+		}
+		// Flags informe gained later are not the baseline's: it gets none.
+		b.baseline = &launcher{bin: base, label: label, dbURL: b.dbURL, token: token, logPath: logPath, logDir: tmp}
+	}
+
+	// The last page is what informe says it is.
+	if b.totalPages, err = askTotalPages(ctx, b.current); err != nil {
+		return err
+	}
+	if want := (b.total + perPage - 1) / perPage; b.totalPages != want {
+		return fmt.Errorf("informe says %d pages of %d rows, the maintained counts say %d", b.totalPages, perPage, want)
+	}
+	b.res = &results{contracts: o.contracts, seed: o.seed, total: b.total, totalPages: b.totalPages, runs: o.runs, o: o,
+		started: time.Now(), loadBefore: loadAverage(), binary: bin}
+	if b.baseline != nil {
+		b.res.baselineLabel = b.baseline.label
+	}
+	steps := []struct {
+		part string
+		run  func(context.Context) error
+	}{
+		{"pages", b.pages}, {"export", b.exports}, {"odata", b.odata},
+		{"slow", b.slow}, {"burst", b.burst}, {"gzip", b.gzip},
+	}
+	for _, s := range steps {
+		if !o.has(s.part) {
+			continue
+		}
+		began := time.Now()
+		err := s.run(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			// The other parts may still tell something: go on, and
+			// count this one as a missed target.
+			logf("%s FAILED: %v", s.part, err)
+			b.res.failed = append(b.res.failed, partFailure{s.part, err})
+		}
+		b.res.took = append(b.res.took, partTime{s.part, time.Since(began), loadAverage()})
+	}
+
+	b.res.loadAfter = loadAverage()
+	b.res.evaluate()
+	b.res.writeText(os.Stdout)
+	md := filepath.Join(o.out, "latest.md")
+	f, err := os.Create(md)
+	if err != nil {
+		return err
+	}
+	b.res.writeMarkdown(f)
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logPath)
+	return nil
+}
+
+// pages measures each format's 10,000-row page 1 and last page, and the
+// small pages that peak RSS is compared with, next to COPY of each page;
+// with a baseline, each case also with the baseline binary, alternating
+// which goes first.
+func (b *bench) pages(ctx context.Context) error {
+	pages := []pageSpec{{label: "first", page: 1, perPage: perPage}, {label: "last", page: b.totalPages, perPage: perPage}}
+	if b.total%perPage != 0 && b.totalPages > 1 {
+		// A partial last page is no fair comparison with page 1; the
+		// deepest full page is.
+		pages = append(pages, pageSpec{label: "last full", page: b.totalPages - 1, perPage: perPage})
+	}
+	smallPage := pageSpec{label: "first", page: 1, perPage: small}
+	for i := range pages {
+		if err := planPage(ctx, b.dbURL, &pages[i]); err != nil {
+			return err
+		}
+	}
+	if err := planPage(ctx, b.dbURL, &smallPage); err != nil {
 		return err
 	}
 
-	res := &results{contracts: o.contracts, seed: o.seed, total: total, totalPages: totalPages, runs: o.runs, started: time.Now(), loadBefore: loadAverage()}
-
+	res := b.res
 	logf("COPY baselines: psql start-up, then each page through psql and through pgx")
-	if res.psqlStartup, err = psqlStartup(ctx, dbURL, o.runs); err != nil {
+	var err error
+	if res.psqlStartup, err = psqlStartup(ctx, b.dbURL, b.o.runs); err != nil {
 		return err
 	}
 	copies := map[string]*copyResult{}
 	for _, p := range append(pages, smallPage) {
-		c, err := measureCopy(ctx, pool, dbURL, p, o.runs)
+		c, err := measureCopy(ctx, b.pool, b.dbURL, p, b.o.runs)
 		if err != nil {
 			return err
 		}
@@ -145,35 +227,77 @@ func run(ctx context.Context, o options) error {
 	for _, f := range rssFormats {
 		cases = append(cases, benchCase{f, smallPage})
 	}
-	for _, c := range cases {
-		logf("informe %s, page %d (%s), %d rows per page", c.format, c.page.page, c.page.label, c.page.perPage)
-		r, err := measureInforme(ctx, start, pool, dbName, c.format, c.page, o.runs)
-		if err != nil {
-			return fmt.Errorf("%s %s page: %w", c.format, c.page.label, err)
+	for i, c := range cases {
+		launchers := []*launcher{b.current}
+		if b.baseline != nil {
+			launchers = append(launchers, b.baseline)
+			if i%2 == 1 {
+				launchers[0], launchers[1] = launchers[1], launchers[0]
+			}
 		}
-		r.copy = copies[c.page.key()]
-		res.cases = append(res.cases, r)
+		for _, l := range launchers {
+			logf("informe (%s) %s, page %d (%s), %d rows per page", l.label, c.format, c.page.page, c.page.label, c.page.perPage)
+			r, err := measureInforme(ctx, l, b.pool, b.dbName, c.format, c.page, b.o.runs)
+			if err != nil {
+				return fmt.Errorf("%s: %s %s page: %w", l.label, c.format, c.page.label, err)
+			}
+			r.copy = copies[c.page.key()]
+			if l == b.current {
+				res.cases = append(res.cases, r)
+			} else {
+				res.baseCases = append(res.baseCases, r)
+			}
+		}
 	}
 
-	logf("query plans")
-	if res.plans, err = explain(ctx, pool, pages); err != nil {
-		return err
-	}
-
-	res.loadAfter = loadAverage()
-	res.evaluate()
-	res.writeText(os.Stdout)
-	md := filepath.Join(o.out, "latest.md")
-	f, err := os.Create(md)
+	logf("query plans of the pages")
+	plans, err := explain(ctx, b.pool, pages)
 	if err != nil {
 		return err
 	}
-	res.writeMarkdown(f)
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logPath)
+	res.plans = append(res.plans, plans...)
 	return nil
+}
+
+// goBuild builds dir's ./cmd/informe into out.
+func goBuild(ctx context.Context, dir, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/informe")
+	build.Dir = dir
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// buildRevision extracts rev of the repository with git archive (no
+// worktree, nothing in .git changes) under tmp and builds its informe.
+func buildRevision(ctx context.Context, rev, tmp string) (string, error) {
+	dir := filepath.Join(tmp, "baseline-src")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	logf("extracting %s into %s and building its informe", rev, dir)
+	archive := exec.CommandContext(ctx, "git", "archive", "--format=tar", rev)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	untar.Stdin = pipe
+	archive.Stderr, untar.Stderr = os.Stderr, os.Stderr
+	if err := untar.Start(); err != nil {
+		return "", err
+	}
+	if err := archive.Run(); err != nil {
+		_ = untar.Wait()
+		return "", fmt.Errorf("git archive %s: %w", rev, err)
+	}
+	if err := untar.Wait(); err != nil {
+		return "", fmt.Errorf("untar %s: %w", rev, err)
+	}
+	bin := filepath.Join(tmp, "informe-baseline")
+	return bin, goBuild(ctx, dir, bin)
 }
 
 // prepareDatabase creates, migrates and seeds the benchmark's database
@@ -218,6 +342,10 @@ func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o o
 		}
 		logf("seeded %d contracts, %d report rows in %s", st.Contracts, st.ReportRows, time.Since(began).Round(time.Millisecond))
 	}
+	if err := ensureBigClient(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	began := time.Now()
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
 		pool.Close()
@@ -227,31 +355,55 @@ func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o o
 	return pool, nil
 }
 
+// bigClient owns every bigClientEvery-th contract once ensureBigClient has
+// run: the seed spreads contracts over clients (its largest client has
+// about 120 rows), and a client-filtered export of a hundred rows measures
+// nothing but the cost of a request.
+const (
+	bigClient      = 1
+	bigClientEvery = 20
+)
+
+// ensureBigClient gives client bigClient every bigClientEvery-th contract
+// (about 50,000 report rows at the default size), once: the seeded
+// database is changed in place and kept. The contracts' copies of their
+// client's details are left as they were; the report's rows and counts do
+// not change.
+func ensureBigClient(ctx context.Context, pool *pgxpool.Pool) error {
+	tag, err := pool.Exec(ctx, "UPDATE contracts SET client_id = $1 WHERE id % $2 = 0 AND client_id <> $1", bigClient, bigClientEvery)
+	if err != nil {
+		return fmt.Errorf("big client: %w", err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		logf("gave client %d every %dth contract (%d contracts moved)", bigClient, bigClientEvery, n)
+	}
+	return nil
+}
+
 // askTotalPages asks a fresh informe for the number of 10,000-row pages,
 // with a JSON request for a page past the end, which streams no rows.
-func askTotalPages(ctx context.Context, start func() (*informe, error)) (int64, error) {
-	inf, err := start()
+func askTotalPages(ctx context.Context, l *launcher) (int64, error) {
+	inf, err := l.start(ctx, startOptions{})
 	if err != nil {
 		return 0, err
 	}
 	defer inf.stop()
-	resp, err := inf.request(ctx, fmt.Sprintf("/api/general-report?format=json&result_per_page=%d&page=%d", perPage, int64(1)<<40))
+	var body strings.Builder
+	s, err := inf.fetch(ctx, fmt.Sprintf("/api/general-report?format=json&result_per_page=%d&page=%d", perPage, int64(1)<<40), nil, &body)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("total pages: %w", err)
 	}
-	defer resp.Body.Close()
-	var body struct {
+	if s.status != 200 {
+		return 0, fmt.Errorf("informe answered %d: %s", s.status, strings.TrimSpace(body.String()))
+	}
+	var page struct {
 		TotalPages int64           `json:"totalPages"`
 		Data       json.RawMessage `json:"data"`
 	}
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		return 0, fmt.Errorf("informe answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := json.NewDecoder(strings.NewReader(body.String())).Decode(&page); err != nil {
 		return 0, fmt.Errorf("total pages: %w", err)
 	}
-	return body.TotalPages, nil
+	return page.TotalPages, nil
 }
 
 // loadAverage returns the 1-, 5- and 15-minute load averages.

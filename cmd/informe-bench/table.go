@@ -12,11 +12,13 @@ import (
 
 // results is everything one run measured.
 type results struct {
+	o           options
 	contracts   int
 	seed        int64
 	total       int64
 	totalPages  int64
 	runs        int
+	binary      string // the informe measured
 	started     time.Time
 	psqlStartup []time.Duration
 	copies      []*copyResult
@@ -25,6 +27,32 @@ type results struct {
 	targets     []target
 	loadBefore  string // /proc/loadavg's 1-, 5- and 15-minute averages
 	loadAfter   string
+	took        []partTime
+	failed      []partFailure
+
+	baselineLabel string
+	baseCases     []*caseResult // the page cases with the baseline binary
+
+	exportSpecs  []*exportSpec
+	exports      []*exportResult
+	exportCopies []*copyRun
+	odata        *odataResult
+	slow         *slowResult
+	burst        *burstResult
+	gzip         *gzipResult
+}
+
+// partFailure is a part that could not run to its end.
+type partFailure struct {
+	part string
+	err  error
+}
+
+// partTime is how long a part of the run took, and the load average after.
+type partTime struct {
+	part string
+	took time.Duration
+	load string
 }
 
 // target is one of the issue's targets, as measured.
@@ -178,6 +206,13 @@ func (r *results) evaluate() {
 			pass: d < 8*mib, cases: []*caseResult{big, little},
 		})
 	}
+	r.evaluateParts()
+	for _, f := range r.failed {
+		r.targets = append(r.targets, target{
+			name:  fmt.Sprintf("%s: every case ran to its end (its other targets are missing or partial)", f.part),
+			value: f.err.Error(),
+		})
+	}
 }
 
 func (r *results) targetsOf(c *caseResult) string {
@@ -191,12 +226,20 @@ func (r *results) targetsOf(c *caseResult) string {
 }
 
 // table is a header and rows of cells, printed as text or as Markdown.
+// A table of two columns, "what" and "value", prints as text as lines of
+// key and value.
 type table struct {
 	header []string
 	rows   [][]string
 }
 
 func (t table) text(w io.Writer) {
+	if len(t.header) == 2 && t.header[0] == "what" {
+		for _, row := range t.rows {
+			fmt.Fprintf(w, "  %s: %s\n", row[0], row[1])
+		}
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, row := range append([][]string{t.header}, t.rows...) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -267,13 +310,17 @@ func (r *results) intro() []string {
 	return []string{
 		fmt.Sprintf("informe benchmark, %s, %s/%s, %d CPUs, %s", r.started.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		fmt.Sprintf("data: %d contracts (seed %d), %d report rows, %d pages of %d rows", r.contracts, r.seed, r.total, r.totalPages, perPage),
-		fmt.Sprintf("each case: a fresh informe, one warm-up request of a %d-row page of the same format, then %d measured requests; medians, CPU seconds are means per request", small, r.runs),
-		"wall: request sent to last body byte; TTFB: request written to first response byte (loopback); CPU s: informe's utime+stime; PG CPU s: its PostgreSQL backend's",
-		"peak RSS: VmHWM after the measured requests; growth: over VmRSS after the warm-up",
-		fmt.Sprintf("COPY: COPY (the same page query) TO STDOUT WITH CSV; psql includes process start-up and connection (SELECT 1 through psql: %s ms median), pgx runs on an open connection", ms(median(r.psqlStartup))),
-		"x psql, x pgx: informe's rows/s over COPY's; informe's requests include its count and seek, COPY only the page",
+		fmt.Sprintf("informe: %s%s; parts run: %s", r.binary, serveArgsNote(r.o.serveArgs), strings.Join(r.o.only, ", ")),
 		fmt.Sprintf("load average (1, 5, 15 min) before: %s, after: %s", r.loadBefore, r.loadAfter),
+		r.partTimes(),
 	}
+}
+
+func serveArgsNote(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " serve " + strings.Join(args, " ")
 }
 
 // busy warns when the machine was loaded by more than the benchmark itself
@@ -296,10 +343,13 @@ func (r *results) writeText(w io.Writer) {
 	if b := r.busy(); b != "" {
 		fmt.Fprintln(w, b)
 	}
-	fmt.Fprintln(w)
-	r.caseTable().text(w)
-	fmt.Fprintln(w, "\nCOPY baselines")
-	r.copyTable().text(w)
+	for _, s := range r.sections() {
+		fmt.Fprintf(w, "\n%s\n", s.title)
+		for _, n := range s.notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+		s.table.text(w)
+	}
 	fmt.Fprintf(w, "\nTargets: %d of %d met\n", r.passed(), len(r.targets))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range r.targets {
@@ -317,14 +367,18 @@ func (r *results) writeMarkdown(w io.Writer) {
 	if b := r.busy(); b != "" {
 		fmt.Fprintln(w, "\n**"+b+"**")
 	}
-	fmt.Fprintln(w, "\n## informe")
-	fmt.Fprintln(w)
-	r.caseTable().markdown(w)
-	fmt.Fprintln(w, "\n## COPY baselines")
-	fmt.Fprintln(w)
-	r.copyTable().markdown(w)
 	fmt.Fprintf(w, "\n## Targets: %d of %d met\n\n", r.passed(), len(r.targets))
 	r.targetTable().markdown(w)
+	for _, s := range r.sections() {
+		fmt.Fprintf(w, "\n## %s\n\n", s.title)
+		for _, n := range s.notes {
+			fmt.Fprintln(w, "- "+n)
+		}
+		if len(s.notes) > 0 {
+			fmt.Fprintln(w)
+		}
+		s.table.markdown(w)
+	}
 	fmt.Fprintln(w, "\n## Query plans")
 	for _, p := range r.plans {
 		fmt.Fprintf(w, "\n### %s\n\n```\n%s```\n", p.title, p.text)
