@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -142,8 +143,26 @@ func TestCLI(t *testing.T) {
 // demoRun is a running `informe demo`.
 type demoRun struct {
 	cmd         *exec.Cmd
-	stderr      *bytes.Buffer
+	stderr      *syncBuffer
 	base, token string
+}
+
+// syncBuffer is a bytes.Buffer that a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // startDemo starts `informe demo` on the data folder dir with args and
@@ -152,7 +171,7 @@ func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...strin
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"demo", "--data-dir", dir, "--addr", "127.0.0.1:0", "--ops-addr", ""}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
-	d := &demoRun{cmd: cmd, stderr: &bytes.Buffer{}}
+	d := &demoRun{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
