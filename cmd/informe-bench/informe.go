@@ -355,49 +355,108 @@ type caseResult struct {
 	copy    *copyResult
 }
 
-// measureInforme starts a fresh informe, warms it up with a small page of
-// the same format, then requests the page runs times.
-func measureInforme(ctx context.Context, l *launcher, pool *pgxpool.Pool, db, format string, p pageSpec, runs int) (*caseResult, error) {
+// pageCase is a fresh informe measuring one format and page.
+type pageCase struct {
+	inf  *informe
+	pg   *backends
+	path string
+	r    *caseResult
+}
+
+// startPageCase starts a fresh informe and warms it up with a small page of
+// the same format.
+func startPageCase(ctx context.Context, l *launcher, pool *pgxpool.Pool, db, format string, p pageSpec) (*pageCase, error) {
 	inf, err := l.start(ctx, startOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer inf.stop()
-	pg := &backends{pool: pool, db: db}
-	r := &caseResult{format: format, page: p, binary: l.label}
-	if _, err := inf.measure(ctx, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=1", format, small), nil, pg); err != nil {
+	c := &pageCase{inf: inf, pg: &backends{pool: pool, db: db}, r: &caseResult{format: format, page: p, binary: l.label},
+		path: fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d", format, p.perPage, p.page)}
+	if _, err := inf.measure(ctx, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=1", format, small), nil, c.pg); err != nil {
+		inf.stop()
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	if r.baseRSS, r.baseHWM, err = procMemory(inf.cmd.Process.Pid); err != nil {
+	if c.r.baseRSS, c.r.baseHWM, err = procMemory(inf.cmd.Process.Pid); err != nil {
+		inf.stop()
 		return nil, err
 	}
-	path := fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d", format, p.perPage, p.page)
-	for range runs {
-		s, err := inf.measure(ctx, path, nil, pg)
-		if err != nil {
-			return nil, err
-		}
-		r.samples = append(r.samples, s)
+	return c, nil
+}
+
+// step requests the page once.
+func (c *pageCase) step(ctx context.Context) error {
+	s, err := c.inf.measure(ctx, c.path, nil, c.pg)
+	if err != nil {
+		return err
 	}
-	if _, r.peakRSS, err = procMemory(inf.cmd.Process.Pid); err != nil {
+	c.r.samples = append(c.r.samples, s)
+	return nil
+}
+
+// finish notes the peak RSS, stops informe and checks from its log that
+// every request streamed the page's rows.
+func (c *pageCase) finish() (*caseResult, error) {
+	var err error
+	if _, c.r.peakRSS, err = procMemory(c.inf.cmd.Process.Pid); err != nil {
+		c.inf.stop()
 		return nil, err
 	}
-	inf.stop() // so that every log line is written
-	rows, err := inf.loggedRows("/api/general-report")
+	c.inf.stop() // so that every log line is written
+	rows, err := c.inf.loggedRows("/api/general-report")
 	if err != nil {
 		return nil, err
 	}
 	// The first logged report request is the warm-up.
-	if len(rows) != runs+1 {
-		return nil, fmt.Errorf("informe logged %d report requests, want %d", len(rows), runs+1)
+	if len(rows) != len(c.r.samples)+1 {
+		return nil, fmt.Errorf("informe logged %d report requests, want %d", len(rows), len(c.r.samples)+1)
 	}
 	for _, n := range rows[1:] {
-		if n != p.rows {
-			return nil, fmt.Errorf("informe streamed %d rows, want %d", n, p.rows)
+		if n != c.r.page.rows {
+			return nil, fmt.Errorf("informe streamed %d rows, want %d", n, c.r.page.rows)
 		}
 	}
-	r.rows = p.rows
-	return r, nil
+	c.r.rows = c.r.page.rows
+	return c.r, nil
+}
+
+// measureInforme measures one format and page with a fresh informe of each
+// launcher, all started and warmed up first, then their requests
+// alternating (the first launcher first on even rounds), runs each, so
+// that load that comes and goes weighs on all alike.
+func measureInforme(ctx context.Context, ls []*launcher, pool *pgxpool.Pool, db, format string, p pageSpec, runs int) ([]*caseResult, error) {
+	var cases []*pageCase
+	defer func() {
+		for _, c := range cases {
+			c.inf.stop()
+		}
+	}()
+	for _, l := range ls {
+		c, err := startPageCase(ctx, l, pool, db, format, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.label, err)
+		}
+		cases = append(cases, c)
+	}
+	for i := range runs {
+		for j := range cases {
+			c := cases[j]
+			if i%2 == 1 {
+				c = cases[len(cases)-1-j]
+			}
+			if err := c.step(ctx); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.r.binary, err)
+			}
+		}
+	}
+	var rs []*caseResult
+	for _, c := range cases {
+		r, err := c.finish()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.r.binary, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }
 
 // logLine is one request line of informe's JSON log.

@@ -179,8 +179,8 @@ func run(ctx context.Context, o options) error {
 
 // pages measures each format's 10,000-row page 1 and last page, and the
 // small pages that peak RSS is compared with, next to COPY of each page;
-// with a baseline, each case also with the baseline binary, alternating
-// which goes first.
+// with a baseline, each case also with the baseline binary, their
+// requests alternating.
 func (b *bench) pages(ctx context.Context) error {
 	pages := []pageSpec{{label: "first", page: 1, perPage: perPage}, {label: "last", page: b.totalPages, perPage: perPage}}
 	if b.total%perPage != 0 && b.totalPages > 1 {
@@ -227,27 +227,21 @@ func (b *bench) pages(ctx context.Context) error {
 	for _, f := range rssFormats {
 		cases = append(cases, benchCase{f, smallPage})
 	}
-	for i, c := range cases {
+	for _, c := range cases {
 		launchers := []*launcher{b.current}
 		if b.baseline != nil {
 			launchers = append(launchers, b.baseline)
-			if i%2 == 1 {
-				launchers[0], launchers[1] = launchers[1], launchers[0]
-			}
 		}
-		for _, l := range launchers {
-			logf("informe (%s) %s, page %d (%s), %d rows per page", l.label, c.format, c.page.page, c.page.label, c.page.perPage)
-			r, err := measureInforme(ctx, l, b.pool, b.dbName, c.format, c.page, b.o.runs)
-			if err != nil {
-				return fmt.Errorf("%s: %s %s page: %w", l.label, c.format, c.page.label, err)
-			}
+		logf("informe %s, page %d (%s), %d rows per page", c.format, c.page.page, c.page.label, c.page.perPage)
+		rs, err := measureInforme(ctx, launchers, b.pool, b.dbName, c.format, c.page, b.o.runs)
+		if err != nil {
+			return fmt.Errorf("%s %s page: %w", c.format, c.page.label, err)
+		}
+		for _, r := range rs {
 			r.copy = copies[c.page.key()]
-			if l == b.current {
-				res.cases = append(res.cases, r)
-			} else {
-				res.baseCases = append(res.baseCases, r)
-			}
 		}
+		res.cases = append(res.cases, rs[0])
+		res.baseCases = append(res.baseCases, rs[1:]...)
 	}
 
 	logf("query plans of the pages")

@@ -372,7 +372,7 @@ func (r *results) sections() []section {
 	}
 	if len(r.baseCases) > 0 {
 		ss = append(ss, section{title: "Pages before and after (issue 7)", notes: []string{
-			fmt.Sprintf("before: %s; after: the current informe (%s); each case measured with both in this run, one after the other, alternating which goes first", r.baselineLabel, r.binary),
+			fmt.Sprintf("before: %s; after: the current informe (%s); each case measured with both in this run: both started and warmed up, then their requests alternating", r.baselineLabel, r.binary),
 		}, table: r.compareTable()})
 	}
 	if len(r.exports) > 0 {
