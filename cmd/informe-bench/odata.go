@@ -8,7 +8,10 @@ import (
 	"net/http"
 	neturl "net/url"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/informe/informe/report"
 )
 
 // feedPage is one page of the OData feed as the client read it.
@@ -183,7 +186,54 @@ func (b *bench) odata(ctx context.Context) error {
 		r.paired = append(r.paired, p)
 	}
 	b.res.odata = r
+
+	logf("odata: query plans of page 1 and page %d", worst+1)
+	for _, d := range []int{0, worst} {
+		pl, err := b.explainSlice(ctx, d)
+		if err != nil {
+			return err
+		}
+		b.res.plans = append(b.res.plans, pl)
+	}
 	return nil
+}
+
+// explainSlice returns the analyzed plan (a one-off, custom plan, as
+// informe's first executions of its statement get) of the query that
+// report.Store.OpenSlice runs for the feed's page at depth d (0 is the
+// first page), after the key of the row before it.
+func (b *bench) explainSlice(ctx context.Context, d int) (plan, error) {
+	var after *report.Key
+	if d > 0 {
+		var k report.Key
+		err := b.pool.QueryRow(ctx, `SELECT key_contract_id, coalesce(key_process_id, 0), coalesce(key_task_id, 0)
+			FROM general_report ORDER BY key_contract_id, key_process_id, key_task_id OFFSET $1 LIMIT 1`,
+			int64(d)*perPage-1).Scan(&k[0], &k[1], &k[2])
+		if err != nil {
+			return plan{}, fmt.Errorf("key before page %d: %w", d+1, err)
+		}
+		after = &k
+	}
+	q, _, _, err := traced(ctx, b.dbURL, func(s *report.Store) (*report.Cursor, error) {
+		return s.OpenSlice(ctx, report.Slice{After: after, Limit: perPage + 1})
+	})
+	if err != nil {
+		return plan{}, err
+	}
+	rows, err := b.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, SETTINGS) "+q.inline())
+	if err != nil {
+		return plan{}, fmt.Errorf("explain odata page %d: %w", d+1, err)
+	}
+	defer rows.Close()
+	var text strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return plan{}, err
+		}
+		text.WriteString(line + "\n")
+	}
+	return plan{fmt.Sprintf("odata page %d (report.Store.OpenSlice, arguments %s): one-off (custom) plan", d+1, q.args()), text.String()}, rows.Err()
 }
 
 // startFeed starts a fresh informe and warms it up with a 100-row page of
