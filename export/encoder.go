@@ -76,6 +76,19 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }
 
+// Spec is what [NewEncoder] needs besides the writer: a body's encoding,
+// decided before its first row.
+type Spec struct {
+	Format  Format
+	Columns []Column
+	Options Options
+}
+
+// NewEncoder returns the encoder of s writing to w; see [NewEncoder].
+func (s Spec) NewEncoder(w io.Writer) (Encoder, error) {
+	return NewEncoder(w, s.Format, s.Columns, s.Options)
+}
+
 // rowLenError is the error for a row whose length does not match the columns.
 func rowLenError(got, want int) error {
 	return fmt.Errorf("export: row has %d values, want %d", got, want)

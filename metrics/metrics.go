@@ -28,6 +28,7 @@ type Metrics struct {
 	spooled  *prometheus.CounterVec
 	spoolOut prometheus.Counter
 	waited   prometheus.Counter
+	cut      *prometheus.CounterVec
 }
 
 // New registers informe's metrics, the Go runtime's and the process's, and,
@@ -77,9 +78,13 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "informe_spool_producer_wait_seconds_total",
 			Help: "Time the database side of responses waited for clients because a spool's disk bound was reached.",
 		}),
+		cut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_http_responses_cut_total",
+			Help: "Requests that ended before their response was complete, by reason: client_gone (the client closed or reset the connection; logged as 499), client_stalled (it accepted nothing for the stall timeout), database_unavailable, statement_timeout, request_timeout, shutdown, too_large, internal.",
+		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
-		m.spooled, m.spoolOut, m.waited,
+		m.spooled, m.spoolOut, m.waited, m.cut,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
@@ -112,6 +117,10 @@ func (m *Metrics) Started() func() {
 
 // Refused counts a request refused for reason (see informe_http_refusals_total).
 func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
+
+// Cut counts a request that ended before its response was complete, for
+// reason (see informe_http_responses_cut_total).
+func (m *Metrics) Cut(reason string) { m.cut.WithLabelValues(reason).Inc() }
 
 // Spooled records the delivery of one response through a spool: whether it
 // spilled to a temporary file, how many bytes it wrote there, and how long

@@ -14,6 +14,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/metrics"
@@ -181,10 +182,11 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	}
 	// Requests run under a context that a forced shutdown cancels, so that
 	// their queries stop and their responses are cut.
-	base, cut := context.WithCancel(context.WithoutCancel(ctx))
-	defer cut()
+	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cut(nil)
 	apiSrv := newHTTPServer(app.Handler(), logger)
 	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
+	apiSrv.ConnContext = api.ConnContext
 	var opsSrv *http.Server
 	opsAddr := ""
 	if addr := cmd.String("ops-addr"); addr != "" {
@@ -218,7 +220,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	defer cancel()
 	if err := apiSrv.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("responses still in flight at the shutdown timeout are cut", slog.Any("error", err))
-		cut()
+		cut(failure.ErrShutdown)
 		apiSrv.Close()
 		// The cut handlers end at once; wait (half a second at most) for their
 		// log lines.
@@ -240,8 +242,8 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		// api.MaxHeaderBytes; this is the server's backstop above it.
 		MaxHeaderBytes: 4 * api.MaxHeaderBytes,
 		// No WriteTimeout: a whole export to a slow client may rightly take
-		// long; a client that makes no progress is cut by the delivery's
-		// own no-progress limit.
+		// long; a client that accepts nothing is cut by the delivery's own
+		// stall timeout.
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }

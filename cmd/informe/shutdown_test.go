@@ -252,8 +252,8 @@ func TestShutdownCutsSlowClient(t *testing.T) {
 		t.Fatalf("no log line for the cut request %s:\n%s", id, log)
 	}
 	t.Logf("the cut request's log line: %v", line)
-	if got := line["status"]; got != float64(499) && line["aborted"] != true {
-		t.Errorf("the cut request was logged with status %v, aborted %v; want 499 or aborted", got, line["aborted"])
+	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != "shutdown" {
+		t.Errorf("the cut request was logged with status %v, aborted %v, reason %v; want 0, true, shutdown", line["status"], line["aborted"], line["reason"])
 	}
 }
 

@@ -81,7 +81,9 @@ func serve(tb testing.TB, s *api.Server) *testServer {
 	tb.Helper()
 	logs := &logBuffer{}
 	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	hs := httptest.NewServer(s.Handler())
+	hs := httptest.NewUnstartedServer(s.Handler())
+	hs.Config.ConnContext = api.ConnContext
+	hs.Start()
 	tb.Cleanup(hs.Close)
 	return &testServer{URL: hs.URL, Tokens: s.Tokens, Logs: logs}
 }
@@ -725,7 +727,7 @@ func TestFailureMidStreamAbortsResponse(t *testing.T) {
 			}
 		})
 	}
-	if logs := ts.Logs.String(); !strings.Contains(logs, "response aborted mid-stream") || !strings.Contains(logs, "22012") {
+	if logs := ts.Logs.String(); !strings.Contains(logs, `"msg":"response cut"`) || !strings.Contains(logs, `"reason":"internal"`) || !strings.Contains(logs, "22012") {
 		t.Errorf("abort not logged with its cause:\n%s", logs)
 	}
 

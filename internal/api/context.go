@@ -19,6 +19,7 @@ type request struct {
 	format     string          // the negotiated format, "" before negotiation
 	rows       int             // rows written to the response
 	aborted    bool            // the response was cut mid-stream
+	reason     string          // why it was cut (delivery.Reason)
 	clientGone bool            // the client went away first (logged as 499)
 	odata      bool            // an OData request: errors in OData's shape
 }

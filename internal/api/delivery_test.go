@@ -372,8 +372,9 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 }
 
 // TestStalledClientIsCut checks that a client that stops reading is cut
-// after the no-progress time: the server logs the cut and the request as
-// 499, closes the connection before the chunked body's end, and no
+// after the stall timeout: the server logs the cut (reason client_stalled)
+// and the request as aborted, status 0 (it is informe's cut, not the
+// client's going away), closes the connection before the chunked body's end, and no
 // database connection is left held (the producer, waiting for the client
 // with the spool full, held one until the cut).
 func TestStalledClientIsCut(t *testing.T) {
@@ -390,7 +391,7 @@ func TestStalledClientIsCut(t *testing.T) {
 	}
 	// The client reads nothing more.
 	if !waitFor(60*time.Second, func() bool {
-		return strings.Contains(ts.Logs.String(), `"msg":"client made no progress; cut","request_id":"stalled-client"`)
+		return strings.Contains(ts.Logs.String(), `"msg":"response cut","request_id":"stalled-client","reason":"client_stalled"`)
 	}) {
 		t.Fatalf("no cut logged:\n%s", ts.Logs.String())
 	}
@@ -408,8 +409,11 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Fatalf("the request was never logged:\n%s", ts.Logs.String())
 	}
 	line := requestLine(t, ts.Logs.String(), "stalled-client")
-	if got, want := line["status"], float64(499); got != want {
-		t.Errorf("logged status = %v, want %v", got, want)
+	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != "client_stalled" {
+		t.Errorf("logged status %v, aborted %v, reason %v; want 0, true, client_stalled", line["status"], line["aborted"], line["reason"])
+	}
+	if got := ts.metric(t, `informe_http_responses_cut_total{reason="client_stalled"}`); got != 1 {
+		t.Errorf("informe_http_responses_cut_total{reason=\"client_stalled\"} = %v, want 1", got)
 	}
 	// The server serves on.
 	if r := ts.get(t, "/api/general-report?result_per_page=1"); r.Status != http.StatusOK {

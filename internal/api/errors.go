@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
@@ -75,17 +76,19 @@ func odataCode(st int) string {
 const statusClientGone = 499
 
 // fail answers the request with err as a JSON {"message": ...} body, unless
-// the response has begun, in which case it aborts the response. Internal
+// the response has begun, in which case it cuts the response. Internal
 // causes are logged with the request id and never sent. A request whose
-// client has gone is only recorded as such.
+// client went away (it closed or reset the connection) is only recorded
+// as such; every other cut is informe's, logged with its reason.
 func (s *Server) fail(c *gin.Context, err error) {
-	if c.Request.Context().Err() != nil {
+	if delivery.Reason(c.Request.Context(), err) == delivery.ClientGone {
 		st := state(c)
 		st.clientGone = true
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "client gone",
 			slog.String("request_id", st.id), slog.Any("error", err))
+		s.Metrics.Cut(delivery.ClientGone)
 		if c.Writer.Written() {
-			s.abort(c, err)
+			panic(http.ErrAbortHandler)
 		}
 		c.Abort()
 		return
@@ -93,7 +96,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	switch {
 	case errors.Is(err, postgres.ErrBusy):
 		s.Metrics.Refused("pool_busy")
-	case errors.Is(err, context.DeadlineExceeded) && failure.CodeOf(err) == failure.Internal && c.Request.Context().Err() == nil:
+	case (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, failure.ErrRequestTimeout)) && failure.CodeOf(err) == failure.Internal:
 		err = failure.Wrap(failure.Unavailable, err, "Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
 	}
 	code := failure.CodeOf(err)
@@ -105,7 +108,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if c.Writer.Written() {
 		s.abort(c, err)
 	}
-	if st >= 500 && !errors.Is(err, context.Canceled) {
+	if st >= 500 {
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", state(c).id), slog.Int("status", st), slog.Any("error", err))
 	}
@@ -149,13 +152,18 @@ func (s *Server) fail(c *gin.Context, err error) {
 
 // abort ends a response that has already begun: the connection is cut
 // before the chunked body is terminated, so that no client can take a
-// truncated body for a complete one. It does not return.
+// truncated body for a complete one. The cut is logged with its reason, at
+// ERROR unless the client was at fault (it stalled). It does not return.
 func (s *Server) abort(c *gin.Context, err error) {
 	st := state(c)
 	st.aborted = true
-	if !errors.Is(err, context.Canceled) {
-		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "response aborted mid-stream",
-			slog.String("request_id", st.id), slog.Any("error", err))
+	st.reason = delivery.Reason(c.Request.Context(), err)
+	level := slog.LevelError
+	if st.reason == delivery.ClientStalled {
+		level = slog.LevelWarn
 	}
+	s.Logger.LogAttrs(c.Request.Context(), level, "response cut",
+		slog.String("request_id", st.id), slog.String("reason", st.reason), slog.Any("error", err))
+	s.Metrics.Cut(st.reason)
 	panic(http.ErrAbortHandler)
 }

@@ -125,7 +125,7 @@ func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func()
 	}
 	if s.Limits.RequestTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.Limits.RequestTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, s.Limits.RequestTimeout, failure.ErrRequestTimeout)
 		turn := done
 		done = func() { cancel(); turn() }
 	}

@@ -86,7 +86,7 @@ func (s *Server) observe(c *gin.Context) {
 			attrs = append(attrs, slog.String("format", st.format), slog.Int("rows", st.rows))
 		}
 		if st.aborted {
-			attrs = append(attrs, slog.Bool("aborted", true))
+			attrs = append(attrs, slog.Bool("aborted", true), slog.String("reason", st.reason))
 		}
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
 	}()

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,7 +134,7 @@ func (s *Server) odataReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns))
+	s.feed(c, cur, done, q, f, size, cur.Page().Total, limit, len(report.Columns))
 }
 
 // odataUsers serves GET /odata/Users.
@@ -168,7 +167,7 @@ func (s *Server) odataUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Total(), limit, len(users.Columns))
+	s.feed(c, cur, done, q, f, size, cur.Total(), limit, len(users.Columns))
 }
 
 // odataHeaders sets the headers of a feed response.
@@ -182,7 +181,7 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 }
 
 // feed delivers cur's rows as one page of an OData feed.
-func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
+func (s *Server) feed(c *gin.Context, cur cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
 	state(c).format = "odata"
 	root := serviceRoot(c.Request)
 	// A token that came in the query goes on in the next link, so that a
@@ -192,11 +191,9 @@ func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format
 	if _, inHeader := c.Request.Header["Authorization"]; !inHeader {
 		token = c.Request.URL.Query().Get("access_token")
 	}
-	s.deliver(c, cur, body{
+	s.deliverRows(c, cur, done, body{
+		encoding:     odata.FeedSpec{Query: q, Options: odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f, AccessToken: token}},
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,
-		encoder: func(w io.Writer) (export.Encoder, error) {
-			return odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f, AccessToken: token}), nil
-		},
 	})
 }

@@ -49,7 +49,7 @@ func (s *Server) generalReport(c *gin.Context) {
 
 	p := cur.Page()
 	setPageHeaders(c, p)
-	s.stream(c, withRelease(cur, done), out, pageFile(p), q.Columns, export.Options{
+	s.stream(c, cur, done, out, pageFile(p), q.Columns, export.Options{
 		Sheet:    "general-report",
 		Rows:     p.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
@@ -106,7 +106,7 @@ func (s *Server) exportReport(c *gin.Context) {
 
 	total := cur.Page().Total
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, withRelease(cur, done), out, "general-report", q.Columns, export.Options{Sheet: "general-report", Rows: total})
+	s.stream(c, cur, done, out, "general-report", q.Columns, export.Options{Sheet: "general-report", Rows: total})
 }
 
 // links returns an RFC 8288 Link header with first, prev, next and last

@@ -2,11 +2,9 @@ package api
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -63,37 +61,19 @@ type cursor interface {
 	Close() error
 }
 
-// released is a cursor whose Close also ends the request's turn.
-type released struct {
-	cursor
-	done func()
-}
-
-// withRelease returns cur, whose Close calls done (once, like Close).
-func withRelease(cur cursor, done func()) cursor {
-	return &released{cursor: cur, done: sync.OnceFunc(done)}
-}
-
-func (r *released) Close() error {
-	err := r.cursor.Close()
-	r.done()
-	return err
-}
-
 // stream answers 200 with cur's rows of cols in out's format, the file
-// named file when it is an attachment. The handler has decided the status
-// and set the headers that depend on the data before; opts.Rows must hold
-// the number of rows cur reads.
-func (s *Server) stream(c *gin.Context, cur cursor, out output, file string, cols []export.Column, opts export.Options) {
+// named file when it is an attachment; done ends the request's turn at the
+// last row. The handler has decided the status and set the headers that
+// depend on the data before; opts.Rows must hold the number of rows cur
+// reads.
+func (s *Server) stream(c *gin.Context, cur cursor, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
 	opts.TmpDir = s.Delivery.Spool.Dir
-	s.deliver(c, cur, body{
+	s.deliverRows(c, cur, done, body{
+		encoding:     export.Spec{Format: out.format, Columns: cols, Options: opts},
 		estimate:     opts.Rows * int64(len(cols)) * 8,
 		compressible: out.format != export.XLSX,
-		encoder: func(w io.Writer) (export.Encoder, error) {
-			return export.NewEncoder(w, out.format, cols, opts)
-		},
 	})
 }
 
@@ -118,17 +98,4 @@ func head(c *gin.Context, out output, file string) {
 		varyEncoding(c.Writer.Header())
 	}
 	c.Status(http.StatusOK)
-}
-
-// gate passes writes through until it is closed, then discards them.
-type gate struct {
-	w      io.Writer
-	closed bool
-}
-
-func (g *gate) Write(b []byte) (int, error) {
-	if g.closed {
-		return len(b), nil
-	}
-	return g.w.Write(b)
 }

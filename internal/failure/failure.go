@@ -69,3 +69,20 @@ func MessageOf(err error) string {
 	}
 	return "Internal Server Error"
 }
+
+// Causes of work that informe itself ends, given to the contexts it cancels
+// (context.WithCancelCause, context.WithTimeoutCause) and found in the
+// errors that result, so that a cut response says who cut it.
+var (
+	// ErrShutdown ends the requests still running at the shutdown timeout.
+	ErrShutdown = errors.New("the server is shutting down")
+	// ErrRequestTimeout ends a request whose database side took longer
+	// than the request timeout.
+	ErrRequestTimeout = errors.New("the request took longer than this server allows")
+	// ErrStatementTimeout is a statement that PostgreSQL cancelled at its
+	// statement_timeout.
+	ErrStatementTimeout = errors.New("a statement took longer than the database allows")
+	// ErrClientGone is the cause of work stopped because its client closed
+	// or reset the connection.
+	ErrClientGone = errors.New("the client closed the connection")
+)

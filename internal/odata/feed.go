@@ -101,6 +101,17 @@ var errClosed = errors.New("odata: feed closed")
 // calls.
 const bufSize = 64 << 10
 
+// FeedSpec is what [NewFeed] needs besides the writer.
+type FeedSpec struct {
+	Query   *Query
+	Options FeedOptions
+}
+
+// NewEncoder returns the feed of s writing to w.
+func (s FeedSpec) NewEncoder(w io.Writer) (export.Encoder, error) {
+	return NewFeed(w, s.Query, s.Options), nil
+}
+
 // NewFeed returns a Feed writing the page q asks for to w. The rows given
 // to its Encode method must be those the store read for q: matching
 // q.Filter, after q.After, q.Skip rows skipped, in key order, at most

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -69,19 +70,19 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 		if ctx.Err() == nil && actx.Err() != nil {
 			return nil, failure.Wrap(failure.Busy, ErrBusy, BusyMessage)
 		}
-		return nil, Classify(fmt.Errorf("acquire: %w", err))
+		return nil, ClassifyIn(ctx, fmt.Errorf("acquire: %w", err))
 	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		conn.Release()
-		return nil, Classify(fmt.Errorf("begin: %w", err))
+		return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
 	}
 	snap := &Snapshot{conn: conn, tx: tx, ctx: ctx}
 	if d, ok := ctx.Value(statementTimeoutKey{}).(time.Duration); ok && d > 0 {
 		ms := strconv.FormatInt(max(d.Milliseconds(), 1), 10)
 		if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
 			snap.Close()
-			return nil, Classify(fmt.Errorf("statement_timeout: %w", err))
+			return nil, ClassifyIn(ctx, fmt.Errorf("statement_timeout: %w", err))
 		}
 	}
 	return snap, nil
@@ -90,7 +91,7 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 // QueryRow runs sql, which returns one row, and scans it into dest.
 func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 	if err := s.tx.QueryRow(s.ctx, sql, args...).Scan(dest...); err != nil {
-		return Classify(err)
+		return ClassifyIn(s.ctx, err)
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 func (s *Snapshot) Query(sql string, args []any) (*Cursor, error) {
 	rows, err := s.tx.Query(s.ctx, sql, args...)
 	if err != nil {
-		return nil, Classify(fmt.Errorf("query: %w", err))
+		return nil, ClassifyIn(s.ctx, fmt.Errorf("query: %w", err))
 	}
 	return &Cursor{snap: s, rows: rows}, nil
 }
@@ -148,7 +149,7 @@ func (c *Cursor) Next() bool {
 		return true
 	}
 	if err := c.rows.Err(); err != nil {
-		c.err = Classify(fmt.Errorf("rows: %w", err))
+		c.err = ClassifyIn(c.snap.ctx, fmt.Errorf("rows: %w", err))
 	}
 	c.rows.Close()
 	c.rows = nil
@@ -174,7 +175,7 @@ func (c *Cursor) Close() error {
 	if c.rows != nil {
 		c.rows.Close()
 		if err := c.rows.Err(); err != nil && c.err == nil {
-			c.err = Classify(fmt.Errorf("rows: %w", err))
+			c.err = ClassifyIn(c.snap.ctx, fmt.Errorf("rows: %w", err))
 		}
 		c.rows = nil
 	}
@@ -186,10 +187,34 @@ func (c *Cursor) Close() error {
 
 // Classify turns errors that mean "the database cannot be reached or is not
 // accepting work now" into failure.Unavailable, keeping the cause. Other
-// errors are returned unchanged.
+// errors are returned unchanged. Use [ClassifyIn] for the errors of work
+// run under a context that may have been cancelled.
 func Classify(err error) error {
+	return ClassifyIn(context.Background(), err)
+}
+
+// ClassifyIn is [Classify] for an error of work run under ctx: when ctx was
+// cancelled, whatever PostgreSQL or the driver said (57014, a closed
+// connection) is the cancel's doing, and the error says why ctx was
+// cancelled: its cause (failure.ErrShutdown, failure.ErrRequestTimeout), a
+// passed deadline, or, with no cause given, failure.ErrClientGone, since
+// net/http cancels a request's context when its client goes away.
+func ClassifyIn(ctx context.Context, err error) error {
 	if err == nil || failure.CodeOf(err) != failure.Internal {
 		return err
+	}
+	if ctx.Err() != nil {
+		cause := context.Cause(ctx)
+		switch {
+		case errors.Is(cause, failure.ErrShutdown):
+			return failure.Wrap(failure.Unavailable, fmt.Errorf("%w: %w", cause, err), "Service Unavailable: the server is shutting down; try again")
+		case errors.Is(cause, failure.ErrRequestTimeout), errors.Is(cause, context.DeadlineExceeded):
+			return failure.Wrap(failure.Unavailable, fmt.Errorf("%w: %w", failure.ErrRequestTimeout, err),
+				"Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
+		case errors.Is(cause, context.Canceled):
+			return fmt.Errorf("%w: %w", failure.ErrClientGone, err)
+		}
+		return fmt.Errorf("%w: %w", cause, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
@@ -198,7 +223,10 @@ func Classify(err error) error {
 	var netErr net.Error
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.As(err, &connectErr), errors.As(err, &netErr):
+	case errors.As(err, &connectErr), errors.As(err, &netErr),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		// A connection that ends mid-answer (a backend killed) reads as an
+		// unexpected EOF.
 		return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database cannot be reached")
 	case errors.As(err, &pgErr):
 		// Class 08 is connection exception; 57P01-57P03 are shutdowns and
@@ -211,8 +239,11 @@ func Classify(err error) error {
 			// informe only reads: on a hot standby this is a recovery
 			// conflict, gone on a retry.
 			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the database replica cancelled the read to replay changes; try again")
-		case pgErr.Code == "57014": // query_canceled: statement_timeout, or a cancel
-			return failure.Wrap(failure.Unavailable, err, "Service Unavailable: the query took longer than this server allows; ask for fewer rows, or try again")
+		case pgErr.Code == "57014":
+			// query_canceled with informe's context still live: the
+			// server's statement_timeout, or someone's pg_cancel_backend.
+			return failure.Wrap(failure.Unavailable, fmt.Errorf("%w: %w", failure.ErrStatementTimeout, err),
+				"Service Unavailable: the query took longer than the database allows; ask for fewer rows, or try again")
 		}
 	}
 	return err

@@ -78,6 +78,24 @@ type Flusher interface {
 	Flush() error
 }
 
+// Roomer is implemented by destinations that can tell how many bytes a
+// write would take now without blocking, such as a TCP connection (its
+// free send buffer). Only a destination with a Roomer gets bytes passed
+// straight through by the producer; any other is always written by the
+// spool's own goroutine, so that the producer never waits for a client.
+type Roomer interface {
+	Room() int
+}
+
+// Progresser is implemented by destinations that count the bytes their peer
+// has accepted so far, such as a TCP connection (the bytes acknowledged).
+// Progress must be safe to call while a Write is blocked in another
+// goroutine. Without one, a write that completes is the only progress
+// there is.
+type Progresser interface {
+	Progress() (int64, error)
+}
+
 // WriteDeadliner is implemented by destinations whose writes can be given a
 // deadline, as http.ResponseController's SetWriteDeadline and net.Conn's
 // can. A write that misses the deadline must return an error wrapping
@@ -109,12 +127,12 @@ type Limits struct {
 	// On a tmpfs the "disk" is memory: point it at a real disk.
 	Dir string
 
-	// NoProgress is how long one write to the destination may block before
-	// the client is cut with ErrStalled; 0 means DefaultNoProgress and a
-	// negative value never cuts. Writes are at most 32 KiB, so a client
-	// reading slower than 32 KiB per NoProgress (about 550 bytes/s at the
-	// default) counts as stalled. It needs a destination implementing
-	// [WriteDeadliner].
+	// NoProgress is how long the destination may accept no bytes at all,
+	// while bytes wait for it, before the client is cut with ErrStalled; 0
+	// means DefaultNoProgress and a negative value never cuts. Progress is
+	// what a [Progresser] destination reports, else each write that
+	// completes. The cut comes within NoProgress plus a second. It needs a
+	// destination implementing [WriteDeadliner].
 	NoProgress time.Duration
 }
 
@@ -153,6 +171,7 @@ type Stats struct {
 	DiskWritten int64         // bytes written to the temporary file
 	DiskPeak    int64         // the temporary file's largest size
 	Waited      time.Duration // time the producer spent waiting at a bound
+	DiskErr     error         // the latest failure of the temporary file, which made the producer wait instead
 }
 
 // A Spool carries one response body from a producer to a destination; see
@@ -160,12 +179,14 @@ type Stats struct {
 // and must not be called concurrently with each other; Abort, Wait, Len and
 // Stats may be called from any goroutine.
 type Spool struct {
-	dst       io.Writer
-	flusher   Flusher
-	deadliner WriteDeadliner
-	lim       Limits
-	budget    *Budget
-	held      bool
+	dst        io.Writer
+	flusher    Flusher
+	deadliner  WriteDeadliner
+	roomer     Roomer
+	progresser Progresser
+	lim        Limits
+	budget     *Budget
+	held       bool
 
 	// Owned by the producer.
 	tail     *chunk
@@ -176,39 +197,46 @@ type Spool struct {
 	written atomic.Int64
 	failed  atomic.Bool // err != nil, for Write's fast path
 
-	mu       sync.Mutex
-	queue    []segment
-	memBytes int // chunk capacity queued
-	fileSegs int // file segments in queue
-	f        *os.File
-	fname    string // the file's name while it still has one (it could not be unlinked)
-	fsize    int64  // the file's size, all of it reserved from budget
-	readBuf  *chunk
-	sent     int64
-	flushTo  int64 // the producer's latest flush point
-	flushed  int64 // the latest flush point delivered
-	closed   bool  // the producer is done
-	started  bool  // the drain goroutine runs
-	writing  bool  // the drain is in a call to the destination
-	finished bool  // the drain has ended and released everything
-	err      error
-	stats    Stats
+	mu         sync.Mutex
+	queue      []segment
+	memBytes   int // chunk capacity queued
+	fileSegs   int // file segments in queue
+	f          *os.File
+	fname      string // the file's name while it still has one (it could not be unlinked)
+	fsize      int64  // the file's size, all of it reserved from budget
+	diskFailed bool   // the file failed; no spilling until the client catches up
+	readBuf    *chunk
+	sent       int64
+	flushTo    int64 // the producer's latest flush point
+	flushed    int64 // the latest flush point delivered
+	closed     bool  // the producer is done
+	started    bool  // the drain goroutine runs
+	writing    bool  // the drain, or the producer passing bytes through, is in a call to the destination
+	finished   bool  // delivery has ended and released everything
+	err        error
+	stats      Stats
+
+	// The no-progress watch, armed while the drain is in a call to the
+	// destination.
+	watch      *time.Timer
+	watching   bool
+	progress   int64     // the latest progress seen
+	progressAt time.Time // when it was seen to change
 
 	wake chan struct{} // to the drain: more data, a flush point, close or abort
 	room chan struct{} // to the producer: memory or disk freed, or abort
-	done chan struct{} // closed when the drain has ended
+	done chan struct{} // closed when delivery has ended
 
 	onWait func() // test hook: the producer is about to wait at a bound
 }
 
-// New returns a spool that delivers to dst, starting at once: bytes leave
-// as soon as a 32 KiB chunk is full, at each [Spool.Flush] and at
-// [Spool.Close]. budget bounds the disk of all spools sharing it; nil means
-// no shared bound.
+// New returns a spool that delivers to dst: bytes pass straight through
+// while dst has room (see [Roomer]), and otherwise leave as soon as a 32
+// KiB chunk is full, at each [Spool.Flush] and at [Spool.Close]. budget
+// bounds the disk of all spools sharing it; nil means no shared bound.
 func New(dst io.Writer, lim Limits, budget *Budget) *Spool {
 	s := newSpool(dst, lim, budget)
-	s.started = true
-	go s.drain()
+	s.roomer, _ = dst.(Roomer)
 	return s
 }
 
@@ -234,6 +262,7 @@ func newSpool(dst io.Writer, lim Limits, budget *Budget) *Spool {
 	}
 	s.flusher, _ = dst.(Flusher)
 	s.deadliner, _ = dst.(WriteDeadliner)
+	s.progresser, _ = dst.(Progresser)
 	return s
 }
 
@@ -244,27 +273,35 @@ func signal(c chan struct{}) {
 	}
 }
 
-// Write copies p into the spool; it does not retain p. It does not wait
-// for the client: it
-// returns once p is queued in memory or written to the temporary file,
-// except when both are full, that is when the client is further behind
-// than Limits.Memory plus Limits.Disk, or the shared [Budget] is spent.
-// Write then waits until the client has read enough; the database side then
-// runs at the client's pace, as it would without a spool. (Refusing instead
+// Write hands p to the spool; it does not retain p. It does not wait for
+// the client: it writes p straight to the destination when the spool is
+// empty and the destination has room for it, and otherwise returns once p
+// is queued in memory or written to the temporary file, except when both
+// are full, that is when the client is further behind than Limits.Memory
+// plus Limits.Disk, the shared [Budget] is spent or the disk fails. Write
+// then waits until the client has read enough; the database side then runs
+// at the client's pace, as it would without a spool. (Refusing instead
 // would need the body's size before it starts, and a response cut half-way
 // would be worse than a slow one; the no-progress cut still bounds the
 // wait.) A held spool never waits: it fails with [ErrTooLarge].
 //
 // Write returns the spool's error once it has failed: the destination's
-// error (wrapping [ErrStalled] for a stalled client), the error given to
-// [Spool.Abort], or an error writing the temporary file. It returns
-// [ErrClosed] after Close.
+// error (wrapping [ErrStalled] for a stalled client) or the error given to
+// [Spool.Abort]. It returns [ErrClosed] after Close.
 func (s *Spool) Write(p []byte) (int, error) {
 	if s.pclosed {
 		return 0, ErrClosed
 	}
 	if s.failed.Load() {
 		return 0, s.Err()
+	}
+	if s.roomer != nil {
+		if ok, err := s.passThrough(p); ok {
+			if err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
 	}
 	n := 0
 	for len(p) > 0 {
@@ -285,16 +322,70 @@ func (s *Spool) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// passThrough writes the tail chunk's bytes, then p, to the destination in
+// the producer's goroutine when nothing is queued, no call to the
+// destination is under way and the destination has room for them all. It
+// reports whether it did (and the spool's error if the write failed).
+func (s *Spool) passThrough(p []byte) (bool, error) {
+	s.mu.Lock()
+	if len(s.queue) != 0 || s.writing || s.flushed < s.flushTo || s.err != nil ||
+		s.roomer.Room() < s.tailN+len(p) {
+		s.mu.Unlock()
+		return false, nil
+	}
+	s.writing = true
+	s.armLocked()
+	s.mu.Unlock()
+	var n int
+	var err error
+	if s.tailN > 0 {
+		n, err = s.write(s.tail[:s.tailN])
+		s.tailN = 0
+	}
+	if err == nil && len(p) > 0 {
+		var m int
+		m, err = s.write(p)
+		n += m
+		s.written.Add(int64(m))
+	}
+	s.mu.Lock()
+	s.writing = false
+	s.progressAt = time.Now()
+	s.sent += int64(n)
+	if err != nil {
+		s.failLocked(err)
+		err = s.err
+	}
+	s.mu.Unlock()
+	return true, err
+}
+
+// write writes p to the destination whole.
+func (s *Spool) write(p []byte) (int, error) {
+	n, err := s.dst.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, err
+}
+
 // Flush marks a flush point: everything written so far is handed to the
-// drain, which flushes the destination once it has delivered it. Flush
-// does not wait for the client. On a held spool it does nothing. It returns
-// what Write would.
+// destination, which is flushed once it has it. Flush does not wait for
+// the client. On a held spool it does nothing. It returns what Write would.
 func (s *Spool) Flush() error {
 	if s.pclosed {
 		return ErrClosed
 	}
 	if s.held {
 		return s.Err()
+	}
+	if s.roomer != nil {
+		if ok, err := s.passThrough(nil); ok {
+			if err == nil {
+				err = s.flushDirect()
+			}
+			return err
+		}
 	}
 	if err := s.commit(); err != nil {
 		return err
@@ -304,6 +395,31 @@ func (s *Spool) Flush() error {
 	err := s.err
 	s.mu.Unlock()
 	signal(s.wake)
+	return err
+}
+
+// flushDirect flushes the destination in the producer's goroutine, once
+// everything written has passed straight through.
+func (s *Spool) flushDirect() error {
+	s.mu.Lock()
+	if len(s.queue) != 0 || s.writing || s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	s.writing = true
+	s.armLocked()
+	s.mu.Unlock()
+	err := s.flush()
+	s.mu.Lock()
+	s.writing = false
+	s.progressAt = time.Now()
+	if err != nil {
+		s.failLocked(err)
+		err = s.err
+	}
+	s.flushTo, s.flushed = s.written.Load(), s.written.Load()
+	s.mu.Unlock()
 	return err
 }
 
@@ -335,6 +451,7 @@ func (s *Spool) Close() error {
 
 // commit hands the filled part of the tail chunk over: to the memory queue
 // while it has room, else to the temporary file, else it waits for room.
+// It starts the delivery goroutine if it is not running.
 func (s *Spool) commit() error {
 	n := s.tailN
 	if n == 0 {
@@ -357,23 +474,29 @@ func (s *Spool) commit() error {
 		// budgetFreed is taken with the failed reservation, so that a
 		// release in between cannot be missed.
 		var budgetFreed <-chan struct{}
-		if s.fsize+int64(n) <= s.lim.Disk {
+		if !s.diskFailed && s.fsize+int64(n) <= s.lim.Disk {
 			ok, freed := s.budget.tryAcquire(int64(n))
 			if ok {
-				if err := s.spill(s.tail[:n]); err != nil {
-					// The body cannot be completed: stop the delivery too.
-					s.budget.release(int64(n))
-					s.abortLocked(err)
-					s.mu.Unlock()
-					return err
+				err := s.spill(s.tail[:n])
+				if err == nil {
+					s.tailN = 0
+					break
 				}
-				s.tailN = 0
-				break
+				// A full or failing disk is a bound like the others: this
+				// response waits for its client until the file has been
+				// read back to nothing, then tries the disk again.
+				s.budget.release(int64(n))
+				s.diskFailed = true
+				s.stats.DiskErr = err
+				continue
 			}
 			budgetFreed = freed
 		}
 		if s.held {
-			err := fmt.Errorf("%w: more than %d bytes in memory and %d on disk", ErrTooLarge, s.lim.Memory, s.lim.Disk)
+			err := fmt.Errorf("%w: more than %d bytes in memory and %d on disk", ErrTooLarge, s.lim.Memory, min(s.lim.Disk, s.fsize))
+			if s.stats.DiskErr != nil {
+				err = fmt.Errorf("%w (the temporary file failed: %w)", err, s.stats.DiskErr)
+			}
 			s.failLocked(err)
 			s.mu.Unlock()
 			return err
@@ -384,6 +507,7 @@ func (s *Spool) commit() error {
 				s.onWait()
 			}
 		}
+		s.startLocked()
 		s.mu.Unlock()
 		select {
 		case <-s.room:
@@ -395,16 +519,28 @@ func (s *Spool) commit() error {
 	if !waitStart.IsZero() {
 		s.stats.Waited += time.Since(waitStart)
 	}
+	if !s.held {
+		s.startLocked()
+	}
 	s.mu.Unlock()
 	signal(s.wake)
 	return nil
+}
+
+// startLocked starts the delivery goroutine unless it runs. The caller
+// holds s.mu.
+func (s *Spool) startLocked() {
+	if !s.started {
+		s.started = true
+		go s.drain()
+	}
 }
 
 // spill appends p to the temporary file, creating it on first use. The
 // caller holds s.mu and has reserved len(p) bytes of the budget.
 func (s *Spool) spill(p []byte) error {
 	if s.f == nil {
-		f, err := os.CreateTemp(s.lim.Dir, "informe-spool-*")
+		f, err := createTemp(s.lim.Dir, "informe-spool-*")
 		if err != nil {
 			return fmt.Errorf("spool: creating the temporary file: %w", err)
 		}
@@ -416,7 +552,7 @@ func (s *Spool) spill(p []byte) error {
 		}
 		s.f = f
 	}
-	if _, err := s.f.WriteAt(p, s.fsize); err != nil {
+	if _, err := writeAt(s.f, p, s.fsize); err != nil {
 		return fmt.Errorf("spool: writing the temporary file: %w", err)
 	}
 	end := s.fsize + int64(len(p))
@@ -433,6 +569,12 @@ func (s *Spool) spill(p []byte) error {
 	return nil
 }
 
+// The temporary file's calls, replaced by tests to make the disk fail.
+var (
+	createTemp = os.CreateTemp
+	writeAt    = (*os.File).WriteAt
+)
+
 // failLocked records err as the spool's error unless it has one. The caller
 // holds s.mu.
 func (s *Spool) failLocked(err error) {
@@ -444,8 +586,7 @@ func (s *Spool) failLocked(err error) {
 
 // abortLocked fails the spool with err and ends a write to the destination
 // in progress, through its write deadline if it has one. The caller holds
-// s.mu, so that the drain cannot set a later deadline after this one: it
-// checks s.err before every call to the destination.
+// s.mu.
 func (s *Spool) abortLocked(err error) {
 	s.failLocked(err)
 	if s.writing && s.deadliner != nil {
@@ -457,8 +598,8 @@ func (s *Spool) abortLocked(err error) {
 // recording err (ErrAborted if nil) as the spool's error, which later
 // writes and Wait return. A write to the destination in progress is ended
 // through its write deadline, when it has one. Abort does not wait for the
-// delivery goroutine to end: call [Spool.Wait] for that before the response
-// is finished. Abort after the delivery ended does nothing.
+// delivery to end: call [Spool.Wait] for that before the response is
+// finished. Abort after the delivery ended does nothing.
 func (s *Spool) Abort(err error) {
 	if err == nil {
 		err = ErrAborted
@@ -469,12 +610,8 @@ func (s *Spool) Abort(err error) {
 		return
 	}
 	s.abortLocked(err)
-	start := !s.started
-	s.started = true
+	s.startLocked() // releases the file and chunks at once
 	s.mu.Unlock()
-	if start {
-		go s.drain() // releases the file and chunks at once
-	}
 	signal(s.wake)
 	signal(s.room)
 }
@@ -483,19 +620,25 @@ func (s *Spool) Abort(err error) {
 // byte delivered and the destination flushed after [Spool.Close], or the
 // spool failed. It starts the delivery of a held spool. It returns nil on
 // success, else the spool's error: the destination's (wrapping
-// [ErrStalled] if the client made no progress), Abort's, or one from the
-// temporary file. The temporary file is gone and the spool's memory
-// released when Wait returns. Call Wait on every path, after Close or
-// Abort, before the response is finished: until then the spool may still
-// write to the destination.
+// [ErrStalled] if the client made no progress) or Abort's. The temporary
+// file is gone and the spool's memory released when Wait returns. Call
+// Wait on every path, after Close or Abort, before the response is
+// finished: until then the spool may still write to the destination.
 func (s *Spool) Wait() error {
 	s.mu.Lock()
-	start := !s.started
-	s.started = true
-	s.mu.Unlock()
-	if start {
-		go s.drain()
+	if !s.started && !s.held && s.closed && len(s.queue) == 0 && !s.writing {
+		// Everything passed straight through: finish here.
+		s.started = true
+		if s.err == nil {
+			s.call(s.flush)
+		} else {
+			s.mu.Unlock()
+		}
+		s.release()
+		return s.Err()
 	}
+	s.startLocked()
+	s.mu.Unlock()
 	<-s.done
 	return s.Err()
 }
@@ -527,38 +670,32 @@ func (s *Spool) Stats() Stats {
 // releases everything when it ends.
 func (s *Spool) drain() {
 	defer s.release()
-	armed := false // a write deadline is set on the destination
 	for {
 		s.mu.Lock()
 		if s.err != nil {
 			s.mu.Unlock()
 			return
 		}
+		if s.writing {
+			// The producer is passing bytes through; it signals when done
+			// only if it queued something, which it cannot while writing.
+			s.mu.Unlock()
+			<-s.wake
+			continue
+		}
 		if s.flushed < s.flushTo && s.sent >= s.flushTo {
 			s.flushed = s.flushTo
-			if !s.call(&armed, s.flush) {
+			if !s.call(s.flush) {
 				return
 			}
 			continue
 		}
 		if len(s.queue) == 0 {
 			if s.closed {
-				s.call(&armed, s.flush)
-				// The deadline stays armed, so that the server's own last
-				// writes (the chunked trailer) cannot block for ever either;
-				// net/http clears it once the response is finished.
+				s.call(s.flush)
 				return
 			}
 			s.mu.Unlock()
-			if armed {
-				// Idle while the database side works: no deadline runs
-				// (HTTP/2 would reset the stream when it passed).
-				if err := s.deadliner.SetWriteDeadline(time.Time{}); err != nil {
-					s.fail(err)
-					return
-				}
-				armed = false
-			}
 			<-s.wake
 			continue
 		}
@@ -585,12 +722,9 @@ func (s *Spool) drain() {
 			}
 		}
 		var n int
-		ok := s.call(&armed, func() error {
+		ok := s.call(func() error {
 			var err error
-			n, err = s.dst.Write(p)
-			if err == nil && n < len(p) {
-				err = io.ErrShortWrite
-			}
+			n, err = s.write(p)
 			return err
 		})
 		s.mu.Lock()
@@ -606,36 +740,79 @@ func (s *Spool) drain() {
 	}
 }
 
-// call runs fn, a call to the destination, under the no-progress deadline.
+// call runs fn, a call to the destination, under the no-progress watch.
 // The caller holds s.mu, which call releases. It reports whether fn
 // succeeded; if not, the spool has failed.
-func (s *Spool) call(armed *bool, fn func() error) bool {
-	if s.deadliner != nil && s.lim.NoProgress > 0 {
-		if err := s.deadliner.SetWriteDeadline(time.Now().Add(s.lim.NoProgress)); err != nil {
-			if !errors.Is(err, errors.ErrUnsupported) {
-				s.failLocked(fmt.Errorf("spool: setting the write deadline: %w", err))
-				s.mu.Unlock()
-				return false
-			}
-			s.deadliner = nil
-		} else {
-			*armed = true
-		}
-	}
+func (s *Spool) call(fn func() error) bool {
 	s.writing = true
+	s.armLocked()
 	s.mu.Unlock()
 	err := fn()
 	s.mu.Lock()
 	s.writing = false
-	s.mu.Unlock()
+	s.progressAt = time.Now() // a call that returns is progress
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) && *armed {
-			err = fmt.Errorf("%w for %v: %w", ErrStalled, s.lim.NoProgress, err)
+		if errors.Is(err, os.ErrDeadlineExceeded) && s.err == nil {
+			err = fmt.Errorf("spool: write deadline: %w", err)
 		}
-		s.fail(err)
-		return false
+		s.failLocked(err)
 	}
-	return true
+	s.mu.Unlock()
+	return err == nil
+}
+
+// watchTick is how often the no-progress watch looks at the destination's
+// progress: the cut comes at most this long after NoProgress.
+func (s *Spool) watchTick() time.Duration {
+	return min(max(s.lim.NoProgress/8, 10*time.Millisecond), time.Second)
+}
+
+// armLocked starts the no-progress watch unless it runs. The caller holds
+// s.mu.
+func (s *Spool) armLocked() {
+	if s.watching || s.lim.NoProgress < 0 || s.deadliner == nil {
+		return
+	}
+	s.watching = true
+	s.progress = s.peerProgress()
+	s.progressAt = time.Now()
+	if s.watch == nil {
+		s.watch = time.AfterFunc(s.watchTick(), s.check)
+	} else {
+		s.watch.Reset(s.watchTick())
+	}
+}
+
+// peerProgress is the destination's count of accepted bytes, or the bytes
+// delivered when it cannot tell.
+func (s *Spool) peerProgress() int64 {
+	if s.progresser != nil {
+		if n, err := s.progresser.Progress(); err == nil {
+			return n
+		}
+	}
+	return s.sent
+}
+
+// check is the no-progress watch: while a call to the destination is under
+// way, it cuts the client once the destination accepted nothing for
+// NoProgress.
+func (s *Spool) check() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished || s.err != nil || !s.writing {
+		s.watching = false
+		return
+	}
+	now := time.Now()
+	if p := s.peerProgress(); p != s.progress {
+		s.progress, s.progressAt = p, now
+	} else if idle := now.Sub(s.progressAt); idle >= s.lim.NoProgress {
+		s.abortLocked(fmt.Errorf("%w for %v", ErrStalled, idle.Round(time.Millisecond)))
+		s.watching = false
+		return
+	}
+	s.watch.Reset(s.watchTick())
 }
 
 func (s *Spool) flush() error {
@@ -668,9 +845,13 @@ func (s *Spool) pop() {
 		s.memBytes -= chunkSize
 	} else if s.fileSegs--; s.fileSegs == 0 {
 		// The client has caught up with the file: start it again from
-		// nothing, so that it only ever holds how far the client is behind.
+		// nothing, so that it only ever holds how far the client is behind,
+		// and let a failed disk be tried again.
 		if err := s.f.Truncate(0); err != nil {
-			s.failLocked(fmt.Errorf("spool: truncating the temporary file: %w", err))
+			s.diskFailed = true
+			s.stats.DiskErr = fmt.Errorf("spool: truncating the temporary file: %w", err)
+		} else {
+			s.diskFailed = false
 		}
 		s.budget.release(s.fsize)
 		s.fsize = 0
@@ -678,9 +859,9 @@ func (s *Spool) pop() {
 	signal(s.room)
 }
 
-// release ends the drain: it gives back the queued memory, closes (and, if
-// it still has a name, removes) the temporary file, returns its disk to the
-// budget and wakes a waiting producer.
+// release ends the delivery: it gives back the queued memory, closes (and,
+// if it still has a name, removes) the temporary file, returns its disk to
+// the budget and wakes a waiting producer.
 func (s *Spool) release() {
 	s.mu.Lock()
 	for _, seg := range s.queue {
@@ -701,6 +882,16 @@ func (s *Spool) release() {
 		s.f = nil
 		s.budget.release(s.fsize)
 		s.fsize = 0
+	}
+	if s.watch != nil {
+		s.watch.Stop()
+	}
+	if s.err == nil && s.deadliner != nil && s.lim.NoProgress > 0 {
+		// What the destination writes after the body (HTTP's chunked
+		// trailer) must not block for ever on a client that stopped
+		// reading either; net/http clears the deadline once the response
+		// is finished.
+		_ = s.deadliner.SetWriteDeadline(time.Now().Add(s.lim.NoProgress))
 	}
 	s.finished = true
 	s.mu.Unlock()

@@ -1,0 +1,57 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"syscall"
+
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/spool"
+)
+
+// Reasons a body was cut, as [Reason] names them in logs and metrics.
+const (
+	ClientGone          = "client_gone"          // the client closed or reset the connection
+	ClientStalled       = "client_stalled"       // the client accepted nothing for the stall timeout
+	DatabaseUnavailable = "database_unavailable" // the database went away or refused the work
+	StatementTimeout    = "statement_timeout"    // PostgreSQL's statement_timeout
+	RequestTimeout      = "request_timeout"      // the request timeout
+	Shutdown            = "shutdown"             // the shutdown timeout
+	TooLarge            = "too_large"            // a held body outgrew its bounds
+	Internal            = "internal"             // anything else: a bug, or an unexpected failure
+)
+
+// Reason names why the work under ctx ended with err: who ended it, informe
+// (a timeout, shutdown), the database, or the client. ctx is the request's
+// (or the command's) context, whose cause says what informe cancelled it
+// for.
+func Reason(ctx context.Context, err error) string {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(err, failure.ErrShutdown) || errors.Is(cause, failure.ErrShutdown):
+		return Shutdown
+	case errors.Is(err, spool.ErrStalled):
+		return ClientStalled
+	case errors.Is(err, failure.ErrRequestTimeout) || errors.Is(cause, failure.ErrRequestTimeout):
+		return RequestTimeout
+	case errors.Is(err, failure.ErrStatementTimeout):
+		return StatementTimeout
+	case errors.Is(err, spool.ErrTooLarge):
+		return TooLarge
+	case isClientGone(err):
+		return ClientGone
+	case failure.CodeOf(err) == failure.Unavailable:
+		return DatabaseUnavailable
+	case errors.Is(err, context.Canceled) && errors.Is(cause, context.Canceled):
+		// Cancelled with no cause of informe's: net/http cancels a
+		// request's context when its client goes away.
+		return ClientGone
+	}
+	return Internal
+}
+
+// isClientGone reports whether err says that the client closed or reset
+// the connection.
+func isClientGone(err error) bool {
+	return errors.Is(err, failure.ErrClientGone) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+}
