@@ -32,12 +32,15 @@ const (
 	// CancelRequest sends PostgreSQL a cancel request at once, on a
 	// connection of its own, and keeps the query's connection.
 	CancelRequest Cancel = iota
-	// CancelClose closes the query's connection instead. PostgreSQL (or
-	// PgBouncer, which then closes its server connection) ends the backend
-	// when it next writes to the closed connection, or within a second on
-	// PostgreSQL 14 and later, where [Begin] sets
-	// client_connection_check_interval. For PgBouncer 1.18 to 1.20, which
-	// can crash on the cancel requests of Go clients.
+	// CancelClose closes the query's connection instead. pgx still sends
+	// a cancel request as it closes a connection, but waits for its
+	// answer (up to 15 s) before it closes, where CancelRequest stops
+	// waiting once the query has ended: PgBouncer 1.18 to 1.20 can crash
+	// when a cancel connection closes before they have answered. Once the
+	// connection is closed (and PgBouncer has closed its server
+	// connection), PostgreSQL ends the backend when it next writes to it,
+	// or within a second on PostgreSQL 14 and later, where [Begin] sets
+	// client_connection_check_interval.
 	CancelClose
 )
 
