@@ -150,3 +150,61 @@ func TestMetricsDocumented(t *testing.T) {
 		t.Errorf("docs/operations.md lists metrics informe does not have: %v", extra)
 	}
 }
+
+// TestDocLinks checks that every relative link of the README and of the
+// pages under docs/ names a file that exists and, with a #fragment, a
+// heading of that file (GitHub's anchors).
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(root, "README.md"))
+	fence := regexp.MustCompile("(?s)```.*?```")
+	heading := regexp.MustCompile(`(?m)^#+ (.*)$`)
+	anchors := func(path string) map[string]bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		set := map[string]bool{}
+		for _, h := range heading.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+			slug := strings.Map(func(r rune) rune {
+				switch {
+				case r == ' ':
+					return '-'
+				case r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z':
+					return r
+				}
+				return -1
+			}, strings.ToLower(strings.TrimSpace(h[1])))
+			set[slug] = true
+		}
+		return set
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			if strings.Contains(m[1], "://") {
+				continue
+			}
+			file, frag, _ := strings.Cut(m[1], "#")
+			target := page
+			if file != "" {
+				target = filepath.Join(filepath.Dir(page), file)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links to %s, which does not exist", page, m[1])
+				continue
+			}
+			if frag != "" && strings.HasSuffix(target, ".md") && !anchors(target)[frag] {
+				t.Errorf("%s links to %s, which has no heading #%s", page, file, frag)
+			}
+		}
+	}
+}
