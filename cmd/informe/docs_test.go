@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,5 +207,40 @@ func TestDocLinks(t *testing.T) {
 				t.Errorf("%s links to %s, which has no heading #%s", page, file, frag)
 			}
 		}
+	}
+}
+
+// checkLogFields checks the request lines of a JSON log against the table
+// of docs/operations.md: every field a line carries is documented, and
+// every field documented as written always is on every line.
+func checkLogFields(t *testing.T, log string) {
+	t.Helper()
+	documented, always := map[string]bool{}, map[string]bool{}
+	for _, row := range docTables(t, filepath.Join("..", "..", "docs", "operations.md"))["Logs"] {
+		if f := regexp.MustCompile("^`([a-z_]+)`$").FindStringSubmatch(row[0]); f != nil {
+			documented[f[1]] = true
+			always[f[1]] = len(row) > 1 && row[1] == "always"
+		}
+	}
+	lines := 0
+	for _, line := range strings.Split(log, "\n") {
+		var fields map[string]any
+		if json.Unmarshal([]byte(line), &fields) != nil || fields["msg"] != "request" {
+			continue
+		}
+		lines++
+		for k := range fields {
+			if k != "time" && k != "level" && k != "msg" && !documented[k] {
+				t.Errorf("request log field %q is not in docs/operations.md: %s", k, line)
+			}
+		}
+		for k, a := range always {
+			if _, ok := fields[k]; a && !ok {
+				t.Errorf("request log line lacks %q, which docs/operations.md says is always there: %s", k, line)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Error("serve logged no request line")
 	}
 }

@@ -102,7 +102,9 @@ func TestCLI(t *testing.T) {
 			break
 		}
 	}
-	go io.Copy(io.Discard, stderr)
+	logs := &syncBuffer{}
+	copied := make(chan struct{})
+	go func() { io.Copy(logs, stderr); close(copied) }()
 	if addrs.Addr == "" {
 		t.Fatal("serve never logged its address")
 	}
@@ -138,6 +140,8 @@ func TestCLI(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Error("serve did not stop after SIGTERM")
 	}
+	<-copied
+	checkLogFields(t, logs.String())
 }
 
 // demoRun is a running `informe demo`.
