@@ -244,3 +244,23 @@ func checkLogFields(t *testing.T, log string) {
 		t.Error("serve logged no request line")
 	}
 }
+
+// TestSizingFlagsExist checks that the flags of the sizing table of
+// docs/running-at-scale.md are flags of informe serve.
+func TestSizingFlagsExist(t *testing.T) {
+	serve := map[string]bool{}
+	for _, f := range serveCommand().Flags {
+		serve[f.Names()[0]] = true
+	}
+	rows := docTables(t, filepath.Join("..", "..", "docs", "running-at-scale.md"))["Pool and spool sizing"]
+	if len(rows) < 2 {
+		t.Fatal("docs/running-at-scale.md has no sizing table")
+	}
+	for _, row := range rows[1:] {
+		for _, m := range regexp.MustCompile("`--([a-z0-9-]+)`").FindAllStringSubmatch(row[0], -1) {
+			if !serve[m[1]] {
+				t.Errorf("docs/running-at-scale.md sizes --%s, which informe serve does not have", m[1])
+			}
+		}
+	}
+}
