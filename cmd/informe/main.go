@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -217,11 +219,42 @@ func demoCommand() *cli.Command {
 				OpenPool: func(ctx context.Context, url string) (*pgxpool.Pool, error) {
 					return postgres.OpenPool(ctx, url, poolOptions(cmd))
 				},
+				Informe: selfCommand(),
 			}, func(ctx context.Context, pool *pgxpool.Pool, ready func(apiAddr, opsAddr string)) error {
 				return serve(ctx, cmd, pool, ready)
 			})
 		},
 	}
+}
+
+// selfCommand returns how a shell runs this binary, for the commands the
+// demo prints: "informe" when PATH finds this very binary, "go run
+// ./cmd/informe" under go run (whose binary is deleted when it exits), and
+// otherwise the binary's absolute path, which works from any folder.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "informe"
+	}
+	if p, err := exec.LookPath("informe"); err == nil && sameFile(p, exe) {
+		return "informe"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/informe"
+	}
+	if strings.ContainsAny(exe, " '\"$\\`!*?[]#~;&|<>(){}") {
+		return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	}
+	return exe
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // defaultDataDir is where the demo keeps its PostgreSQL: under the user's

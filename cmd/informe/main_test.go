@@ -102,7 +102,9 @@ func TestCLI(t *testing.T) {
 			break
 		}
 	}
-	go io.Copy(io.Discard, stderr)
+	logs := &syncBuffer{}
+	copied := make(chan struct{})
+	go func() { io.Copy(logs, stderr); close(copied) }()
 	if addrs.Addr == "" {
 		t.Fatal("serve never logged its address")
 	}
@@ -138,6 +140,8 @@ func TestCLI(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Error("serve did not stop after SIGTERM")
 	}
+	<-copied
+	checkLogFields(t, logs.String())
 }
 
 // demoRun is a running `informe demo`.
@@ -145,6 +149,8 @@ type demoRun struct {
 	cmd         *exec.Cmd
 	stderr      *syncBuffer
 	base, token string
+	dbURL       string   // the database URL it printed
+	lines       []string // what it printed on stdout, trimmed
 }
 
 // syncBuffer is a bytes.Buffer that a process writes while the test reads.
@@ -165,11 +171,22 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// demoArgs are the arguments of a demo on the data folder dir that takes no
+// fixed port, with args after them.
+func demoArgs(dir string, args ...string) []string {
+	return append([]string{"--data-dir", dir, "--addr", "127.0.0.1:0", "--ops-addr", ""}, args...)
+}
+
 // startDemo starts `informe demo` on the data folder dir with args and
-// waits until it prints its base URL and token.
+// waits until it prints its examples.
 func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...string) *demoRun {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"demo", "--data-dir", dir, "--addr", "127.0.0.1:0", "--ops-addr", ""}, args...)...)
+	return runDemo(t, exec.CommandContext(ctx, bin, append([]string{"demo"}, demoArgs(dir, args...)...)...))
+}
+
+// runDemo starts cmd, a demo, and waits until it has printed its examples.
+func runDemo(t *testing.T, cmd *exec.Cmd) *demoRun {
+	t.Helper()
 	stdout, _ := cmd.StdoutPipe()
 	d := &demoRun{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = d.stderr
@@ -178,13 +195,20 @@ func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...strin
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && (d.base == "" || d.token == "") {
+	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
+		d.lines = append(d.lines, line)
 		if rest, ok := strings.CutPrefix(line, "informe demo is serving "); ok {
 			d.base = rest
 		}
 		if rest, ok := strings.CutPrefix(line, "token:"); ok {
 			d.token = strings.TrimSpace(rest)
+		}
+		if rest, ok := strings.CutPrefix(line, "database:"); ok {
+			d.dbURL = strings.TrimSpace(rest)
+		}
+		if strings.HasPrefix(line, "Press Ctrl-C") {
+			break
 		}
 	}
 	go io.Copy(io.Discard, stdout)
@@ -198,20 +222,27 @@ func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...strin
 // stop presses Ctrl-C and checks that the demo and its PostgreSQL stop.
 func (d *demoRun) stop(t *testing.T, dir string) {
 	t.Helper()
+	d.signal(t, dir, os.Interrupt)
+}
+
+// signal sends the demo sig and checks that it exits cleanly, having
+// stopped its PostgreSQL.
+func (d *demoRun) signal(t *testing.T, dir string, sig os.Signal) {
+	t.Helper()
 	pidFile, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pgPID := strings.SplitN(string(pidFile), "\n", 2)[0]
-	_ = d.cmd.Process.Signal(os.Interrupt)
+	_ = d.cmd.Process.Signal(sig)
 	if err := d.cmd.Wait(); err != nil {
-		t.Fatalf("demo exited with %v after Ctrl-C; stderr:\n%s", err, d.stderr.String())
+		t.Fatalf("demo exited with %v after %v; stderr:\n%s", err, sig, d.stderr.String())
 	}
 	if !strings.Contains(d.stderr.String(), "PostgreSQL stopped") {
-		t.Errorf("demo did not report stopping PostgreSQL; stderr:\n%s", d.stderr.String())
+		t.Errorf("demo did not report stopping PostgreSQL after %v; stderr:\n%s", sig, d.stderr.String())
 	}
 	if _, err := os.Stat("/proc/" + pgPID); err == nil {
-		t.Errorf("PostgreSQL (pid %s) still running after the demo stopped", pgPID)
+		t.Errorf("PostgreSQL (pid %s) still running after the demo stopped on %v", pgPID, sig)
 	}
 }
 

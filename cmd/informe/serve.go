@@ -35,7 +35,7 @@ var (
 	}
 	statementTimeoutFlag = &cli.DurationFlag{
 		Name: "statement-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_STATEMENT_TIMEOUT"),
-		Usage: "PostgreSQL statement_timeout of each report and users statement (SET LOCAL, so PgBouncer in transaction mode accepts it); 0 keeps the server's",
+		Usage: "PostgreSQL statement_timeout of each report and users transaction (SET LOCAL, so PgBouncer in transaction mode accepts it), over any the URL, role or server sets; 0 keeps theirs",
 	}
 	requestTimeoutFlag = &cli.DurationFlag{
 		Name: "request-timeout", Value: 10 * time.Minute, Sources: cli.EnvVars("INFORME_REQUEST_TIMEOUT"),
@@ -81,6 +81,14 @@ var (
 		Name: "stall-timeout", Value: spool.DefaultNoProgress, Sources: cli.EnvVars("INFORME_STALL_TIMEOUT"),
 		Usage: "a client that reads nothing for this long is cut",
 	}
+	pgCancelFlag = &cli.StringFlag{
+		Name: "pg-cancel", Value: "request", Sources: cli.EnvVars("INFORME_PG_CANCEL"),
+		Usage: "how a query whose client went away is stopped: request (a PostgreSQL cancel request) or close (close its connection; for PgBouncer 1.18 to 1.20, which can crash on cancel requests)",
+		Validator: func(s string) error {
+			_, err := postgres.ParseCancel(s)
+			return err
+		},
+	}
 	readyWhenBusyFlag = &cli.BoolFlag{
 		Name: "ready-when-busy", Value: true, Sources: cli.EnvVars("INFORME_READY_WHEN_BUSY"),
 		Usage: "answer /readyz 200 (status busy) when every connection is in use; false answers 503",
@@ -90,7 +98,7 @@ var (
 // servingFlags are the flags that serve and demo share.
 func servingFlags() []cli.Flag {
 	return []cli.Flag{
-		countsFlag, poolSizeFlag, acquireTimeoutFlag, statementTimeoutFlag, requestTimeoutFlag,
+		countsFlag, poolSizeFlag, acquireTimeoutFlag, pgCancelFlag, statementTimeoutFlag, requestTimeoutFlag,
 		exportsFlag, exportQueueFlag, exportWaitFlag, shutdownDelayFlag, shutdownTimeoutFlag, readyWhenBusyFlag,
 		spoolMemoryFlag, spoolDiskFlag, spoolDiskTotalFlag, spoolDirFlag, stallTimeoutFlag,
 	}
@@ -98,7 +106,8 @@ func servingFlags() []cli.Flag {
 
 // poolOptions are the pool settings of the serving flags.
 func poolOptions(cmd *cli.Command) postgres.PoolOptions {
-	return postgres.PoolOptions{MaxConns: int32(cmd.Int("pool-size"))}
+	cancel, _ := postgres.ParseCancel(cmd.String("pg-cancel")) // checked by its Validator
+	return postgres.PoolOptions{MaxConns: int32(cmd.Int("pool-size")), Cancel: cancel}
 }
 
 func serveCommand() *cli.Command {

@@ -1,5 +1,6 @@
 // Package demo runs informe's demo as a new user meets it: it checks that
-// its ports are free, starts a private PostgreSQL in a data folder,
+// its data folder is not in use and its ports are free, starts a private
+// PostgreSQL in a data folder on the same port as last time,
 // migrates and, the first time only, seeds it, keeps one token that stays
 // the same for as long as the data folder does, and prints ready-to-paste
 // examples once the API is serving. Serving itself is the caller's: the
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +55,10 @@ type Options struct {
 	// OpenPool opens the pool that the demo and serve use on the private
 	// server's URL; nil means postgres.Open.
 	OpenPool func(ctx context.Context, url string) (*pgxpool.Pool, error)
+	// Informe is the command line that runs this informe binary from the
+	// user's shell (a path, "informe" when it is on PATH, or "go run
+	// ./cmd/informe"), for the examples; empty means "informe".
+	Informe string
 	// Stdout receives the examples, Stderr the progress; nil means
 	// os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
@@ -67,13 +73,20 @@ type ServeFunc func(ctx context.Context, pool *pgxpool.Pool, ready func(apiAddr,
 // token's secret (mode 0600): the database keeps only its SHA-256.
 const tokenFile = "informe-demo-token"
 
+// portFile is the name of the file in the data folder that keeps the
+// private PostgreSQL's port, so that the database URL the demo prints stays
+// the same on every start of the folder (a crontab may hold it).
+const portFile = "postgres-port"
+
 // tokenName is the demo token's name in api_tokens.
 const tokenName = "demo"
 
 // Run runs the demo until ctx is done, then stops serve and PostgreSQL in
-// that order. It fails before anything starts when Addr or OpsAddr is
+// that order. It fails before anything starts, with one sentence saying
+// what to do, when the data folder is in use by another demo, when Addr or
+// OpsAddr is taken, or when the port the folder's PostgreSQL keeps is
 // taken; it returns the errors of PostgreSQL, of migrating and seeding, of
-// the token file, and of serve.
+// the token and port files, and of serve.
 func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	if stdout == nil {
@@ -82,16 +95,27 @@ func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	if err := checkFree(opts.Addr, opts.OpsAddr); err != nil {
-		return err
-	}
 	dir, err := filepath.Abs(opts.DataDir)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	if pid, ok := pgserver.RunningPID(dir); ok {
+		return inUse(dir, pid)
+	}
+	if err := checkFree(opts.Addr, opts.OpsAddr); err != nil {
+		return err
+	}
+	port, err := keptPort(dir)
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(stderr, "starting a private PostgreSQL in %s...\n", dir)
-	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, RunAs: opts.PGUser})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: dir, RunAs: opts.PGUser, Port: port})
+	var busy *pgserver.InUseError
+	if errors.As(err, &busy) {
+		return inUse(dir, busy.PID)
+	}
 	if err != nil {
 		return err
 	}
@@ -101,6 +125,11 @@ func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 		}
 		fmt.Fprintln(stderr, "PostgreSQL stopped")
 	}()
+	if port == 0 {
+		if err := os.WriteFile(filepath.Join(dir, portFile), []byte(strconv.Itoa(srv.Port())+"\n"), 0o644); err != nil {
+			return fmt.Errorf("demo: port file: %w", err)
+		}
+	}
 	if err := srv.CreateDatabase(ctx, "informe"); err != nil {
 		return err
 	}
@@ -125,7 +154,10 @@ func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 	if err != nil {
 		return err
 	}
-	ex := examples{token: token, tokenPath: tokenPath, reused: reused, dbURL: dbURL}
+	ex := examples{token: token, tokenPath: tokenPath, reused: reused, dbURL: dbURL, informe: opts.Informe}
+	if ex.informe == "" {
+		ex.informe = "informe"
+	}
 	if ex.rut, err = exampleRUT(ctx, pool); err != nil {
 		return err
 	}
@@ -133,6 +165,36 @@ func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 		ex.base, ex.opsAddr = "http://"+apiAddr, opsAddr
 		ex.write(stdout)
 	})
+}
+
+// inUse is the error of a data folder that another demo's PostgreSQL runs on.
+func inUse(dir string, pid int) error {
+	return fmt.Errorf("demo: the data folder %s is in use by another informe demo (its PostgreSQL runs as pid %d): stop that demo first, or give this one another --data-dir", dir, pid)
+}
+
+// keptPort returns the port that the PostgreSQL of the data folder dir
+// listened on last time, or 0 when the folder keeps none (a new folder).
+// It fails, in one sentence saying what to do, when another program now
+// listens on that port.
+func keptPort(dir string) (int, error) {
+	path := filepath.Join(dir, portFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("demo: port file: %w", err)
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("demo: %s does not hold a port number: delete it, and the demo chooses a new port", path)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return 0, fmt.Errorf("demo: port %d, which this data folder's PostgreSQL keeps so that its database URL stays the same, is taken by another program: stop that program, or delete %s and the demo chooses a new port", port, path)
+	}
+	ln.Close()
+	return port, nil
 }
 
 // checkFree fails, naming the address and the flag that sets it, when addr
@@ -279,6 +341,7 @@ type examples struct {
 	token, tokenPath string
 	reused           bool
 	dbURL, rut       string
+	informe          string // the command that runs informe
 }
 
 func (e examples) write(w io.Writer) {
@@ -310,7 +373,7 @@ func (e examples) write(w io.Writer) {
 		"curl '" + e.base + "/api/general-report/export?format=csv&columns=" + exportColumns + "&access_token=" + e.token + "'",
 		"",
 		"# the same export, written to a file straight from the database:",
-		"DATABASE_URL='" + e.dbURL + "' informe export --columns " + exportColumns + " --output general-report.xlsx",
+		"DATABASE_URL='" + e.dbURL + "' " + e.informe + " export --columns " + exportColumns + " --output general-report.xlsx",
 	} {
 		if line == "" {
 			b.WriteString("\n")

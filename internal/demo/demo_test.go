@@ -158,6 +158,7 @@ func TestExamples(t *testing.T) {
 		base: "http://127.0.0.1:8080", opsAddr: "127.0.0.1:9090",
 		token: "informe_TOKEN", tokenPath: "/data/informe-demo-token", reused: true,
 		dbURL: "postgres://informe:pw@127.0.0.1:5432/informe", rut: "12.345.678-5",
+		informe: "/src/informe/bin/informe",
 	}.write(&b)
 	out := b.String()
 	for _, want := range []string{
@@ -169,7 +170,7 @@ func TestExamples(t *testing.T) {
 		"'http://127.0.0.1:8080/api/general-report?format=ndjson&rut=12.345.678-5'",
 		"'http://127.0.0.1:8080/api/general-report/export?format=csv&columns=" + exportColumns + "' -o general-report.csv\n",
 		"curl 'http://127.0.0.1:8080/api/general-report/export?format=csv&columns=" + exportColumns + "&access_token=informe_TOKEN'\n",
-		"DATABASE_URL='postgres://informe:pw@127.0.0.1:5432/informe' informe export --columns " + exportColumns + " --output general-report.xlsx\n",
+		"DATABASE_URL='postgres://informe:pw@127.0.0.1:5432/informe' /src/informe/bin/informe export --columns " + exportColumns + " --output general-report.xlsx\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("examples lack %q:\n%s", want, out)

@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Options configures [StartServer].
+// Options configures [Start].
 type Options struct {
 	// Dir is the server's folder: its data, password and log live inside.
 	// It is created if missing and reused if it already holds a cluster.
@@ -37,7 +37,7 @@ type Options struct {
 	RunAs string
 }
 
-// Server is a private PostgreSQL server started by [StartServer], listening
+// Server is a private PostgreSQL server started by [Start], listening
 // on loopback only, with password authentication.
 type Server struct {
 	dir      string
@@ -51,10 +51,11 @@ type Server struct {
 
 const serverUser = "informe"
 
-// StartServer initializes a cluster in opts.Dir if there is none yet, starts
+// Start initializes a cluster in opts.Dir if there is none yet, starts
 // PostgreSQL on 127.0.0.1 and waits until it accepts connections. The server
 // runs until [Server.Stop]. It fails if PostgreSQL's binaries cannot be found
-// (initdb and postgres on PATH, or under /usr/lib/postgresql/*/bin).
+// (initdb and postgres on PATH, or under /usr/lib/postgresql/*/bin), and with
+// an [*InUseError] when a PostgreSQL already runs on opts.Dir.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	bin, err := findBinaries()
 	if err != nil {
@@ -79,6 +80,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err := reachable(dir, uid, gid); err != nil {
 			return nil, err
 		}
+	}
+	if pid, ok := RunningPID(dir); ok {
+		return nil, &InUseError{Dir: dir, PID: pid}
 	}
 	s := &Server{dir: dir, port: opts.Port, exited: make(chan struct{})}
 	data := filepath.Join(dir, "pgdata")
@@ -196,6 +200,42 @@ func (s *Server) waitReady(ctx context.Context) error {
 		}
 	}
 }
+
+// InUseError is the error of [Start] when another PostgreSQL already runs
+// on the folder.
+type InUseError struct {
+	Dir string // the server's folder
+	PID int    // the running postmaster's process id
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("server: %s is in use by a running PostgreSQL (pid %d)", e.Dir, e.PID)
+}
+
+// RunningPID returns the process id of the PostgreSQL that runs on the
+// server folder dir, as its postmaster.pid says, with ok true when that
+// process is alive. A postmaster.pid left behind by a crash names a process
+// that is gone (ok false); PostgreSQL then starts over it.
+func RunningPID(dir string) (pid int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err = strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	// Signal 0 checks that the process exists; EPERM means it does, under
+	// another user (the postgres user, when informe runs as root).
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Port returns the TCP port the server listens on.
+func (s *Server) Port() int { return s.port }
 
 // URL returns a connection URL for the named database on the server.
 func (s *Server) URL(dbname string) string {

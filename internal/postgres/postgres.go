@@ -19,6 +19,40 @@ type PoolOptions struct {
 	// MaxConns is the pool's size when the URL sets no pool_max_conns;
 	// 0 keeps pgx's default (4, or the number of CPUs if more).
 	MaxConns int32
+	// Cancel is how a query whose context ends is stopped; the zero value
+	// is [CancelRequest].
+	Cancel Cancel
+}
+
+// Cancel is how informe stops a query whose context ended (a client gone,
+// a time limit passed).
+type Cancel int
+
+const (
+	// CancelRequest sends PostgreSQL a cancel request at once, on a
+	// connection of its own, and keeps the query's connection.
+	CancelRequest Cancel = iota
+	// CancelClose closes the query's connection instead. pgx still sends
+	// a cancel request as it closes a connection, but waits for its
+	// answer (up to 15 s) before it closes, where CancelRequest stops
+	// waiting once the query has ended: PgBouncer 1.18 to 1.20 can crash
+	// when a cancel connection closes before they have answered. Once the
+	// connection is closed (and PgBouncer has closed its server
+	// connection), PostgreSQL ends the backend when it next writes to it,
+	// or within a second on PostgreSQL 14 and later, where [Begin] sets
+	// client_connection_check_interval.
+	CancelClose
+)
+
+// ParseCancel parses the --pg-cancel flag: "request" or "close".
+func ParseCancel(s string) (Cancel, error) {
+	switch s {
+	case "request":
+		return CancelRequest, nil
+	case "close":
+		return CancelClose, nil
+	}
+	return 0, fmt.Errorf("must be request or close, got %q", s)
 }
 
 // Open is [OpenPool] with pgx's defaults, for commands that run a few
@@ -31,7 +65,7 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 // checks that it answers. When a query's context is cancelled, as when an
 // HTTP client goes away mid-page, pgx sends PostgreSQL a cancel request at
 // once, so the server stops working on it, rather than only closing the
-// socket.
+// socket; with opts.Cancel [CancelClose] it closes the connection instead.
 func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -41,6 +75,11 @@ func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 		cfg.MaxConns = opts.MaxConns
 	}
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		if opts.Cancel == CancelClose {
+			// The deadline fails the connection's read or write at once,
+			// and pgx closes a connection whose read or write failed.
+			return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+		}
 		return &pgconn.CancelRequestContextWatcherHandler{
 			Conn: c,
 			// Cancel at once; if the server has not answered the cancel

@@ -78,14 +78,34 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 		return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
 	}
 	snap := &Snapshot{conn: conn, tx: tx, ctx: ctx}
+	// Transaction-level settings (set_config's is_local), which PgBouncer in
+	// transaction pooling passes through, in one round trip.
+	var sets []string
+	var args []any
 	if d, ok := ctx.Value(statementTimeoutKey{}).(time.Duration); ok && d > 0 {
-		ms := strconv.FormatInt(max(d.Milliseconds(), 1), 10)
-		if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", ms); err != nil {
+		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+		sets = append(sets, "set_config('statement_timeout', $1, true)")
+	}
+	if checksClient(conn.Conn().PgConn()) {
+		// A backend whose client closed the connection (see CancelClose)
+		// ends within a second even while it sends nothing.
+		sets = append(sets, "set_config('client_connection_check_interval', '1000', true)")
+	}
+	if len(sets) > 0 {
+		if _, err := tx.Exec(ctx, "SELECT "+strings.Join(sets, ", "), args...); err != nil {
 			snap.Close()
-			return nil, ClassifyIn(ctx, fmt.Errorf("statement_timeout: %w", err))
+			return nil, ClassifyIn(ctx, fmt.Errorf("transaction settings: %w", err))
 		}
 	}
 	return snap, nil
+}
+
+// checksClient reports whether the server has client_connection_check_interval
+// (PostgreSQL 14 and later), from the version it reported at connection.
+func checksClient(c *pgconn.PgConn) bool {
+	v := c.ParameterStatus("server_version")
+	major, err := strconv.Atoi(v[:strings.IndexFunc(v+".", func(r rune) bool { return r < '0' || r > '9' })])
+	return err == nil && major >= 14
 }
 
 // QueryRow runs sql, which returns one row, and scans it into dest.
