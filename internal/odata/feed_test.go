@@ -196,7 +196,7 @@ func TestFeedEmpty(t *testing.T) {
 func TestNextLinkBuilt(t *testing.T) {
 	for _, tt := range []struct {
 		name, query, token string
-		want              string
+		want               string
 	}{
 		{"OKFormatJunkParameter", "$format=application/json%3Bx%3Dinforme_" + tokenBody, "",
 			root + "/GeneralReport?$format=application/json&$skiptoken="},

@@ -129,7 +129,8 @@ var unsupported = map[string]bool{
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
 // option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type, an id below 1, a negative $top, a tampered
+// literal of the wrong type, a literal that may hold an access token (a
+// next link would repeat it), an id below 1, a negative $top, a tampered
 // $skiptoken, an option given twice, an unknown $-option. A 501 says what
 // is supported: other operators (ne, gt, or, not, in, has, arithmetic),
 // functions (contains, startswith, ...), lambdas, parameter aliases,
@@ -150,6 +151,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		case "$filter":
 			q.filter = raw
 			q.Filter, err = parseFilter(raw, set)
+			if err == nil {
+				err = refuseTokens(q.Filter)
+			}
 		case "$orderby":
 			q.orderby = raw
 			err = parseOrderBy(raw, set)
@@ -183,6 +187,18 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// refuseTokens fails with a 400 when a value compared in $filter may hold
+// an access token: a next link would carry it.
+func refuseTokens(eqs []Eq) error {
+	for _, e := range eqs {
+		if secret.MayHoldToken(e.Text) {
+			return badRequest("$filter", "$filter: "+e.Property+" is compared with "+secret.LooksLikeToken+
+				"; send the token in the Authorization header (or the access_token parameter) only")
+		}
+	}
+	return nil
 }
 
 // systemOptions returns the $-options of values by lower-case name. An

@@ -119,6 +119,7 @@ func TestParseErrors(t *testing.T) {
 		{"ErrFilterOperator", "$filter=contract_id gt 5", 501, []string{"operator gt is not supported", "$filter supports eq on contract_id, code_contract, client_id and client_rut, combined with and"}},
 		{"ErrFilterLiteral", "$filter=contract_id eq 'x'", 400, []string{"contract_id is Edm.Int64"}},
 		{"ErrFilterProperty", "$filter=nope eq 1", 400, []string{`no property "nope"`}},
+		{"ErrFilterToken", "$filter=code_contract eq '" + tokenBody + "'", 400, []string{"code_contract is compared with a value that looks like an access token"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := odata.Parse(query(tt.query), set)
