@@ -52,7 +52,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
 			scheme = p
 		}
-		if h := r.Header.Get("X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ") {
+		if h := r.Header.Get("X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ,") {
 			host = h
 		}
 	}
