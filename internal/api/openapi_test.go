@@ -475,7 +475,7 @@ func TestOpenAPI(t *testing.T) {
 			{"PostUsers", "POST", "/users", bearer, 405, "MethodNotAllowed"},
 			{"DeleteReport", "DELETE", "/api/general-report", bearer, 405, "MethodNotAllowed"},
 			{"PostNoToken", "POST", "/users", nil, 401, "Unauthorized"},
-			{"ODataUnknownSetNoToken", "GET", openapi.ODataRoot + "/Nope", nil, 401, "ODataUnauthorized"},
+			{"ODataUnknownSetNoToken", "GET", openapi.ODataRoot + "/Nope", nil, 401, "Unauthorized"},
 			{"ODataUnknownSet", "GET", openapi.ODataRoot + "/Nope", bearer, 404, "ODataNotFound"},
 			{"ODataPost", "POST", openapi.ODataRoot + "/Users", bearer, 405, "ODataMethodNotAllowed"},
 		} {
