@@ -20,6 +20,7 @@ import (
 
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/secret"
 )
 
 // Scope names a permission a token carries.
@@ -55,7 +56,10 @@ const InvalidToken = "Invalid Token"
 var errInvalid = failure.Errorf(failure.Unauthorized, InvalidToken)
 
 // prefix marks informe tokens, so that secret scanners can recognise them.
-const prefix = "informe_"
+const prefix = secret.TokenPrefix
+
+// bodyLen is the length of the base64url text of a token's random bytes.
+const bodyLen = secret.TokenBodyLen
 
 // Token describes an issued token; it never holds the secret.
 type Token struct {
@@ -186,17 +190,17 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, err
 	return p, nil
 }
 
-// MayHoldToken reports whether s may hold an informe token (it holds the
-// tokens' prefix, in any case), so that logs can leave it out.
-func MayHoldToken(s string) bool {
-	return len(s) >= len(prefix) && strings.Contains(strings.ToLower(s), prefix)
-}
+// MayHoldToken reports whether s may hold an informe token: it holds the
+// tokens' prefix, in any case, or something shaped like a token's body
+// without it (see [secret.MayHoldToken]), so that logs, messages and links
+// can leave it out.
+func MayHoldToken(s string) bool { return secret.MayHoldToken(s) }
 
 // wellFormed reports whether secret has the shape of an informe token, so
 // that garbage never reaches the database.
 func wellFormed(secret string) bool {
 	body, ok := strings.CutPrefix(secret, prefix)
-	if !ok || len(body) != 43 {
+	if !ok || len(body) != bodyLen {
 		return false
 	}
 	_, err := base64.RawURLEncoding.DecodeString(body)

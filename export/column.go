@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/informe/informe/internal/secret"
 )
 
 // Kind says what a column's text holds, so that typed formats (XLSX) can turn
@@ -65,7 +67,7 @@ func Select(all []Column, names []string) ([]Column, error) {
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
 		if seen[n] {
-			return nil, fmt.Errorf("%q is given more than once", n)
+			return nil, fmt.Errorf("%s is given more than once", secret.Quote(n))
 		}
 		seen[n] = true
 		i := slices.IndexFunc(all, func(c Column) bool { return c.Name == n })
@@ -73,7 +75,7 @@ func Select(all []Column, names []string) ([]Column, error) {
 			if n == "" {
 				return nil, errors.New("an empty field name is not allowed")
 			}
-			return nil, fmt.Errorf("unknown field %q (the field names are the API's, as in docs/columns.md)", n)
+			return nil, fmt.Errorf("unknown field %s (the field names are the API's, as in docs/columns.md)", secret.Quote(n))
 		}
 		out = append(out, all[i])
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/secret"
 )
 
 // Format is an output format an [Encoder] can write. The zero value is [JSON].
@@ -66,7 +67,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return 0, fmt.Errorf("%w %q: allowed values are %s", ErrUnknownFormat, s, strings.Join(formatNames[:], ", "))
+	return 0, fmt.Errorf("%w %s: allowed values are %s", ErrUnknownFormat, secret.Quote(s), strings.Join(formatNames[:], ", "))
 }
 
 // ErrNotAcceptable is returned, wrapped, by [Negotiate] when the Accept

@@ -164,3 +164,23 @@ func FuzzNegotiate(f *testing.F) {
 		}
 	})
 }
+
+// TestMessagesNeverEchoToken checks that ParseFormat and Select name a
+// client's value only when it cannot be a token.
+func TestMessagesNeverEchoToken(t *testing.T) {
+	const body = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
+	cols := []Column{{Name: "a"}}
+	for _, tok := range []string{"informe_" + body, body} {
+		_, ferr := ParseFormat(tok)
+		_, serr := Select(cols, []string{tok})
+		_, derr := Select(cols, []string{tok, tok})
+		for _, err := range []error{ferr, serr, derr} {
+			if err == nil || strings.Contains(err.Error(), body) || !strings.Contains(err.Error(), "looks like an access token") {
+				t.Errorf("err = %v, want one that does not repeat the token", err)
+			}
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("ParseFormat(xml) = %v, want it to name \"xml\"", err)
+	}
+}

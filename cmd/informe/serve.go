@@ -95,6 +95,13 @@ var (
 	}
 )
 
+// trustedProxiesFlag names the proxies whose X-Forwarded-* headers are
+// believed (serve only: the demo has no proxy).
+var trustedProxiesFlag = &cli.StringFlag{
+	Name: "trusted-proxies", Value: "", Sources: cli.EnvVars("INFORME_TRUSTED_PROXIES"),
+	Usage: "comma-separated `CIDRs` of the reverse proxies whose X-Forwarded-Host, -Proto and -For are believed; none by default",
+}
+
 // servingFlags are the flags that serve and demo share.
 func servingFlags() []cli.Flag {
 	return []cli.Flag{
@@ -118,7 +125,7 @@ func serveCommand() *cli.Command {
 			databaseURLFlag,
 			&cli.StringFlag{Name: "addr", Value: ":8080", Usage: "API listen `address`", Sources: cli.EnvVars("INFORME_ADDR")},
 			&cli.StringFlag{Name: "ops-addr", Value: ":9090", Usage: "listen `address` for /metrics, /healthz and /readyz; empty disables", Sources: cli.EnvVars("INFORME_OPS_ADDR")},
-			logFormatFlag,
+			logFormatFlag, trustedProxiesFlag,
 		}, servingFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			pool, err := postgres.OpenPool(ctx, cmd.String("database-url"), poolOptions(cmd))
@@ -156,6 +163,10 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	if err != nil {
 		return err
 	}
+	proxies, err := api.ParseTrustedProxies(cmd.String("trusted-proxies"))
+	if err != nil {
+		return err
+	}
 	reports := report.NewStore(pool, counting)
 	if err := reports.CheckCounting(ctx); err != nil {
 		return err
@@ -175,7 +186,8 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 			ExportQueue:      int(cmd.Int("export-queue")),
 			ExportWait:       cmd.Duration("export-wait"),
 		},
-		ReadyWhenBusy: cmd.Bool("ready-when-busy"),
+		ReadyWhenBusy:  cmd.Bool("ready-when-busy"),
+		TrustedProxies: proxies,
 	}
 	app.Delivery = api.Delivery{
 		Spool: spool.Limits{

@@ -153,7 +153,7 @@ func (s *Server) deliverRows(c *gin.Context, cur cursor, done func(), b body) {
 		// transaction can fail (a standby's recovery conflict ends the
 		// session) without touching what was read, so the body stands.
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "ending the snapshot failed after its last row; the response is complete",
-			slog.String("request_id", state(c).id), slog.Any("error", cerr))
+			slog.String("request_id", state(c).id), loggedError(cerr))
 	}
 	s.finish(c, w, err)
 }
@@ -176,7 +176,7 @@ func (s *Server) finish(c *gin.Context, w *delivery.Writer, err error) {
 	s.Metrics.Spooled(st.Spilled, st.DiskWritten, st.Waited)
 	if st.DiskErr != nil {
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "the spool's disk failed; the response waited for its client instead",
-			slog.String("request_id", state(c).id), slog.Any("error", st.DiskErr))
+			slog.String("request_id", state(c).id), loggedError(st.DiskErr))
 	}
 	if err == nil {
 		return

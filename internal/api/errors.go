@@ -16,6 +16,7 @@ import (
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/secret"
 )
 
 var (
@@ -79,13 +80,16 @@ const statusClientGone = 499
 // the response has begun, in which case it cuts the response. Internal
 // causes are logged with the request id and never sent. A request whose
 // client went away (it closed or reset the connection) is only recorded
-// as such; every other cut is informe's, logged with its reason.
+// as such; every other cut is informe's, logged with its reason. Messages
+// are built not to repeat a token (see secret.Quote); as a last line of
+// defence, anything in a message, a target or a logged error that may hold
+// one is redacted. Every 401 is the same, whatever the path and method.
 func (s *Server) fail(c *gin.Context, err error) {
 	if delivery.Reason(c.Request.Context(), err) == delivery.ClientGone {
 		st := state(c)
 		st.clientGone = true
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "client gone",
-			slog.String("request_id", st.id), slog.Any("error", err))
+			slog.String("request_id", st.id), loggedError(err))
 		s.Metrics.Cut(delivery.ClientGone)
 		if c.Writer.Written() {
 			panic(http.ErrAbortHandler)
@@ -109,8 +113,14 @@ func (s *Server) fail(c *gin.Context, err error) {
 		s.abort(c, err)
 	}
 	if st >= 500 {
-		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
-			slog.String("request_id", state(c).id), slog.Int("status", st), slog.Any("error", err))
+		level, msg := slog.LevelError, "request failed"
+		if st == http.StatusNotImplemented {
+			// The client asked for something informe does not do: no
+			// failure of the server.
+			level, msg = slog.LevelInfo, "request not supported"
+		}
+		s.Logger.LogAttrs(c.Request.Context(), level, msg,
+			slog.String("request_id", state(c).id), slog.Int("status", st), loggedError(err))
 	}
 	h := c.Writer.Header()
 	// Headers a stream may have set before it failed.
@@ -120,6 +130,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	switch st {
 	case http.StatusUnauthorized:
+		// A 401 tells nothing of the path: no Allow (gin sets it on a path
+		// known under other methods), no OData header or error shape.
+		h.Del("Allow")
+		h.Del("OData-Version")
 		// Both schemes are offered, so that clients that wait for a
 		// challenge (Excel's Basic credential) send theirs.
 		bearer := `Bearer realm="informe"`
@@ -131,18 +145,21 @@ func (s *Server) fail(c *gin.Context, err error) {
 		h.Set("Retry-After", retryAfter)
 	}
 	var body []byte
-	if state(c).odata {
+	message := secret.Redact(failure.MessageOf(err))
+	if state(c).odata && st != http.StatusUnauthorized {
 		// OData clients read errors in OData's own shape.
-		if oerr == nil {
-			oerr = &odata.Error{Status: st, Code: odataCode(st), Message: failure.MessageOf(err)}
+		e := odata.Error{Status: st, Code: odataCode(st), Message: message}
+		if oerr != nil {
+			e = *oerr
+			e.Message, e.Target = secret.Redact(e.Message), secret.Redact(e.Target)
 		}
 		var b bytes.Buffer
-		_ = odata.WriteError(&b, oerr)
+		_ = odata.WriteError(&b, &e)
 		body = b.Bytes()
 	} else {
 		body, _ = json.Marshal(struct {
 			Message string `json:"message"`
-		}{failure.MessageOf(err)})
+		}{message})
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	c.Status(st)
@@ -163,7 +180,13 @@ func (s *Server) abort(c *gin.Context, err error) {
 		level = slog.LevelWarn
 	}
 	s.Logger.LogAttrs(c.Request.Context(), level, "response cut",
-		slog.String("request_id", st.id), slog.String("reason", st.reason), slog.Any("error", err))
+		slog.String("request_id", st.id), slog.String("reason", st.reason), loggedError(err))
 	s.Metrics.Cut(st.reason)
 	panic(http.ErrAbortHandler)
+}
+
+// loggedError is err's log attribute, with anything that may hold a token
+// redacted.
+func loggedError(err error) slog.Attr {
+	return slog.String("error", secret.Redact(err.Error()))
 }

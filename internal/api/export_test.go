@@ -146,6 +146,14 @@ func TestExportHeaders(t *testing.T) {
 				link("contract_id=99&format=csv&page=1", "first"),
 				link("contract_id=99&format=csv&page=1", "last"),
 			}, ", "), "0", "0", "1"},
+		{"CSVKnownParametersOnly", "?format=csv&contract_id=1&code_contract=CT-001&client_id=1&rut=12.345.678-5&columns=contract_id" +
+			"&header=false&bom=true&delimiter=semicolon&result_per_page=2&ACCESS_TOKEN=x&Access_Token=y&foo=bar",
+			`attachment; filename="general-report-page-1.csv"`,
+			strings.Join([]string{
+				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=1&result_per_page=2&rut=12.345.678-5", "first"),
+				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=2&result_per_page=2&rut=12.345.678-5", "next"),
+				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=2&result_per_page=2&rut=12.345.678-5", "last"),
+			}, ", "), "3", "2", "1"},
 		{"CSVQueryToken", "?format=csv&result_per_page=5&page=2&access_token=" + ts.Token, `attachment; filename="general-report-page-2.csv"`,
 			strings.Join([]string{
 				link("format=csv&page=1&result_per_page=5", "first"),

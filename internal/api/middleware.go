@@ -19,6 +19,7 @@ import (
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/secret"
 	"github.com/informe/informe/metrics"
 )
 
@@ -27,7 +28,8 @@ import (
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
 	id := c.GetHeader("X-Request-Id")
-	if !validRequestID(id) {
+	if !validRequestID(id) || auth.MayHoldToken(id) {
+		// An id that may be a token is replaced, never echoed or logged.
 		var b [12]byte
 		_, _ = rand.Read(b[:])
 		id = hex.EncodeToString(b[:])
@@ -122,7 +124,7 @@ func (s *Server) recoverPanics(c *gin.Context) {
 		}
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "panic",
 			slog.String("request_id", state(c).id),
-			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+			slog.String("panic", secret.Redact(fmt.Sprint(v))), slog.String("stack", string(debug.Stack())))
 		s.fail(c, fmt.Errorf("panic: %v", v))
 	}()
 	c.Next()
@@ -219,10 +221,11 @@ func (s *Server) require(scope auth.Scope) gin.HandlerFunc {
 }
 
 // loggedQuery returns the query string for a log line: decoded, with the
-// value of every parameter whose decoded name is access_token, in any case
-// (access%5Ftoken and %61ccess_token included), or whose value holds
-// something shaped like a token, replaced, then encoded again. A query that
-// does not parse is not logged at all.
+// value of every parameter whose decoded name folds to access_token
+// (ACCESS_TOKEN, access%5Ftoken and %61ccess_token included), or that may
+// hold a token (see auth.MayHoldToken), replaced, and every name that may
+// hold one too, then encoded again. A query that does not parse is not
+// logged at all.
 func loggedQuery(raw string) string {
 	if raw == "" {
 		return ""
@@ -231,6 +234,7 @@ func loggedQuery(raw string) string {
 	if err != nil {
 		return "(unparsable query not logged)"
 	}
+	out := make(url.Values, len(q))
 	for k, vs := range q {
 		for i, v := range vs {
 			if strings.EqualFold(k, "access_token") || auth.MayHoldToken(v) {
@@ -238,11 +242,11 @@ func loggedQuery(raw string) string {
 			}
 		}
 		if auth.MayHoldToken(k) {
-			delete(q, k)
-			q["REDACTED"] = vs
+			k = "REDACTED"
 		}
+		out[k] = append(out[k], vs...)
 	}
-	return q.Encode()
+	return out.Encode()
 }
 
 // loggedPath returns the request's decoded path for a log line, with every

@@ -36,19 +36,24 @@ func newFeeds() *feeds {
 }
 
 // serviceRoot returns the absolute URL of the OData service root as the
-// client reached it, for the context URLs and next links. Behind a proxy,
-// X-Forwarded-Proto and X-Forwarded-Host say how the client reached it.
-func serviceRoot(r *http.Request) string {
+// client reached it, for the context URLs and next links. Behind one of
+// the trusted proxies, X-Forwarded-Proto and X-Forwarded-Host say how the
+// client reached it; from anyone else they are ignored, or a client could
+// be handed a next link, with its token in it, to a host of an attacker's
+// choosing.
+func (s *Server) serviceRoot(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
-		scheme = p
-	}
 	host := r.Host
-	if h := r.Header.Get("X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ") {
-		host = h
+	if s.fromTrustedProxy(r) {
+		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+			scheme = p
+		}
+		if h := r.Header.Get("X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ,") {
+			host = h
+		}
 	}
 	return scheme + "://" + host + odataPrefix
 }
@@ -77,7 +82,7 @@ func (s *Server) odataService(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(serviceRoot(c.Request), s.feeds.report, s.feeds.users))
+	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.report, s.feeds.users))
 }
 
 // odataMetadata serves GET /odata/$metadata, the CSDL document.
@@ -183,10 +188,11 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 // feed delivers cur's rows as one page of an OData feed.
 func (s *Server) feed(c *gin.Context, cur cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
 	state(c).format = "odata"
-	root := serviceRoot(c.Request)
+	root := s.serviceRoot(c.Request)
 	// A token that came in the query goes on in the next link, so that a
 	// client that can only send URLs follows it; one that came in a
-	// header does not.
+	// header does not. Only under its exact name: the next link is built
+	// from the options informe parsed, never copied from the request.
 	var token string
 	if _, inHeader := c.Request.Header["Authorization"]; !inHeader {
 		token = c.Request.URL.Query().Get("access_token")

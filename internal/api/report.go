@@ -36,7 +36,7 @@ func (s *Server) generalReport(c *gin.Context) {
 			s.fail(c, err)
 			return
 		}
-		setPageHeaders(c, p)
+		setPageHeaders(c, values, p)
 		head(c, out, pageFile(p))
 		return
 	}
@@ -48,7 +48,7 @@ func (s *Server) generalReport(c *gin.Context) {
 	defer cur.Close()
 
 	p := cur.Page()
-	setPageHeaders(c, p)
+	setPageHeaders(c, values, p)
 	s.stream(c, cur, done, out, pageFile(p), q.Columns, export.Options{
 		Sheet:    "general-report",
 		Rows:     p.Rows(),
@@ -56,14 +56,21 @@ func (s *Server) generalReport(c *gin.Context) {
 	})
 }
 
-// setPageHeaders sets the paging headers of page p.
-func setPageHeaders(c *gin.Context, p report.Page) {
+// setPageHeaders sets the paging headers of page p, asked for with the
+// parsed query string values.
+func setPageHeaders(c *gin.Context, values url.Values, p report.Page) {
 	h := c.Writer.Header()
 	h.Set("X-Total-Count", strconv.FormatInt(p.Total, 10))
 	h.Set("X-Total-Pages", strconv.FormatInt(p.TotalPages, 10))
 	h.Set("X-Current-Page", strconv.FormatInt(p.CurrentPage, 10))
-	h.Set("Link", links(c.Request.URL, p))
+	h.Set("Link", links(c.Request.URL.Path, values, p))
 }
+
+// pageParams are the parameters of a page of the report other than page:
+// report.ParseQuery's filters, result_per_page and columns, and
+// negotiate's format and CSV options. Links carry these and no others.
+var pageParams = []string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns",
+	"format", "header", "bom", "delimiter"}
 
 // pageFile names the attachment of page p.
 func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }
@@ -110,14 +117,21 @@ func (s *Server) exportReport(c *gin.Context) {
 }
 
 // links returns an RFC 8288 Link header with first, prev, next and last
-// pages, as references relative to the request, without any access_token.
-func links(u *url.URL, p report.Page) string {
-	q := u.Query()
-	q.Del("access_token")
+// pages of path, as references relative to the request. They carry the
+// [pageParams] of values, which the request's parsing has validated (none
+// holds a token: see param.Single), and nothing else of the request: no
+// access_token in any spelling, no parameter informe does not know.
+func links(path string, values url.Values, p report.Page) string {
+	q := url.Values{}
+	for _, name := range pageParams {
+		if v, ok := values[name]; ok {
+			q[name] = v
+		}
+	}
 	last := max(p.TotalPages, 1)
 	ref := func(n int64, rel string) string {
 		q.Set("page", strconv.FormatInt(n, 10))
-		return fmt.Sprintf(`<%s?%s>; rel="%s"`, u.Path, q.Encode(), rel)
+		return fmt.Sprintf(`<%s?%s>; rel="%s"`, path, q.Encode(), rel)
 	}
 	parts := []string{ref(1, "first")}
 	if p.CurrentPage > 1 {

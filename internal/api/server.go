@@ -6,8 +6,11 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,7 +23,7 @@ import (
 	"github.com/informe/informe/users"
 )
 
-// Server serves the API. All fields are required.
+// Server serves the API. All fields are required but TrustedProxies.
 type Server struct {
 	Reports *report.Store
 	Users   *users.Store
@@ -34,6 +37,11 @@ type Server struct {
 	// ReadyWhenBusy makes /readyz answer 200 (status "busy") rather than
 	// 503 when every pool connection is in use.
 	ReadyWhenBusy bool
+	// TrustedProxies are the peers whose X-Forwarded-Host,
+	// X-Forwarded-Proto and X-Forwarded-For informe believes, for the
+	// links it writes and the client's address; with none, it believes
+	// no one's. See [ParseTrustedProxies].
+	TrustedProxies []netip.Prefix
 
 	turns    *turns // of big responses, made by Handler
 	feeds    *feeds // the OData entity sets, made by Handler
@@ -67,6 +75,13 @@ func (s *Server) Handler() http.Handler {
 	s.feeds = newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	proxies := make([]string, len(s.TrustedProxies))
+	for i, p := range s.TrustedProxies {
+		proxies[i] = p.String()
+	}
+	if err := r.SetTrustedProxies(proxies); err != nil {
+		panic(err) // a netip.Prefix always parses
+	}
 	r.HandleMethodNotAllowed = true
 	// Redirects would answer before authentication runs.
 	r.RedirectTrailingSlash = false
@@ -91,6 +106,44 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix+"/GeneralReport", s.require(auth.ReportRead), s.odataReport)
 	r.Match(get, odataPrefix+"/Users", s.require(auth.UsersRead), s.odataUsers)
 	return r
+}
+
+// ParseTrustedProxies parses a comma-separated list of CIDR prefixes
+// ("10.0.0.0/8, 2001:db8::/32"); a bare address stands for itself. An
+// empty list trusts no one. A malformed element is an error naming it.
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, el := range strings.Split(list, ",") {
+		el = strings.TrimSpace(el)
+		if el == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(el); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(el)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxies: %q is neither a CIDR prefix nor an address", el)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// fromTrustedProxy reports whether r came straight from one of the
+// trusted proxies, so that its X-Forwarded-* headers can be believed.
+func (s *Server) fromTrustedProxy(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range s.TrustedProxies {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
 }
 
 // OpsHandler returns the operations listener's routes, apart from the

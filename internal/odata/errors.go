@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/secret"
 )
 
 // The OData error codes this package uses in [Error.Code]. OData leaves
@@ -29,12 +30,16 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// badRequest and notImplemented make the errors of the query options.
+// Their messages name what the client wrote, quoted with [secret.Quote];
+// as a last line of defence, anything in them that may hold a token is
+// redacted here too.
 func badRequest(target, msg string) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: msg, Target: target}
+	return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: secret.Redact(msg), Target: secret.Redact(target)}
 }
 
 func notImplemented(target, msg string) *Error {
-	return &Error{Status: http.StatusNotImplemented, Code: CodeNotImplemented, Message: msg, Target: target}
+	return &Error{Status: http.StatusNotImplemented, Code: CodeNotImplemented, Message: secret.Redact(msg), Target: secret.Redact(target)}
 }
 
 // AsError returns the *Error in err's chain, or, for any other error, a 500

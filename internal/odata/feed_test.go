@@ -190,6 +190,34 @@ func TestFeedEmpty(t *testing.T) {
 	}
 }
 
+// TestNextLinkBuilt checks that a next link carries $format as informe
+// writes it and the custom options of the request not at all, whatever
+// the request held: only access_token, and only when the caller passes it.
+func TestNextLinkBuilt(t *testing.T) {
+	for _, tt := range []struct {
+		name, query, token string
+		want               string
+	}{
+		{"OKFormatJunkParameter", "$format=application/json%3Bx%3Dinforme_" + tokenBody, "",
+			root + "/GeneralReport?$format=application/json&$skiptoken="},
+		{"OKFormatJSON", "$format=JSON", "", root + "/GeneralReport?$format=application/json&$skiptoken="},
+		{"OKCustomOptionsDropped", "Access_Token=informe_" + tokenBody + "&ACCESS_TOKEN=x&x=informe_" + tokenBody, "",
+			root + "/GeneralReport?$skiptoken="},
+		{"OKAccessTokenGiven", "$top=5", "informe_" + tokenBody, root + "/GeneralReport?$top=4&$skiptoken="},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := mustParse(t, reportSet(t), tt.query)
+			f := decode(t, page(t, q, odata.FeedOptions{ServiceRoot: root, PageSize: 1, AccessToken: tt.token}, row111, row112))
+			if !strings.HasPrefix(f.NextLink, tt.want) {
+				t.Fatalf("next link %s, want it to start %s", f.NextLink, tt.want)
+			}
+			if got := strings.Contains(f.NextLink, tokenBody); got != (tt.token != "") {
+				t.Errorf("next link %s: holds the token %v, want %v", f.NextLink, got, tt.token != "")
+			}
+		})
+	}
+}
+
 // TestFeedPaging follows next links through a report of five rows in pages
 // of two, as a client would.
 func TestFeedPaging(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/secret"
 )
 
 // MaxPageSize is the most rows a feed response holds, and the page size
@@ -34,6 +35,15 @@ func (f Format) ContentType() string {
 	return "application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8"
 }
 
+// option returns f as the value of a $format query option, for next
+// links: written by informe, never copied from the request.
+func (f Format) option() string {
+	if f.IEEE754Compatible {
+		return "application/json;IEEE754Compatible=true"
+	}
+	return "application/json"
+}
+
 // offered is what the service can write, for 406 messages.
 const offered = "the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"
 
@@ -43,19 +53,21 @@ const offered = "the service writes application/json;odata.metadata=minimal, wit
 // $format may be "json" (any case) or "application/json" with format
 // parameters, as may the Accept media ranges (Power Query sends
 // "application/json;odata.metadata=minimal;q=1.0,application/json;odata=minimalmetadata;q=0.9,..."):
-// odata.metadata (or metadata) minimal or none, both answered with minimal
-// metadata; IEEE754Compatible true or false; odata.streaming and charset,
-// which change nothing. Format parameter names and values are
-// case-insensitive. An absent Accept, "*/*" and "application/*" give the
-// zero Format.
+// odata.metadata (or metadata) minimal; IEEE754Compatible true or false;
+// odata.streaming and charset, which change nothing. Format parameter
+// names and values are case-insensitive. An absent Accept, "*/*" and
+// "application/*" give the zero Format.
 //
 // Note that a ';' in a query string must be sent as %3B: Go's URL parser
 // drops a query parameter holding a bare ';'.
 //
 // Errors are *[Error]: a $format given twice, or with a malformed
 // parameter value, is a 400; a $format other than JSON, odata.metadata=full
-// (which would need control information informe does not write) and an
-// Accept header that excludes JSON are a 406.
+// (which would need control information informe does not write) or none
+// (which forbids the control information informe always writes), and an
+// Accept header that allows neither JSON with minimal metadata nor a
+// wildcard, are a 406, as OData 4.0 (Protocol, 8.2.1) says of a format
+// the service does not support.
 func Negotiate(values url.Values, accept []string) (Format, error) {
 	if raw, ok, err := option(values, "$format"); err != nil {
 		return Format{}, err
@@ -97,7 +109,7 @@ func Negotiate(values url.Values, accept []string) (Format, error) {
 						usable = false
 					}
 				case "odata.metadata", "metadata":
-					if spec == 3 && value != "minimal" && value != "none" {
+					if spec == 3 && value != "minimal" {
 						usable = false
 					}
 				case "ieee754compatible":
@@ -137,7 +149,7 @@ func parseFormatOption(raw string) (Format, error) {
 	mt, params, ok := parseMediaType(raw)
 	if !ok || mt != "application/json" {
 		return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-			Message: "$format " + strconv.Quote(raw) + " is not supported: use json or application/json; " + offered, Target: "$format"}
+			Message: "$format " + secret.Quote(raw) + " is not supported: use json or application/json; " + offered, Target: "$format"}
 	}
 	var f Format
 	for _, p := range params {
@@ -145,10 +157,10 @@ func parseFormatOption(raw string) (Format, error) {
 		switch name {
 		case "odata.metadata", "metadata":
 			switch value {
-			case "minimal", "none":
-			case "full":
+			case "minimal":
+			case "full", "none":
 				return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-					Message: "$format: odata.metadata=full is not supported; " + offered, Target: "$format"}
+					Message: "$format: odata.metadata=" + value + " is not supported; " + offered, Target: "$format"}
 			default:
 				return Format{}, badRequest("$format", "$format: odata.metadata must be minimal, none or full")
 			}

@@ -26,6 +26,11 @@ var (
 	}
 )
 
+// tokenBody is shaped like the body of an informe token: 43 base64url
+// characters of both cases. Messages and next links must never repeat it,
+// with or without the prefix informe_.
+const tokenBody = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
+
 func mustSet(tb testing.TB, def odata.EntitySetDef) *odata.EntitySet {
 	tb.Helper()
 	s, err := odata.NewEntitySet(def)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/secret"
 )
 
 // Query is a parsed, valid request for a feed of one [EntitySet]: what the
@@ -46,7 +47,10 @@ type Query struct {
 	// sel lists, in $select order, the indexes in set.props of the
 	// selected properties; nil when $select is absent or "*".
 	sel []int
-	// raw option values, carried into next links.
+	// option values carried into next links: $filter, $select and
+	// $orderby as the client wrote them once they have passed the parser
+	// (so they hold only property names, keywords and the literals of
+	// Filter), $format as informe writes it.
 	filter, selectRaw, orderby, format string
 }
 
@@ -125,7 +129,8 @@ var unsupported = map[string]bool{
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
 // option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type, an id below 1, a negative $top, a tampered
+// literal of the wrong type, a literal that may hold an access token (a
+// next link would repeat it), an id below 1, a negative $top, a tampered
 // $skiptoken, an option given twice, an unknown $-option. A 501 says what
 // is supported: other operators (ne, gt, or, not, in, has, arithmetic),
 // functions (contains, startswith, ...), lambdas, parameter aliases,
@@ -146,6 +151,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		case "$filter":
 			q.filter = raw
 			q.Filter, err = parseFilter(raw, set)
+			if err == nil {
+				err = refuseTokens(q.Filter)
+			}
 		case "$orderby":
 			q.orderby = raw
 			err = parseOrderBy(raw, set)
@@ -159,13 +167,14 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				q.Count = true
 			case "false":
 			default:
-				err = badRequest(name, "$count must be true or false, got "+strconv.Quote(raw))
+				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
 			q.After, err = decodeSkipToken(raw, set)
 		case "$format":
-			q.format = raw
-			_, err = parseFormatOption(raw)
+			var f Format
+			f, err = parseFormatOption(raw)
+			q.format = f.option()
 		default:
 			if unsupported[name] {
 				err = notImplemented(name, name+" is not supported; "+supported)
@@ -178,6 +187,18 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// refuseTokens fails with a 400 when a value compared in $filter may hold
+// an access token: a next link would carry it.
+func refuseTokens(eqs []Eq) error {
+	for _, e := range eqs {
+		if secret.MayHoldToken(e.Text) {
+			return badRequest("$filter", "$filter: "+e.Property+" is compared with "+secret.LooksLikeToken+
+				"; send the token in the Authorization header (or the access_token parameter) only")
+		}
+	}
+	return nil
 }
 
 // systemOptions returns the $-options of values by lower-case name. An
@@ -230,7 +251,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // parseCount parses $top or $skip: 1*DIGIT, within int64.
 func parseCount(name, raw string) (int64, error) {
 	if raw == "" || strings.Trim(raw, "0123456789") != "" {
-		return 0, badRequest(name, name+" must be a non-negative integer, got "+strconv.Quote(raw))
+		return 0, badRequest(name, name+" must be a non-negative integer, got "+secret.Quote(raw))
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
@@ -240,16 +261,19 @@ func parseCount(name, raw string) (int64, error) {
 }
 
 // parseSelect returns the indexes in set.props of the properties raw
-// selects, in order, without repeats; nil for "*".
+// selects, in order, without repeats; nil when it holds "*", which selects
+// them all (every other item must still be a property).
 func parseSelect(raw string, set *EntitySet) ([]int, error) {
 	sel := []int{}
+	star := false
 	for _, item := range strings.Split(raw, ",") {
 		item = httplist.TrimOWS(item)
 		switch {
 		case item == "":
-			return nil, badRequest("$select", "$select: empty item in "+strconv.Quote(raw)+"; list property names separated by commas")
+			return nil, badRequest("$select", "$select: empty item in "+secret.Quote(raw)+"; list property names separated by commas")
 		case item == "*":
-			return nil, nil
+			star = true
+			continue
 		}
 		i, err := set.lookup("$select", item)
 		if err != nil {
@@ -258,6 +282,9 @@ func parseSelect(raw string, set *EntitySet) ([]int, error) {
 		if !containsInt(sel, i) {
 			sel = append(sel, i)
 		}
+	}
+	if star {
+		return nil, nil
 	}
 	return sel, nil
 }
@@ -277,7 +304,7 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 	if i, ok := s.byName[name]; ok {
 		return i, nil
 	}
-	msg := option + ": " + s.def.TypeName + " has no property " + strconv.Quote(name)
+	msg := option + ": " + s.def.TypeName + " has no property " + secret.Quote(name)
 	for _, p := range s.props {
 		if strings.EqualFold(p.name, name) {
 			msg += "; property names are case-sensitive: did you mean " + p.name + "?"
@@ -291,7 +318,7 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 func parseOrderBy(raw string, set *EntitySet) error {
 	want := strings.Join(set.def.OrderBy, ",")
 	unsupportedOrder := func() error {
-		return notImplemented("$orderby", "$orderby "+strconv.Quote(raw)+" is not supported: rows come in the order "+
+		return notImplemented("$orderby", "$orderby "+secret.Quote(raw)+" is not supported: rows come in the order "+
 			want+" (ascending) and $orderby may only restate it or a prefix of it")
 	}
 	items := strings.Split(raw, ",")
@@ -302,7 +329,7 @@ func parseOrderBy(raw string, set *EntitySet) error {
 		fields := strings.Fields(item)
 		if len(fields) == 0 || len(fields) > 2 {
 			if len(fields) == 0 {
-				return badRequest("$orderby", "$orderby: empty item in "+strconv.Quote(raw))
+				return badRequest("$orderby", "$orderby: empty item in "+secret.Quote(raw))
 			}
 			return unsupportedOrder()
 		}
@@ -318,7 +345,7 @@ func parseOrderBy(raw string, set *EntitySet) error {
 			case "desc":
 				return unsupportedOrder()
 			default:
-				return badRequest("$orderby", "$orderby: "+strconv.Quote(fields[1])+" must be asc or desc")
+				return badRequest("$orderby", "$orderby: "+secret.Quote(fields[1])+" must be asc or desc")
 			}
 		}
 		if fields[0] != set.def.OrderBy[i] {

@@ -102,6 +102,8 @@ func TestParseErrors(t *testing.T) {
 		{"ErrSelectUnknown", "$select=contract_id,nope", 400, []string{`no property "nope"`}},
 		{"ErrSelectCase", "$select=Contract_ID", 400, []string{"did you mean contract_id?"}},
 		{"ErrSelectEmptyItem", "$select=contract_id,,task", 400, []string{"empty item"}},
+		{"ErrSelectStarThenUnknown", "$select=*,nope", 400, []string{`no property "nope"`}},
+		{"ErrSelectUnknownThenStar", "$select=nope,*", 400, []string{`no property "nope"`}},
 		{"ErrSelectPath", "$select=Informe.GeneralReportRow/task", 400, []string{"no property"}},
 		{"ErrOrderByDesc", "$orderby=contract_id desc", 501, []string{"contract_id,process_id (ascending)"}},
 		{"ErrOrderByOther", "$orderby=task", 501, []string{"may only restate"}},
@@ -117,6 +119,7 @@ func TestParseErrors(t *testing.T) {
 		{"ErrFilterOperator", "$filter=contract_id gt 5", 501, []string{"operator gt is not supported", "$filter supports eq on contract_id, code_contract, client_id and client_rut, combined with and"}},
 		{"ErrFilterLiteral", "$filter=contract_id eq 'x'", 400, []string{"contract_id is Edm.Int64"}},
 		{"ErrFilterProperty", "$filter=nope eq 1", 400, []string{`no property "nope"`}},
+		{"ErrFilterToken", "$filter=code_contract eq '" + tokenBody + "'", 400, []string{"code_contract is compared with a value that looks like an access token"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := odata.Parse(query(tt.query), set)
@@ -125,6 +128,53 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Target is empty")
 			}
 		})
+	}
+}
+
+// TestParseNeverEchoesToken sends a token, and a token's body without its
+// prefix, in every option: no message or target repeats it.
+func TestParseNeverEchoesToken(t *testing.T) {
+	set := reportSet(t)
+	for _, tok := range []string{"informe_" + tokenBody, tokenBody, "INFORME_" + tokenBody} {
+		for _, tt := range []struct {
+			name  string
+			query url.Values
+		}{
+			{"Select", url.Values{"$select": {tok}}},
+			{"SelectList", url.Values{"$select": {"task," + tok}}},
+			{"SelectEmptyItem", url.Values{"$select": {tok + ",,task"}}},
+			{"OrderBy", url.Values{"$orderby": {tok}}},
+			{"OrderByDirection", url.Values{"$orderby": {"contract_id " + tok}}},
+			{"OrderByUnsupported", url.Values{"$orderby": {"contract_id,process_id,task_id," + tok}}},
+			{"Top", url.Values{"$top": {tok}}},
+			{"Skip", url.Values{"$skip": {tok}}},
+			{"Count", url.Values{"$count": {tok}}},
+			{"Format", url.Values{"$format": {tok}}},
+			{"SkipToken", url.Values{"$skiptoken": {tok}}},
+			{"Filter", url.Values{"$filter": {tok}}},
+			{"FilterProperty", url.Values{"$filter": {tok + " eq 1"}}},
+			{"FilterLiteral", url.Values{"$filter": {"contract_id eq '" + tok + "'"}}},
+			{"FilterFunction", url.Values{"$filter": {tok + "(task) eq 1"}}},
+			{"FilterAlias", url.Values{"$filter": {"contract_id eq @" + tok}}},
+			{"FilterNumber", url.Values{"$filter": {"contract_id eq 1" + tok}}},
+			{"FilterUnexpected", url.Values{"$filter": {"contract_id eq 1 " + tok}}},
+			{"OptionName", url.Values{"$" + tok: {"1"}}},
+			{"OptionNameTwice", url.Values{"$" + tok: {"1", "2"}}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := odata.Parse(tt.query, set)
+				if err == nil {
+					_, err = odata.Negotiate(tt.query, nil)
+				}
+				e, ok := err.(*odata.Error)
+				if !ok {
+					t.Fatalf("err = %v, want an *odata.Error", err)
+				}
+				if strings.Contains(e.Message+e.Target, tokenBody) {
+					t.Errorf("message %q, target %q repeat the token", e.Message, e.Target)
+				}
+			})
+		}
 	}
 }
 

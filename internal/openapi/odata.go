@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/odata"
 )
@@ -173,8 +172,6 @@ func odataSchemas() object {
 		)},
 		member{"ODataError", odataErrorSchema("OData error", obj("type", "string", "enum", odataCodes()),
 			obj("type", "string", "description", "What is wrong and what is supported, safe to show."))},
-		member{"ODataInvalidToken", odataErrorSchema("OData authentication error", obj("const", odataCode(http.StatusUnauthorized)),
-			obj("const", auth.InvalidToken))},
 	)
 }
 
@@ -235,7 +232,7 @@ func odataParameters() object {
 			"description", "Where a page starts: only as the server wrote it in an `@odata.nextLink`; anything else is a 400.",
 			"schema", obj("type", "string", "pattern", `^[A-Za-z0-9_-]+$`)),
 		"odata.format", obj("name", "$format", "in", "query",
-			"description", "`json`, or `application/json` with OData format parameters (`odata.metadata=minimal` or `none`, `IEEE754Compatible=true` or `false`); it wins over `Accept`. Write `;` as `%3B`. Another format, or `odata.metadata=full`, is a 406.",
+			"description", "`json`, or `application/json` with OData format parameters (`odata.metadata=minimal`, `IEEE754Compatible=true` or `false`); it wins over `Accept`. Write `;` as `%3B`. Another format, `odata.metadata=full` or `none`, is a 406.",
 			"schema", obj("type", "string"),
 			"example", "application/json;IEEE754Compatible=true"),
 		"odata.prefer", obj("name", "Prefer", "in", "header",
@@ -265,9 +262,10 @@ func odataHeaders() object {
 func odataCode(st int) string { return strings.ReplaceAll(http.StatusText(st), " ", "") }
 
 // odataErrorStatuses are the statuses of OData errors: every error of a
-// path under the service root, 401 included, comes in OData's shape.
+// path under the service root comes in OData's shape but 401, which is the
+// same on every path (it tells nothing of which exist).
 var odataErrorStatuses = []int{
-	http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+	http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound,
 	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusRequestHeaderFieldsTooLarge,
 	http.StatusInternalServerError, http.StatusNotImplemented, http.StatusServiceUnavailable,
 }
@@ -291,9 +289,6 @@ func odataResponses() object {
 		"ODataBadRequest", odataErrorResponse(http.StatusBadRequest, "ODataError",
 			"A malformed OData request: the message names the query option and what is wrong.",
 			"$top must be a non-negative integer, got \"-1\""),
-		"ODataUnauthorized", odataErrorResponse(http.StatusUnauthorized, "ODataInvalidToken",
-			"The token is missing, malformed, unknown, expired or revoked; the message is always `Invalid Token`.",
-			auth.InvalidToken, "WWW-Authenticate"),
 		"ODataForbidden", odataErrorResponse(http.StatusForbidden, "ODataError",
 			"The token lacks the scope the entity set needs.", "this token lacks the "+reportScope+" scope"),
 		"ODataNotFound", odataErrorResponse(http.StatusNotFound, "ODataError",
@@ -332,7 +327,11 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotAcceptable": "406",
 			"RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
 		}[e]
-		responses = append(responses, member{st, ref("responses", "OData"+e)})
+		name := "OData" + e
+		if e == "Unauthorized" {
+			name = e // every 401 is the same, OData's included
+		}
+		responses = append(responses, member{st, ref("responses", name)})
 	}
 	op := func(method, id, summary, desc string, responses object) object {
 		o := obj("operationId", method+id, "tags", []string{"odata"}, "summary", summary, "description", desc)

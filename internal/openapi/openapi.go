@@ -100,7 +100,7 @@ Every parameter is given at most once and never empty; a wrong value is a 400 wh
 
 ## Errors
 
-Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `, with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors, 401 included, come in OData's shape instead, ` + "`{\"error\": {\"code\": \"Unauthorized\", \"message\": \"Invalid Token\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `); OData also answers 501 for valid requests it does not support.
+Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `, with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
 
 | status | when |
 |---|---|

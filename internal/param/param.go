@@ -12,11 +12,14 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/secret"
 )
 
 // Single returns the one value of parameter name and whether it was given.
 // It fails if the parameter is given more than once, with an empty value,
-// or with a value that is not UTF-8 text or holds a NUL.
+// with a value that is not UTF-8 text or holds a NUL, or with a value that
+// may hold an access token (see [secret.MayHoldToken]): no parameter takes
+// one, and a filter holding one would carry it into links and logs.
 func Single(v url.Values, name string) (string, bool, error) {
 	vals, ok := v[name]
 	switch {
@@ -29,6 +32,9 @@ func Single(v url.Values, name string) (string, bool, error) {
 	case !utf8.ValidString(vals[0]) || strings.IndexByte(vals[0], 0) >= 0:
 		// PostgreSQL would refuse either (SQLSTATE 22021): say so here.
 		return "", false, failure.Errorf(failure.Invalid, "%s must be UTF-8 text without NUL characters", name)
+	case secret.MayHoldToken(vals[0]):
+		return "", false, failure.Errorf(failure.Invalid,
+			"%s: got %s; send the token in the Authorization header (or the access_token parameter) only", name, secret.LooksLikeToken)
 	}
 	return vals[0], true, nil
 }
@@ -40,9 +46,9 @@ func Int(v url.Values, name string, def, max int64) (int64, error) {
 	if err != nil || !ok {
 		return def, err
 	}
-	bad := failure.Errorf(failure.Invalid, "%s must be an integer from 1 to %d, got %q", name, max, s)
+	bad := failure.Errorf(failure.Invalid, "%s must be an integer from 1 to %d, got %s", name, max, secret.Quote(s))
 	if max == math.MaxInt64 {
-		bad = failure.Errorf(failure.Invalid, "%s must be an integer of 1 or more, got %q", name, s)
+		bad = failure.Errorf(failure.Invalid, "%s must be an integer of 1 or more, got %s", name, secret.Quote(s))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -68,7 +74,7 @@ func Bool(v url.Values, name string, def bool) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, failure.Errorf(failure.Invalid, "%s must be true or false, got %q", name, s)
+	return false, failure.Errorf(failure.Invalid, "%s must be true or false, got %s", name, secret.Quote(s))
 }
 
 // OneOf reads parameter name as one of allowed (exact match), returning
@@ -83,7 +89,7 @@ func OneOf(v url.Values, name, def string, allowed ...string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", failure.Errorf(failure.Invalid, "%s must be one of %s, got %q", name, strings.Join(allowed, ", "), s)
+	return "", failure.Errorf(failure.Invalid, "%s must be one of %s, got %s", name, strings.Join(allowed, ", "), secret.Quote(s))
 }
 
 // Columns reads the columns parameter: field names of all, comma-separated,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 )
@@ -98,5 +99,40 @@ func TestSingle(t *testing.T) {
 				t.Fatalf("err = %v, want Invalid containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestNeverEchoesToken sends a token, and its body without the prefix, to
+// every reader: each refuses it with a message that does not repeat it.
+func TestNeverEchoesToken(t *testing.T) {
+	const body = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
+	cols := []export.Column{{Name: "contract_id"}, {Name: "task"}}
+	for _, tok := range []string{"informe_" + body, body, "Informe_" + body} {
+		for _, tt := range []struct {
+			name string
+			read func(url.Values) error
+		}{
+			{"Single", func(v url.Values) error { _, _, err := param.Single(v, "p"); return err }},
+			{"Int", func(v url.Values) error { _, err := param.Int(v, "p", 1, 100); return err }},
+			{"Bool", func(v url.Values) error { _, err := param.Bool(v, "p", false); return err }},
+			{"OneOf", func(v url.Values) error { _, err := param.OneOf(v, "p", "comma", "comma", "tab"); return err }},
+			{"Columns", func(v url.Values) error {
+				_, err := param.Columns(url.Values{"columns": v["p"]}, cols)
+				return err
+			}},
+		} {
+			for _, val := range []string{tok, "task," + tok, "x" + tok + "x"} {
+				t.Run(tt.name, func(t *testing.T) {
+					err := tt.read(url.Values{"p": {val}})
+					msg := failure.MessageOf(err)
+					if failure.CodeOf(err) != failure.Invalid || !strings.Contains(msg, "looks like an access token") {
+						t.Fatalf("err = %v, want Invalid saying a value looks like a token", err)
+					}
+					if strings.Contains(msg, body) || strings.Contains(err.Error(), body) {
+						t.Errorf("message %q repeats the token", msg)
+					}
+				})
+			}
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/informe/informe/internal/secret"
 )
 
 // MaxBody is the largest body [Parse] accepts. Personal RUTs are below
@@ -181,15 +183,20 @@ func malformed(input, reason string) error {
 
 func (e *parseError) Error() string {
 	in := e.input
-	// Quote at most a few dozen characters of whatever was sent.
+	// Quote at most a few dozen characters of whatever was sent, and
+	// nothing of a token.
 	if utf8.RuneCountInString(in) > 40 {
 		r := []rune(in)
 		in = string(r[:40]) + "…"
 	}
-	if e.err == ErrCheckDigit {
-		return fmt.Sprintf("rut %q has a wrong check digit", in)
+	quoted := secret.LooksLikeToken
+	if !secret.MayHoldToken(e.input) {
+		quoted = strconv.Quote(in)
 	}
-	return fmt.Sprintf("rut %q is not a RUT: %s", in, e.reason)
+	if e.err == ErrCheckDigit {
+		return fmt.Sprintf("rut %s has a wrong check digit", quoted)
+	}
+	return fmt.Sprintf("rut %s is not a RUT: %s", quoted, e.reason)
 }
 
 func (e *parseError) Unwrap() error { return e.err }
