@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,15 +24,16 @@ func awkwardRows() [][][]byte {
 }
 
 // xlsxGoldenParts returns the parts of an xlsx file named by keep (all
-// when keep is nil), in the zip's order, each after a line naming it.
+// when keep is nil), sorted by name, each after a line naming it.
 func xlsxGoldenParts(t *testing.T, b []byte, keep func(name string) bool) []byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := slices.SortedFunc(slices.Values(zr.File), func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
 	var out bytes.Buffer
-	for _, f := range zr.File {
+	for _, f := range files {
 		if keep != nil && !keep(f.Name) {
 			continue
 		}
