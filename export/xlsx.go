@@ -376,12 +376,13 @@ func (e *xlsxEncoder) appendCell(b []byte, i int, v []byte) []byte {
 		}
 	case Date, Timestamp, Timestamptz:
 		if serial, ok := parseSerial(v, k); ok {
-			style := byte(styleDateTime)
-			if k == Date {
-				style = styleDate
+			if k == Date { // a whole number of days: as AppendFloat writes it, faster
+				b = appendCellStart(b, e.refs[i], e.num, styleDate)
+				b = strconv.AppendInt(append(b, `><v>`...), int64(serial), 10)
+			} else {
+				b = appendCellStart(b, e.refs[i], e.num, styleDateTime)
+				b = strconv.AppendFloat(append(b, `><v>`...), serial, 'f', -1, 64)
 			}
-			b = appendCellStart(b, e.refs[i], e.num, style)
-			b = strconv.AppendFloat(append(b, `><v>`...), serial, 'f', -1, 64)
 			return append(b, `</v></c>`...)
 		}
 	}
@@ -421,7 +422,7 @@ func appendCellText(b, col, row []byte, style byte, v []byte) []byte {
 	b = append(b, '>')
 	start := len(b)
 	b = appendEscaped(b, v)
-	if hasExcelEscape(b[start:]) {
+	if hasExcelEscape(v) { // escaping neither makes nor breaks "_x"
 		b = append(b[:start], escapeExcelEscapes(string(b[start:]))...)
 	}
 	return append(b, `</t></is></c>`...)
@@ -466,20 +467,29 @@ var asciiEscapes = func() (t [utf8.RuneSelf]string) {
 	return t
 }()
 
+// plainText marks the bytes that appendEscaped copies as they are.
+var plainText = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = c == '\n' || asciiEscapes[c] == ""
+	}
+	return t
+}()
+
 // appendEscaped appends v escaped for XML text as excelize escapes a
 // cell's text: encoding/xml's EscapeText (invalid UTF-8 and characters
 // outside XML's range become U+FFFD), newlines left as they are.
 func appendEscaped(b, v []byte) []byte {
 	last := 0
 	for i := 0; i < len(v); {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			if esc := asciiEscapes[c]; esc != "" {
-				b = append(b, v[last:i]...)
-				b = append(b, esc...)
-				last = i + 1
-			}
+		if plainText[v[i]] {
 			i++
+			continue
+		}
+		if c := v[i]; c < utf8.RuneSelf {
+			b = append(b, v[last:i]...)
+			b = append(b, asciiEscapes[c]...)
+			i++
+			last = i
 			continue
 		}
 		r, size := utf8.DecodeRune(v[i:])

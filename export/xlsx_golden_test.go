@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
 )
 
 // awkwardRows are tricky rows and text that XML, Excel's escapes and its
@@ -92,4 +95,64 @@ func TestXLSXGolden(t *testing.T) {
 			golden(t, tt.name+".golden", xlsxGoldenParts(t, buf.Bytes(), tt.keep))
 		})
 	}
+}
+
+// TestXLSXAwkwardText reads the awkward text back with excelize: markup
+// and formulas stay text, characters XML cannot carry read as U+FFFD, and
+// text past Excel's limit is cut there.
+func TestXLSXAwkwardText(t *testing.T) {
+	var buf bytes.Buffer
+	rs := awkwardRows()
+	e, err := NewXLSX(&buf, trickyColumns, XLSXOptions{Sheet: "tricky", Rows: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeAll(t, e, rs)
+	f, err := excelize.OpenReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, r := range rs {
+		for j, c := range trickyColumns {
+			if c.Kind != Text || len(r[j]) == 0 {
+				continue
+			}
+			ref, _ := excelize.CoordinatesToCellName(j+1, i+2)
+			got, err := f.GetCellValue("tricky", ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := readableText(r[j]); got != want {
+				t.Errorf("%s = %.80q, want %.80q", ref, got, want)
+			}
+			if formula, _ := f.GetCellFormula("tricky", ref); formula != "" {
+				t.Errorf("%s has formula %q", ref, formula)
+			}
+		}
+	}
+}
+
+// readableText is v as a cell reads it back: each invalid byte and each
+// character XML cannot carry as U+FFFD, cut to Excel's 32,767 UTF-16
+// units.
+func readableText(v []byte) string {
+	var b strings.Builder
+	units := 0
+	for i := 0; i < len(v); {
+		r, size := utf8.DecodeRune(v[i:])
+		n := 1
+		if r >= 0x10000 {
+			n = 2
+		}
+		if units += n; units > maxCellChars {
+			break
+		}
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+		i += size
+	}
+	return b.String()
 }

@@ -259,7 +259,7 @@ var (
 
 // hasExcelEscape reports whether text may hold an _xHHHH_ escape.
 func hasExcelEscape(text []byte) bool {
-	return bytes.Contains(text, []byte("_x"))
+	return bytes.IndexByte(text, '_') >= 0 && bytes.Contains(text, []byte("_x"))
 }
 
 // escapeExcelEscapes escapes the _xHHHH_ sequences of s as excelize does
