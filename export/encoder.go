@@ -20,20 +20,19 @@ type Encoder interface {
 	Encode(row [][]byte) error
 
 	// Close finishes the output (closing brackets, the workbook) and
-	// flushes it to the writer, releases any temporary files, and returns
-	// the first error met by Encode or Close. Close does not close the
-	// underlying writer. Callers must call Close on every path, also after
-	// an error, so that temporary files are removed; calls after the first
+	// flushes it to the writer, and returns the first error met by Encode
+	// or Close. Close does not close the underlying writer. Callers call
+	// Close on every path, also after an error; calls after the first
 	// return the first call's result, and Encode after Close returns
 	// [ErrClosed].
 	Close() error
 }
 
 // Flusher is implemented by encoders that can push the rows encoded so far
-// to their writer before Close: the text formats. A streaming response
-// flushes now and then so that a client is not kept waiting behind a
-// buffer while the database is slow. XLSX cannot: its workbook is only
-// complete at Close.
+// to their writer before Close: all of this package's. A streaming
+// response flushes now and then so that a client is not kept waiting
+// behind a buffer while the database is slow. An XLSX workbook is only
+// complete at Close, but its rows go out as they are flushed.
 type Flusher interface {
 	Flush() error
 }
@@ -50,8 +49,10 @@ type Options struct {
 	// unknown; only XLSX reads it (see [XLSXOptions.Rows]), and its Encode
 	// and Close fail when the rows encoded differ ([ErrRowCount]).
 	Rows int64
-	// TmpDir is where an encoder that needs temporary files (XLSX) makes
-	// them; empty is the system's temporary folder.
+	// TmpDir is ignored: no encoder makes temporary files any more.
+	//
+	// Deprecated: XLSX is streamed without temporary files; the field
+	// goes once callers no longer set it.
 	TmpDir string
 }
 
@@ -71,7 +72,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, opts.CSV), nil
 	case XLSX:
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows, TmpDir: opts.TmpDir})
+		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }
