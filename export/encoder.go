@@ -49,11 +49,6 @@ type Options struct {
 	// unknown; only XLSX reads it (see [XLSXOptions.Rows]), and its Encode
 	// and Close fail when the rows encoded differ ([ErrRowCount]).
 	Rows int64
-	// TmpDir is ignored: no encoder makes temporary files any more.
-	//
-	// Deprecated: XLSX is streamed without temporary files; the field
-	// goes once callers no longer set it.
-	TmpDir string
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.

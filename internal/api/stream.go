@@ -69,7 +69,6 @@ type cursor interface {
 func (s *Server) stream(c *gin.Context, cur cursor, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
-	opts.TmpDir = s.Delivery.Spool.Dir
 	s.deliverRows(c, cur, done, body{
 		encoding:     export.Spec{Format: out.format, Columns: cols, Options: opts},
 		estimate:     opts.Rows * int64(len(cols)) * 8,
