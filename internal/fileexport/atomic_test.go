@@ -16,19 +16,6 @@ func TestAtomicFile(t *testing.T) {
 		}
 		return string(b)
 	}
-	files := func(dir string) []string {
-		t.Helper()
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
-
 	t.Run("CommitNew", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "out.csv")
@@ -53,7 +40,7 @@ func TestAtomicFile(t *testing.T) {
 		if got, want := read(path), "new"; got != want {
 			t.Errorf("content = %q, want %q", got, want)
 		}
-		if got := files(dir); len(got) != 1 {
+		if got := folder(t, dir); len(got) != 1 {
 			t.Errorf("files = %v, want only out.csv", got)
 		}
 	})
@@ -103,7 +90,7 @@ func TestAtomicFile(t *testing.T) {
 		if got, want := read(path), "old"; got != want {
 			t.Errorf("content = %q, want %q", got, want)
 		}
-		if got := files(dir); len(got) != 1 {
+		if got := folder(t, dir); len(got) != 1 {
 			t.Errorf("files = %v, want only out.csv", got)
 		}
 		if err := f.Commit(); err == nil {
