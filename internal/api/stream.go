@@ -55,9 +55,13 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	return values, out, nil
 }
 
-// cursor is a store's cursor, as the handlers drive it.
+// cursor is a store's cursor, as the handlers drive it, the way pgx.Rows
+// is: Next advances, Values holds the current row, Err reports what ended
+// the iteration, Close releases the snapshot's connection.
 type cursor interface {
-	export.Rows
+	Next() bool
+	Values() [][]byte
+	Err() error
 	Close() error
 }
 
