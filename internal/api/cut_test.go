@@ -100,40 +100,35 @@ func TestCutDatabaseGoneSlowClient(t *testing.T) {
 	}
 }
 
-// TestCutStatementTimeout checks that an export whose query outlasts the
-// statement timeout (it waits at the gate) is cut with reason
-// statement_timeout.
-func TestCutStatementTimeout(t *testing.T) {
-	pool, mon := gatedDB(t)
-	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.StatementTimeout = time.Second })
-	closeGate(t, mon, "rows")
-	r := ts.start(t, "/api/general-report/export?format=csv")
-	r.wait(t)
-	if r.status != http.StatusOK {
-		t.Fatalf("status = %d; body %.300s", r.status, r.body.Bytes())
-	}
-	if !errors.Is(r.err, io.ErrUnexpectedEOF) {
-		t.Errorf("the body ended with %v after %d bytes, want an unexpected EOF", r.err, r.body.Len())
-	}
-	ts.wantCut(t, r.header.Get("X-Request-Id"), "statement_timeout")
-}
-
-// TestCutRequestTimeout checks that an export whose database side
-// outlasts the request timeout (it waits at the gate) is cut with reason
+// TestCutTimeouts checks that an export cut by informe's timeouts, its
+// query waiting at the gate after the first rows were sent, is told as
+// such: the statement timeout (PostgreSQL cancels the query, 57014) as
+// statement_timeout, the request timeout (informe cancels it) as
 // request_timeout.
-func TestCutRequestTimeout(t *testing.T) {
-	pool, mon := gatedDB(t)
-	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.RequestTimeout = time.Second })
-	closeGate(t, mon, "rows")
-	r := ts.start(t, "/api/general-report/export?format=json")
-	r.wait(t)
-	if r.status != http.StatusOK {
-		t.Fatalf("status = %d; body %.300s", r.status, r.body.Bytes())
+func TestCutTimeouts(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		limits api.Limits
+		reason string
+	}{
+		{"Statement", api.Limits{StatementTimeout: time.Second}, "statement_timeout"},
+		{"Request", api.Limits{RequestTimeout: time.Second}, "request_timeout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pool, mon := gatedDB(t)
+			ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits = tt.limits })
+			closeGate(t, mon, "rows")
+			r := ts.start(t, "/api/general-report/export?format=csv")
+			r.wait(t)
+			if r.status != http.StatusOK {
+				t.Fatalf("status = %d; body %.300s", r.status, r.body.Bytes())
+			}
+			if !errors.Is(r.err, io.ErrUnexpectedEOF) {
+				t.Errorf("the body ended with %v after %d bytes, want an unexpected EOF", r.err, r.body.Len())
+			}
+			ts.wantCut(t, r.header.Get("X-Request-Id"), tt.reason)
+		})
 	}
-	if !errors.Is(r.err, io.ErrUnexpectedEOF) {
-		t.Errorf("the body ended with %v after %d bytes, want an unexpected EOF", r.err, r.body.Len())
-	}
-	ts.wantCut(t, r.header.Get("X-Request-Id"), "request_timeout")
 }
 
 // TestClientGoneMidExport checks that a client that closes or resets its
