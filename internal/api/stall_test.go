@@ -97,9 +97,10 @@ func inQueue(tb testing.TB, conn net.Conn) int {
 // TestStallMeasuredByProgress checks that a client is cut only when its
 // connection accepted nothing for the stall timeout, with real sockets
 // whose buffers the kernel sizes: clients reading steadily at 2 KB/s,
-// 20 KB/s and 200 KB/s a body larger than the socket buffers (several
-// times, but at 2 KB/s, where that would take minutes, by three stall
-// periods of reading), for at least three stall periods, receive every
+// 20 KB/s and 200 KB/s a body several times larger than the socket
+// buffers (at 2 KB/s, as much as 45s of reading allow, and at least the
+// buffers and three stall periods' reading), for at least three stall
+// periods, receive every
 // byte; a client that reads nothing is cut within the stall timeout plus a
 // second of the last byte its connection accepted, logged as aborted with
 // reason client_stalled at WARN.
