@@ -493,8 +493,18 @@ func gatedDB(tb testing.TB) (*pgxpool.Pool, *pgx.Conn) {
 // calls it too.
 func closeGate(tb testing.TB, mon *pgx.Conn, stage string) (open func()) {
 	tb.Helper()
+	return closeGateAt(tb, mon, stage, gateAt)
+}
+
+// closeGateAt is closeGate with the gate of stage 'rows' at contract,
+// replacing any gate closed before.
+func closeGateAt(tb testing.TB, mon *pgx.Conn, stage string, contract int) (open func()) {
+	tb.Helper()
 	ctx := context.Background()
-	if _, err := mon.Exec(ctx, "INSERT INTO api_test_gate (stage, contract) VALUES ($1, $2)", stage, gateAt); err != nil {
+	if _, err := mon.Exec(ctx, "DELETE FROM api_test_gate"); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := mon.Exec(ctx, "INSERT INTO api_test_gate (stage, contract) VALUES ($1, $2)", stage, contract); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := mon.Exec(ctx, "SELECT pg_advisory_lock($1)", gateLock); err != nil {
