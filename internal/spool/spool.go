@@ -48,7 +48,12 @@ const chunkSize = 32 << 10
 // Defaults for the zero values of [Limits] fields.
 const (
 	DefaultMemory     = 256 << 10        // bytes queued in memory per response
-	DefaultNoProgress = 60 * time.Second // see Limits.NoProgress
+	// A client's kernel accepts bytes in steps as large as its receive
+	// buffer: it keeps its window closed until much of the buffer has been
+	// read (a 128 KiB buffer read at 2 KB/s accepts nothing for about a
+	// minute). Five minutes leaves room for that; a stalled client holds
+	// only its spool, not a database connection, while it waits.
+	DefaultNoProgress = 5 * time.Minute // see Limits.NoProgress
 )
 
 var (
