@@ -172,6 +172,7 @@ type segment struct {
 type Stats struct {
 	Written     int64         // bytes the producer wrote: the body's length once closed
 	Sent        int64         // bytes delivered to the destination
+	Direct      int64         // of those, bytes the producer passed straight through
 	Spilled     bool          // some bytes went through the temporary file
 	DiskWritten int64         // bytes written to the temporary file
 	DiskPeak    int64         // the temporary file's largest size
@@ -357,6 +358,7 @@ func (s *Spool) passThrough(p []byte) (bool, error) {
 	s.writing = false
 	s.progressAt = time.Now()
 	s.sent += int64(n)
+	s.stats.Direct += int64(n)
 	if err != nil {
 		s.failLocked(err)
 		err = s.err
