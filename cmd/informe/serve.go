@@ -16,6 +16,7 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -146,6 +147,10 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	if err != nil {
 		return err
 	}
+	site, err := web.New()
+	if err != nil {
+		return err
+	}
 	reports := report.NewStore(pool, counting)
 	if err := reports.CheckCounting(ctx); err != nil {
 		return err
@@ -166,6 +171,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 			ExportWait:       cmd.Duration("export-wait"),
 		},
 		ReadyWhenBusy: cmd.Bool("ready-when-busy"),
+		Site:          site,
 	}
 	app.Delivery = api.Delivery{
 		Spool: spool.Limits{

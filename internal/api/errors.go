@@ -117,6 +117,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	switch st {
 	case http.StatusUnauthorized:
+		if state(c).page {
+			break
+		}
 		// Both schemes are offered, so that clients that wait for a
 		// challenge (Excel's Basic credential) send theirs.
 		bearer := `Bearer realm="informe"`
