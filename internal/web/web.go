@@ -86,7 +86,7 @@ func New() (*Site, error) {
 func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	err := s.page.Execute(&b, struct {
-		Lang                  string
+		Lang                   string
 		Script, Style, Catalog string
 	}{Language(r), s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"]})
 	if err != nil {
