@@ -197,7 +197,7 @@
           const box = el("input", { type: "checkbox", id: id, value: c.name, checked: state.chosen.has(c.name) });
           box.addEventListener("change", () => {
             if (box.checked) state.chosen.add(c.name); else state.chosen.delete(c.name);
-            changed();
+            changed(true);
           });
           const label = el("label", { htmlFor: id },
             el("code", { textContent: c.name }), " ",
@@ -254,7 +254,12 @@
   const query = (p) => p.toString().replace(/%2C/g, ",");
   const exportPath = (opts) => dataset().export + "?" + query(params(opts || {}));
 
+  let changedAt = 0; // when the choice last changed, for the preview's timing
+
+  // changed follows a change of the choice: the texts at once, the count and
+  // preview at once (now) or after a pause in typing.
   function changed(now) {
+    changedAt = performance.now();
     const cols = chosenColumns();
     const n = allColumns().length;
     $("chosen").textContent = cols.length ? t("chosen", { k: cols.length, n: n }) : t("chosenAll", { n: n });
@@ -291,6 +296,7 @@
       $("count").textContent = total === "1" ? t("count1") : t("count", { n: Number(total).toLocaleString(lang === "es" ? "es-CL" : "en-US") });
       $("count").dataset.total = total;
       renderPreview(rows.rows);
+      performance.measure("informe-preview", { start: changedAt });
     } catch (e) {
       if (e.name === "AbortError") return;
       if (e.status === 401) { showSignIn(t("sessionEnded")); return; }
@@ -394,7 +400,7 @@
     items.push({ id: "libre", text: url("csv", tok), copy: url("csv", real), secret: true });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
-      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: Math.min(it.text.split("\n").length, 10) });
+      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: Math.min(10, it.text.split("\n").length + Math.floor(it.text.length / 90)) });
       area.dataset.copy = it.copy || it.text;
       const btn = el("button", { type: "button", id: "copy-" + it.id, className: "copy", textContent: t("copy") });
       btn.setAttribute("aria-describedby", "h-" + it.id);
@@ -435,13 +441,13 @@
       translate();
     });
     $("search").addEventListener("input", renderGroups);
-    $("all").addEventListener("click", () => { for (const n of allColumns()) state.chosen.add(n); renderGroups(); changed(); });
-    $("none").addEventListener("click", () => { state.chosen.clear(); renderGroups(); changed(); });
+    $("all").addEventListener("click", () => { for (const n of allColumns()) state.chosen.add(n); renderGroups(); changed(true); });
+    $("none").addEventListener("click", () => { state.chosen.clear(); renderGroups(); changed(true); });
     $("reveal").addEventListener("click", () => { revealed = !revealed; renderConnect(); });
-    $("format").addEventListener("change", (e) => { state.format = e.target.value; changed(); });
-    $("delimiter").addEventListener("change", (e) => { state.delimiter = e.target.value; changed(); });
-    $("header").addEventListener("change", (e) => { state.header = e.target.checked; changed(); });
-    $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(); });
+    $("format").addEventListener("change", (e) => { state.format = e.target.value; changed(true); });
+    $("delimiter").addEventListener("change", (e) => { state.delimiter = e.target.value; changed(true); });
+    $("header").addEventListener("change", (e) => { state.header = e.target.checked; changed(true); });
+    $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
     translate();
     const [cat, who] = await Promise.all([
       fetch($("app").dataset.catalog).then((r) => r.json()),
@@ -450,6 +456,7 @@
     catalog = cat;
     if (who.ok) showBuilder(await who.json()); else showSignIn("");
     document.body.dataset.ready = "true";
+    performance.mark("informe-ready");
   }
 
   start();
