@@ -18,6 +18,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/informe/informe/internal/catalog"
@@ -183,11 +184,4 @@ func Language(r *http.Request) string {
 	return best
 }
 
-func isLanguage(s string) bool {
-	for _, l := range Languages {
-		if s == l {
-			return true
-		}
-	}
-	return false
-}
+func isLanguage(s string) bool { return slices.Contains(Languages, s) }
