@@ -1,22 +1,15 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/https/httpstest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
@@ -32,7 +25,7 @@ func TestServeTLS(t *testing.T) {
 
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	roots := writeLoopbackCert(t, certFile, keyFile)
+	roots := httpstest.WritePair(t, certFile, keyFile, "127.0.0.1")
 	s := startServe(t, bin, dbURL, "--tls-cert", certFile, "--tls-key", keyFile, "--http-addr", "127.0.0.1:0")
 	if !strings.HasPrefix(s.api, "https://") || s.http == "" {
 		t.Fatalf("serve logged api %q and http %q, want HTTPS and a plain-HTTP listener", s.api, s.http)
@@ -70,40 +63,4 @@ func TestServeTLS(t *testing.T) {
 	if want := s.api + "/api/general-report?client_id=1"; resp.StatusCode != 301 || resp.Header.Get("Location") != want {
 		t.Errorf("plain HTTP: %d Location %q, want 301 %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
-}
-
-// writeLoopbackCert writes a self-signed certificate for 127.0.0.1 and its
-// key, and returns a pool that trusts it.
-func writeLoopbackCert(t *testing.T, certFile, keyFile string) *x509.CertPool {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), DNSNames: []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:   time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(leaf)
-	return roots
 }

@@ -1,14 +1,8 @@
 package https_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,41 +11,15 @@ import (
 	"time"
 
 	"github.com/informe/informe/internal/https"
+	"github.com/informe/informe/internal/https/httpstest"
 )
-
-// writePair writes a self-signed certificate for cn and its key.
-func writePair(t *testing.T, certFile, keyFile, cn string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		DNSNames: []string{cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestCertFilesReload checks that a renewed pair is served without a
 // restart, and that a broken one leaves the last good pair in use.
 func TestCertFilesReload(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writePair(t, certFile, keyFile, "first.example")
+	httpstest.WritePair(t, certFile, keyFile, "first.example")
 	files, err := https.LoadCertFiles(certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +39,7 @@ func TestCertFilesReload(t *testing.T) {
 	if got := cn(); got != "first.example" {
 		t.Fatalf("CN = %s", got)
 	}
-	writePair(t, certFile, keyFile, "second.example")
+	httpstest.WritePair(t, certFile, keyFile, "second.example")
 	if got := cn(); got != "second.example" {
 		t.Errorf("after renewal CN = %s, want second.example", got)
 	}
