@@ -65,7 +65,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 
 // Handler returns the API listener's routes. Every request is
 // authenticated before it is routed, so an unknown path answers 401
-// without a valid token and 404 with one.
+// without a valid token and 404 with one; only the web page's public paths
+// (the page at /, its assets, signing in and out; see publicPage) need no
+// token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
 	s.feeds = newFeeds()
