@@ -117,14 +117,20 @@ func (ts *testServer) do(tb testing.TB, method, target string, header ...string)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
+	return roundTrip(tb, req)
+}
+
+// roundTrip sends req and reads the whole response.
+func roundTrip(tb testing.TB, req *http.Request) response {
+	tb.Helper()
 	resp, err := client.Do(req)
 	if err != nil {
-		tb.Fatalf("%s %s: %v", method, target, err)
+		tb.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		tb.Fatalf("%s %s: reading body: %v", method, target, err)
+		tb.Fatalf("%s %s: reading body: %v", req.Method, req.URL, err)
 	}
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 }
