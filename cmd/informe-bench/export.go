@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -70,31 +71,84 @@ func exportTable(title string, notes ...string) table {
 		"rows/s", "x COPY", "CPU s", "PG CPU s", "RSS growth MiB"}}
 }
 
-// row adds one export's figures, next to COPY's (nil for none).
+// exportCase is a whole export measured next to COPY: over HTTP from a
+// fresh informe warmed up with a small client's export, or (cli) by
+// `informe export` to a file, written, synced and renamed; with extra
+// flags for either.
+type exportCase struct {
+	label, format string
+	cli           bool
+	extra         []string
+	ss            samples
+	growth, peak  int64 // the CLI's growth is its peak RSS
+}
+
+// nextToCopy measures the cases of export e and COPY of its query through
+// one pgx connection, interleaved for runs rounds, adds their rows to t
+// and returns COPY's samples.
+func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) (samples, error) {
+	var copied samples
+	steps := []func(context.Context) error{func(ctx context.Context) error {
+		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
+		copied = append(copied, s)
+		return err
+	}}
+	sessions := map[*exportCase]*session{}
+	var ss []*session
+	for _, c := range cases {
+		if c.cli {
+			steps = append(steps, func(ctx context.Context) error {
+				s, rss, err := b.cliExport(ctx, c.format, c.extra...)
+				c.ss, c.peak, c.growth = append(c.ss, s), max(c.peak, rss), max(c.peak, rss)
+				return err
+			})
+			continue
+		}
+		s, err := b.session(ctx, b.current, c.label, b.exportSet.warm.path(c.format), e.path(c.format), e.rows, c.extra...)
+		if err != nil {
+			return nil, errors.Join(err, measureAll(ctx, 0, ss))
+		}
+		sessions[c], ss = s, append(ss, s)
+	}
+	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
+	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
+		return nil, errors.Join(err, measureAll(ctx, 0, ss))
+	}
+	if err := measureAll(ctx, runs, ss, steps...); err != nil {
+		return nil, err
+	}
+	t.exportRow("COPY csv, "+e.label, "pgx", e.rows, copied, 0, nil)
+	for _, c := range cases {
+		via := "informe export"
+		if s := sessions[c]; s != nil {
+			c.ss, c.growth, c.peak, via = s.ss, s.growth, s.peak, "HTTP"
+		}
+		t.exportRow(c.label, via, e.rows, c.ss, c.growth, copied)
+	}
+	return copied, nil
+}
+
+// exportRow adds one export's figures, next to COPY's (nil for none).
 func (t *table) exportRow(label, via string, rows int64, ss samples, growth int64, copied samples) {
-	x := "-"
+	x, ttfb, pg := "-", "-", "-"
 	if copied != nil {
 		x = fmt.Sprintf("%.2f", copied.wall().Seconds()/ss.wall().Seconds())
 	}
-	t.add(label, via, rows, ss.bytes(), fmt.Sprintf("%.3f", ss.wall().Seconds()), ss.spread(), ms(ss.ttfb()),
-		fmt.Sprintf("%.0f", float64(rows)/ss.wall().Seconds()), x, fmt.Sprintf("%.2f", ss.cpu()), fmt.Sprintf("%.2f", ss.pgCPU()), mibs(growth))
+	if via != "informe export" {
+		ttfb, pg = ms(ss.ttfb()), fmt.Sprintf("%.2f", ss.pgCPU())
+	}
+	t.add(label, via, rows, ss.bytes(), fmt.Sprintf("%.3f", ss.wall().Seconds()), ss.spread(), ttfb,
+		fmt.Sprintf("%.0f", float64(rows)/ss.wall().Seconds()), x, fmt.Sprintf("%.2f", ss.cpu()), pg, mibs(growth))
 }
 
-// copyRuns measures COPY of e's query through pgx, one connection, as a
-// step for interleave.
-func (b *bench) copyRuns(e *exportSpec, out *samples) func(context.Context) error {
-	return func(ctx context.Context) error {
-		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
-		*out = append(*out, s)
-		return err
-	}
+// vsCopy checks an export's speed against COPY's.
+func (b *bench) vsCopy(goal string, c *exportCase, copied samples) {
+	b.res.check(goal, c.label, copied.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.wall().Seconds())
 }
 
 // export measures the whole report through GET /api/general-report/export
-// in CSV, NDJSON and JSON and through `informe export` to a file, next to
-// COPY of the same query, interleaved round by round; and a big client's
-// CSV and NDJSON export likewise. Every informe is a fresh process warmed up
-// with a small client's export of its format.
+// in CSV, NDJSON and JSON and through `informe export`, and a big client's
+// CSV and NDJSON export, each next to COPY of the same query.
 func (b *bench) export(ctx context.Context) error {
 	set, err := b.exports(ctx)
 	if err != nil {
@@ -106,64 +160,31 @@ func (b *bench) export(ctx context.Context) error {
 		"RSS growth: informe's VmHWM at the end over its VmRSS after the warm-up; the CLI's is its peak RSS",
 		fmt.Sprintf("the seed has no big client: the benchmark gives client %d every %dth contract", bigClient, bigClientEvery))
 	for _, e := range []*exportSpec{set.client, set.all} {
-		formats := []string{"csv", "ndjson"}
-		if e == set.all {
-			formats = append(formats, "json")
+		var cases []*exportCase
+		for _, f := range []string{"csv", "ndjson", "json"} {
+			cases = append(cases, &exportCase{label: f + " export, " + e.label, format: f})
 		}
-		var copied samples
-		steps := []func(context.Context) error{b.copyRuns(e, &copied)}
-		var ss []*session
-		for _, f := range formats {
-			s, err := b.session(ctx, b.current, f+" export of "+e.label, set.warm.path(f), e.path(f), e.rows)
-			if err != nil {
-				stopAll(ss)
-				return err
-			}
-			ss = append(ss, s)
-			steps = append(steps, s.step)
+		if e == set.client {
+			cases = cases[:2]
+		} else {
+			cases = append(cases, &exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
 		}
-		var cli samples
-		var cliRSS int64
-		if e == set.all {
-			steps = append(steps, func(ctx context.Context) error {
-				s, rss, err := b.cliExport(ctx, "csv")
-				cli, cliRSS = append(cli, s), max(cliRSS, rss)
-				return err
-			})
-		}
-		logf("export: %s (%d rows), %d rounds", e.label, e.rows, b.o.exportRuns)
-		if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
-			stopAll(ss)
+		copied, err := b.nextToCopy(ctx, &t, e, b.o.exportRuns, cases...)
+		if err != nil {
 			return err
 		}
-		if err := interleave(ctx, b.o.exportRuns, steps...); err != nil {
-			stopAll(ss)
-			return err
+		if e == set.client {
+			b.vsCopy("export-client-copy", cases[0], copied)
+			b.vsCopy("export-client-copy", cases[1], copied)
+			continue
 		}
-		t.exportRow("COPY csv, "+e.label, "pgx", e.rows, copied, 0, nil)
-		for i, s := range ss {
-			if err := s.finish(); err != nil {
-				stopAll(ss)
-				return err
-			}
-			f := formats[i]
-			subject := f + " export, " + e.label
-			t.exportRow(subject, "HTTP", e.rows, s.ss, s.growth, copied)
-			goal := "export-client-copy"
-			if e == set.all {
-				goal = "export-whole-copy"
-				b.res.check("export-rss", subject, float64(s.growth)/mib, "peak %s MiB", mibs(s.peak))
-			}
-			if f != "json" {
-				x := copied.wall().Seconds() / s.ss.wall().Seconds()
-				b.res.check(goal, subject, x, "%.2f vs %.2f s", s.ss.wall().Seconds(), copied.wall().Seconds())
-			}
+		b.vsCopy("export-whole-copy", cases[0], copied)
+		b.vsCopy("export-whole-copy", cases[1], copied)
+		for _, c := range cases[:3] {
+			b.res.check("export-rss", c.label, float64(c.growth)/mib, "peak %s MiB", mibs(c.peak))
 		}
-		if cli != nil {
-			t.exportRow("csv export, "+e.label, "informe export", e.rows, cli, cliRSS, copied)
-			b.res.check("export-cli", "informe export --output FILE, csv", ratio(cli.wall().Seconds(), ss[0].ss.wall().Seconds()),
-				"%.2f vs %.2f s", cli.wall().Seconds(), ss[0].ss.wall().Seconds())
-		}
+		cliWall, httpWall := cases[3].ss.wall().Seconds(), cases[0].ss.wall().Seconds()
+		b.res.check("export-cli", cases[3].label, cliWall/httpWall, "%.2f vs %.2f s", cliWall, httpWall)
 	}
 	b.res.tables = append(b.res.tables, t)
 	pl, err := explain(ctx, b.pool, "whole export (not analyzed)", "SETTINGS", set.all.query.inline())
@@ -171,8 +192,8 @@ func (b *bench) export(ctx context.Context) error {
 	return err
 }
 
-// cliExport runs `informe export` of the whole report to a file (written,
-// synced and renamed) and returns its time, bytes, CPU and peak RSS.
+// cliExport runs `informe export` of the whole report to a file and
+// returns its time, bytes, CPU seconds and peak RSS.
 func (b *bench) cliExport(ctx context.Context, format string, extra ...string) (sample, int64, error) {
 	out := filepath.Join(b.tmp, "export."+format)
 	cmd := exec.CommandContext(ctx, b.current.bin, append([]string{"export", "--format", format, "--output", out}, extra...)...)
@@ -191,130 +212,71 @@ func (b *bench) cliExport(ctx context.Context, format string, extra ...string) (
 	}
 	s.bytes = fi.Size()
 	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss << 10 // kB
-	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // kB
 	return s, rss, os.Remove(out)
 }
 
-// xlsx measures the whole report as XLSX next to CSV, each from a fresh
-// informe warmed up with a small client's export, alternating: the XLSX
+// xlsx measures the whole report as XLSX next to CSV (and COPY): the XLSX
 // export's first byte, its time over CSV's, and informe's memory meanwhile.
 func (b *bench) xlsx(ctx context.Context) error {
 	set, err := b.exports(ctx)
 	if err != nil {
 		return err
 	}
-	var ss []*session
-	for _, f := range []string{"csv", "xlsx"} {
-		s, err := b.session(ctx, b.current, f+" export, all rows", set.warm.path(f), set.all.path(f), set.all.rows)
-		if err != nil {
-			stopAll(ss)
-			return err
-		}
-		ss = append(ss, s)
-	}
-	logf("xlsx: the whole report as CSV and XLSX, %d rounds", b.o.xlsxRuns)
-	if err := interleave(ctx, b.o.xlsxRuns, stepsOf(ss...)...); err != nil {
-		stopAll(ss)
+	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, and COPY, alternating; medians")
+	csv, x := &exportCase{label: "csv export, all rows", format: "csv"}, &exportCase{label: "xlsx export, all rows", format: "xlsx"}
+	if _, err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, csv, x); err != nil {
 		return err
 	}
-	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, alternating; medians")
-	for _, s := range ss {
-		if err := s.finish(); err != nil {
-			return err
-		}
-		t.exportRow(s.label, "HTTP", set.all.rows, s.ss, s.growth, nil)
-	}
-	csv, x := ss[0], ss[1]
-	subject := "xlsx export, all rows"
-	b.res.check("xlsx-ttfb", subject, x.ss.ttfb().Seconds(), "")
-	b.res.check("xlsx-csv", subject, x.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", x.ss.wall().Seconds(), csv.ss.wall().Seconds())
-	b.res.check("xlsx-rss", subject, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
+	b.res.check("xlsx-ttfb", x.label, x.ss.ttfb().Seconds(), "")
+	b.res.check("xlsx-csv", x.label, x.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", x.ss.wall().Seconds(), csv.ss.wall().Seconds())
+	b.res.check("xlsx-rss", x.label, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
 	b.res.tables = append(b.res.tables, t)
 	return nil
 }
 
-// parts measures whole CSV and NDJSON exports and `informe export` to a
-// file read through 1, 2 and 4 connections at once (--export-parts), next
-// to COPY through one connection, interleaved round by round.
+// parts measures whole CSV and NDJSON exports, and `informe export` to a
+// file, read through 1, 2 and 4 connections at once (--export-parts), next
+// to COPY through one connection.
 func (b *bench) parts(ctx context.Context) error {
-	t := exportTable("Parallel parts",
-		fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
-	serveHelp, _ := exec.CommandContext(ctx, b.current.bin, "serve", "--help").CombinedOutput()
-	if !strings.Contains(string(serveHelp), "--export-parts") {
+	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
+	defer func() { b.res.tables = append(b.res.tables, t) }()
+	lists := func(cmd string) bool {
+		help, _ := exec.CommandContext(ctx, b.current.bin, cmd, "--help").CombinedOutput()
+		return strings.Contains(string(help), "--export-parts")
+	}
+	if !lists("serve") {
 		t.notes = append(t.notes, "SKIPPED: `informe serve --help` lists no --export-parts")
-		b.res.tables = append(b.res.tables, t)
 		logf("parts: skipped, informe serve has no --export-parts")
 		return nil
 	}
-	exportHelp, _ := exec.CommandContext(ctx, b.current.bin, "export", "--help").CombinedOutput()
-	cliParts := strings.Contains(string(exportHelp), "--export-parts")
-	if !cliParts {
+	cli := lists("export")
+	if !cli {
 		t.notes = append(t.notes, "`informe export --help` lists no --export-parts: the command is not measured")
 	}
 	set, err := b.exports(ctx)
 	if err != nil {
 		return err
 	}
-	all := set.all
-	var copied samples
-	steps := []func(context.Context) error{b.copyRuns(all, &copied)}
-	var ss []*session
-	type cliRun struct {
-		n   int
-		ss  samples
-		rss int64
-	}
-	var clis []*cliRun
+	var cases []*exportCase
 	for _, n := range []int{1, 2, 4} {
-		flag := fmt.Sprint("--export-parts=", n)
-		for _, f := range []string{"csv", "ndjson"} {
-			s, err := b.session(ctx, b.current, fmt.Sprintf("%s export, %d parts", f, n), set.warm.path(f), all.path(f), all.rows, flag)
-			if err != nil {
-				stopAll(ss)
-				return err
-			}
-			ss = append(ss, s)
-			steps = append(steps, s.step)
-		}
-		if cliParts {
-			c := &cliRun{n: n}
-			clis = append(clis, c)
-			steps = append(steps, func(ctx context.Context) error {
-				s, rss, err := b.cliExport(ctx, "csv", flag)
-				c.ss, c.rss = append(c.ss, s), max(c.rss, rss)
-				return err
-			})
+		flag := []string{fmt.Sprint("--export-parts=", n)}
+		cases = append(cases, &exportCase{label: fmt.Sprintf("csv export, %d parts", n), format: "csv", extra: flag},
+			&exportCase{label: fmt.Sprintf("ndjson export, %d parts", n), format: "ndjson", extra: flag})
+		if cli {
+			cases = append(cases, &exportCase{label: fmt.Sprintf("informe export --output FILE, csv, %d parts", n), format: "csv", extra: flag, cli: true})
 		}
 	}
-	logf("parts: the whole report through 1, 2 and 4 connections, %d rounds", b.o.exportRuns)
-	if err := interleave(ctx, b.o.exportRuns, steps...); err != nil {
-		stopAll(ss)
+	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cases...)
+	if err != nil {
 		return err
 	}
-	t.exportRow("COPY csv, all rows", "pgx", all.rows, copied, 0, nil)
-	judge := func(subject string, n int, ss samples) {
+	for _, c := range cases {
 		goal := "parts-many"
-		if n == 1 {
+		if c.extra[0] == "--export-parts=1" {
 			goal = "parts-one"
 		}
-		b.res.check(goal, subject, copied.wall().Seconds()/ss.wall().Seconds(), "%.2f vs %.2f s", ss.wall().Seconds(), copied.wall().Seconds())
+		b.vsCopy(goal, c, copied)
 	}
-	for i, s := range ss {
-		if err := s.finish(); err != nil {
-			stopAll(ss)
-			return err
-		}
-		t.exportRow(s.label, "HTTP", all.rows, s.ss, s.growth, copied)
-		judge(s.label, 1<<(i/2), s.ss)
-	}
-	for _, c := range clis {
-		label := fmt.Sprintf("csv export, %d parts", c.n)
-		t.exportRow(label, "informe export", all.rows, c.ss, c.rss, copied)
-		judge("informe export --output FILE, "+label, c.n, c.ss)
-	}
-	b.res.tables = append(b.res.tables, t)
 	return nil
 }

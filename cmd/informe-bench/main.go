@@ -200,12 +200,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(o.out, "informe.log")
-	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
+	logs := filepath.Join(o.out, "logs")
+	if err := errors.Join(os.RemoveAll(logs), os.MkdirAll(logs, 0o755)); err != nil {
 		return err
 	}
-	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logPath: logPath, logDir: tmp,
-		args: o.serveArgs, pg: &backends{b.pool, db}}
+	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pg: &backends{b.pool, db}}
 	if o.baselineBin != "" || o.baselineRev != "" {
 		base, label := o.baselineBin, o.baselineBin
 		if o.baselineRev != "" {
@@ -215,7 +214,7 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.baseline = &launcher{bin: base, label: "baseline " + label, dbURL: b.dbURL, token: token, logPath: logPath, logDir: tmp, pg: b.current.pg}
+		b.baseline = &launcher{bin: base, label: "baseline " + label, dbURL: b.dbURL, token: token, logDir: logs, pg: b.current.pg}
 	}
 
 	loadBefore := loadAverage()
@@ -255,6 +254,6 @@ func run(ctx context.Context, o options) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logPath)
+	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logs)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -90,7 +91,7 @@ func (b *bench) odata(ctx context.Context) error {
 	for d := 0; d < len(depths); d += 10 {
 		tenth = append(tenth, fmt.Sprintf("%d: %s", d+1, ms(depths[d])))
 	}
-	t.add("median page ms by page (every tenth)", fmt.Sprint(tenth))
+	t.add("median page ms by page (every tenth)", strings.Join(tenth, ", "))
 	t.add("peak RSS, growth over the warm-up (the read that grew most)", mibs(peak)+" MiB, "+mibs(growth)+" MiB")
 	b.res.tables = append(b.res.tables, t)
 	b.res.check("odata-json", "odata feed", feedRPS/jsonRPS, "%.0f vs %.0f rows/s", feedRPS, jsonRPS)

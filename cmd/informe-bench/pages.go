@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/informe/informe/report"
@@ -16,7 +17,7 @@ type page struct {
 }
 
 func (p *page) String() string {
-	return fmt.Sprintf("page %d of %d", p.number, p.size)
+	return fmt.Sprintf("page %d, %d rows", p.number, p.size)
 }
 
 func pagePath(format string, number, size int64) string {
@@ -82,19 +83,12 @@ func (b *bench) pages(ctx context.Context) error {
 			for _, l := range ls {
 				s, err := b.session(ctx, l, subject+", "+l.label, pagePath(f, 1, small), pagePath(f, p.number, p.size), p.size)
 				if err != nil {
-					stopAll(ss)
-					return err
+					return errors.Join(err, measureAll(ctx, 0, ss))
 				}
 				ss = append(ss, s)
 			}
-			if err := interleave(ctx, runs, stepsOf(ss...)...); err != nil {
-				stopAll(ss)
+			if err := measureAll(ctx, runs, ss); err != nil {
 				return err
-			}
-			for _, s := range ss {
-				if err := s.finish(); err != nil {
-					return err
-				}
 			}
 			for i, s := range ss {
 				rps := float64(p.size) / s.ss.wall().Seconds()
@@ -107,7 +101,7 @@ func (b *bench) pages(ctx context.Context) error {
 			growth[f+p.String()], wall[f+p.String()] = cur.growth, cur.ss.wall().Seconds()
 			b.pageChecks(f, p, subject, cur, ss[1:])
 		}
-		b.res.check("page-depth", f+" page "+fmt.Sprint(last.number), ratio(wall[f+last.String()], wall[f+first.String()]),
+		b.res.check("page-depth", f+" "+last.String(), ratio(wall[f+last.String()], wall[f+first.String()]),
 			"%.1f vs %.1f ms", 1000*wall[f+last.String()], 1000*wall[f+first.String()])
 		if f != "xlsx" {
 			d := growth[f+first.String()] - growth[f+little.String()]

@@ -29,29 +29,23 @@ import (
 
 // launcher starts `informe serve` processes of one binary.
 type launcher struct {
-	bin     string
-	label   string // "current" or "baseline REV", for tables
-	dbURL   string
-	token   string
-	logPath string   // every process's log is appended here when it stops
-	logDir  string   // where each process logs while it runs
-	args    []string // --serve-arg flags
-	pg      *backends
+	bin, label   string // label: "current" or "baseline REV"
+	dbURL, token string
+	logDir       string   // each process logs to a file of its own here
+	args         []string // --serve-arg flags
+	pg           *backends
 }
 
 // informe is a running `informe serve` child process.
 type informe struct {
-	cmd     *exec.Cmd
-	base    string // http://127.0.0.1:port
-	ops     string // base URL of /metrics
-	token   string
-	client  *http.Client
-	pg      *backends
-	log     *os.File
-	shared  string
-	exited  chan struct{}
-	once    sync.Once
-	warmRSS int64 // VmRSS after the warm-up request
+	*launcher
+	cmd       *exec.Cmd
+	base, ops string // http://127.0.0.1:port of the API and of /metrics
+	client    *http.Client
+	log       string
+	exited    chan struct{}
+	once      sync.Once
+	warmRSS   int64 // VmRSS after the warm-up request
 }
 
 // start starts `informe serve` on free loopback ports with extra flags and
@@ -62,16 +56,15 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 	if err != nil {
 		return nil, err
 	}
+	defer log.Close() // the child has its own descriptor
 	args := append([]string{"serve", "--addr", addr, "--ops-addr", ops, "--log-format", "json"}, l.args...)
 	cmd := exec.Command(l.bin, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+l.dbURL)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		log.Close()
 		return nil, fmt.Errorf("start informe: %w", err)
 	}
-	inf := &informe{cmd: cmd, base: "http://" + addr, ops: "http://" + ops, token: l.token, pg: l.pg,
-		log: log, shared: l.logPath, exited: make(chan struct{}),
+	inf := &informe{launcher: l, cmd: cmd, base: "http://" + addr, ops: "http://" + ops, log: log.Name(), exited: make(chan struct{}),
 		client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
 	go func() { _ = cmd.Wait(); close(inf.exited) }()
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -81,7 +74,7 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 		}
 		select {
 		case <-inf.exited:
-			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, log.Name())
+			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, inf.log)
 		case <-ctx.Done():
 			inf.stop()
 			return nil, ctx.Err()
@@ -103,8 +96,8 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// stop sends SIGTERM, waits (killing it after 30 s) and appends its log to
-// the run's; calls after the first do nothing.
+// stop sends SIGTERM and waits, killing it after 30 s; calls after the
+// first do nothing.
 func (inf *informe) stop() {
 	inf.once.Do(func() {
 		inf.client.CloseIdleConnections()
@@ -114,10 +107,6 @@ func (inf *informe) stop() {
 		case <-time.After(30 * time.Second):
 			_ = inf.cmd.Process.Kill()
 			<-inf.exited
-		}
-		inf.log.Close()
-		if err := appendFile(inf.shared, inf.log.Name()); err != nil {
-			logf("informe's log: %v", err)
 		}
 	})
 }
@@ -252,7 +241,6 @@ func (inf *informe) growth() (growth, peak int64) {
 type logLine struct {
 	Msg     string `json:"msg"`
 	Path    string `json:"path"`
-	Query   string `json:"query"`
 	Status  int    `json:"status"`
 	Rows    int64  `json:"rows"`
 	Aborted bool   `json:"aborted"`
@@ -260,7 +248,7 @@ type logLine struct {
 
 // logged returns the request lines for path in the stopped process's log.
 func (inf *informe) logged(path string) ([]logLine, error) {
-	f, err := os.Open(inf.log.Name())
+	f, err := os.Open(inf.log)
 	if err != nil {
 		return nil, err
 	}
@@ -280,13 +268,11 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 // session is a fresh informe warmed up with a small request of the same
 // kind, whose request for path is measured again and again.
 type session struct {
-	inf    *informe
-	label  string
-	path   string
-	rows   int64 // every measured request must stream these
-	ss     samples
-	growth int64 // VmHWM at the end over VmRSS after the warm-up
-	peak   int64
+	inf          *informe
+	label, path  string
+	rows         int64 // every measured request must stream these
+	ss           samples
+	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
 }
 
 func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*session, error) {
@@ -347,20 +333,30 @@ func interleave(ctx context.Context, runs int, steps ...func(context.Context) er
 	return nil
 }
 
-// stepsOf returns the sessions' steps, for interleave.
-func stepsOf(ss ...*session) []func(context.Context) error {
-	var fs []func(context.Context) error
-	for _, s := range ss {
-		fs = append(fs, s.step)
+// measureAll interleaves the sessions' requests, and more steps, for runs
+// rounds and finishes the sessions; their informes stop whatever happens
+// (with runs 0, they only stop).
+func measureAll(ctx context.Context, runs int, ss []*session, more ...func(context.Context) error) error {
+	defer func() {
+		for _, s := range ss {
+			s.inf.stop()
+		}
+	}()
+	if runs == 0 {
+		return nil
 	}
-	return fs
-}
-
-// stopAll stops sessions that did not finish (on an error path).
-func stopAll(ss []*session) {
 	for _, s := range ss {
-		s.inf.stop()
+		more = append(more, s.step)
 	}
+	if err := interleave(ctx, runs, more...); err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if err := s.finish(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // procCPU returns a process's CPU seconds so far, from the nanoseconds of
@@ -427,30 +423,6 @@ func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
 		m[pid] = procCPU(pid)
 	}
 	return m, rows.Err()
-}
-
-// selfCPU returns the benchmark's own CPU seconds so far.
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-func appendFile(dst, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // countWriter counts and discards what is written to it, and notes when

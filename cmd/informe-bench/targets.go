@@ -143,7 +143,7 @@ func (t table) text(w io.Writer) {
 		fmt.Fprintln(w, "  "+n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{t.header}, t.rows...) {
+	for _, row := range t.all() {
 		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
 	}
 	tw.Flush()
@@ -157,11 +157,20 @@ func (t table) markdown(w io.Writer) {
 	if len(t.notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| "+strings.Join(t.header, " | ")+" |")
-	fmt.Fprintln(w, strings.Repeat("|---", len(t.header))+"|")
-	for _, row := range t.rows {
+	for i, row := range t.all() {
 		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
+		if i == 0 {
+			fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
+		}
 	}
+}
+
+// all is the header and the rows; nothing when there are no rows.
+func (t table) all() [][]string {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return append([][]string{t.header}, t.rows...)
 }
 
 // plan is an EXPLAIN output.
@@ -178,7 +187,7 @@ type results struct {
 // targets evaluates every check: the table of targets.
 func (r *results) targets() table {
 	passed := 0
-	t := table{header: []string{"", "case", "figure", "measured", "target", "from"}}
+	t := table{header: []string{"", "case", "figure", "measured", "target", "detail"}}
 	for _, c := range r.checks {
 		g := goals[c.goal]
 		if c.pass() {
