@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,19 +31,17 @@ func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o o
 	if err != nil {
 		return nil, err
 	}
-	if err := fillDatabase(ctx, pool, name, o); err != nil {
+	if err := fill(ctx, pool, name, o); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return pool, nil
 }
 
-func fillDatabase(ctx context.Context, pool *pgxpool.Pool, name string, o options) error {
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	has, err := seed.HasData(ctx, pool)
-	if err != nil {
+func fill(ctx context.Context, pool *pgxpool.Pool, name string, o options) error {
+	_, err := postgres.Migrate(ctx, pool)
+	has, herr := seed.HasData(ctx, pool)
+	if err = errors.Join(err, herr); err != nil {
 		return err
 	}
 	if has {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -234,13 +233,9 @@ func (b *bench) slow(ctx context.Context) error {
 	stopSlow()
 	slowWG.Wait()
 	var problems []string
-	var fastBusy, slowBusy int
+	busyOf := map[int]int{}
 	for _, c := range append(fast, slow...) {
-		if c.rate == 0 {
-			fastBusy += c.busy
-		} else {
-			slowBusy += c.busy
-		}
+		busyOf[c.rate] += c.busy
 		if c.err != nil || c.rate == 0 && !c.finished {
 			problems = append(problems, fmt.Sprintf("%s at %d B/s: %v", c.path, c.rate, c.err))
 		}
@@ -248,7 +243,7 @@ func (b *bench) slow(ctx context.Context) error {
 	t := table{title: "Slow clients", header: []string{"what", "n", "min ms", "median ms", "p99 ms", "max ms"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; %d clients read 10,000-row CSV pages spread over the report, at full speed and then at %d B/s (512-byte reads, 8 KiB receive buffer)", o.slowClients, o.slowRate),
 		fmt.Sprintf("connection hold: a request transaction of an informe backend in pg_stat_activity, sampled every %s; the slow clients were all admitted after %.2f s", sampleEvery, admitted.Seconds()),
-		fmt.Sprintf("503s before admission: fast %d, slow %d; spool and refusal counters: %v; client errors: %v", fastBusy, slowBusy, metrics, problems),
+		fmt.Sprintf("503s before admission: fast %d, slow %d; spool and refusal counters: %v; client errors: %v", busyOf[0], busyOf[o.slowRate], metrics, problems),
 	}}
 	for _, r := range []struct {
 		name string
@@ -273,14 +268,10 @@ func (b *bench) slow(ctx context.Context) error {
 // and the limits did.
 func scrape(ctx context.Context, inf *informe) map[string]float64 {
 	m := map[string]float64{}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, inf.ops+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return m
-	}
-	defer resp.Body.Close()
-	for sc := bufio.NewScanner(resp.Body); sc.Scan(); {
-		name, val, _ := strings.Cut(sc.Text(), " ")
+	var body strings.Builder
+	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
+	for line := range strings.Lines(body.String()) {
+		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
 		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
 			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
 			m[name] = v
@@ -346,7 +337,7 @@ func (b *bench) burst(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range lines[1:] {
+	for _, l := range lines[min(1, len(lines)):] { // after the warm-up
 		if l.Status == http.StatusOK && (l.Aborted || l.Rows != perPage) {
 			failures++
 		}

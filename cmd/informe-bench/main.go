@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -184,9 +185,10 @@ func run(ctx context.Context, o options) error {
 	}
 	b.lastFull = b.total / perPage
 
-	bin := o.informeBin
+	bin, what := o.informeBin, o.informeBin
 	if bin == "" {
-		bin = filepath.Join(tmp, "informe")
+		rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+		bin, what = filepath.Join(tmp, "informe"), "./cmd/informe at "+strings.TrimSpace(string(rev))
 		logf("building informe")
 		if err := goBuild(ctx, ".", bin); err != nil {
 			return err
@@ -242,7 +244,7 @@ func run(ctx context.Context, o options) error {
 	b.res.intro = []string{
 		"informe benchmark, " + machine(began),
 		fmt.Sprintf("data: %d contracts (seed %d), %d report rows", o.contracts, o.seed, b.total),
-		fmt.Sprintf("informe: %s%s; parts: %s", bin, args, strings.Join(took, "; ")),
+		fmt.Sprintf("informe: %s%s; parts: %s", what, args, strings.Join(took, "; ")),
 		"load average (1, 5, 15 min) before: " + loadBefore + ", after: " + loadAverage(),
 	}
 	md := filepath.Join(o.out, "latest.md")

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -90,7 +91,7 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 func freeAddr() string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		panic(err)
+		panic(err) // no loopback: nothing can run
 	}
 	defer l.Close()
 	return l.Addr().String()
@@ -371,11 +372,8 @@ func procCPU(pid int) float64 {
 		if err != nil {
 			continue // the thread ended
 		}
-		f := strings.Fields(string(b))
-		if len(f) > 0 {
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			ns += n
-		}
+		n, _ := strconv.ParseInt(strings.Fields(string(b) + " 0")[0], 10, 64)
+		ns += n
 	}
 	return float64(ns) / 1e9
 }
@@ -383,9 +381,6 @@ func procCPU(pid int) float64 {
 // procMemory returns a process's VmRSS and VmHWM, in bytes.
 func procMemory(pid int) (rss, hwm int64, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, 0, err
-	}
 	for line := range strings.Lines(string(b)) {
 		key, val, _ := strings.Cut(line, ":")
 		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
@@ -396,7 +391,7 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 			hwm = kb << 10
 		}
 	}
-	return rss, hwm, nil
+	return rss, hwm, err
 }
 
 // backends are informe's PostgreSQL backends: those of the benchmark's
@@ -409,20 +404,13 @@ type backends struct {
 
 // cpu returns each backend's CPU seconds so far.
 func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
-	rows, err := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", b.db)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+	rows, _ := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", b.db)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	m := map[int]float64{}
-	for rows.Next() {
-		var pid int
-		if err := rows.Scan(&pid); err != nil {
-			return nil, err
-		}
+	for _, pid := range pids {
 		m[pid] = procCPU(pid)
 	}
-	return m, rows.Err()
+	return m, err
 }
 
 // countWriter counts and discards what is written to it, and notes when
