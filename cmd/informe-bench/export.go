@@ -93,8 +93,8 @@ func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs in
 		copied = append(copied, s)
 		return err
 	}}
-	sessions := map[*exportCase]*session{}
-	var ss []*session
+	sessions := map[*exportCase]*informe{}
+	var ss []*informe
 	for _, c := range cases {
 		if c.cli {
 			steps = append(steps, func(ctx context.Context) error {

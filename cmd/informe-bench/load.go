@@ -329,7 +329,7 @@ func (b *bench) burst(ctx context.Context) error {
 		failures += count["other"]
 		t.add(round+1, count["csv 200"], count["csv 503"], count["xlsx 200"], count["xlsx 503"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
 	}
-	growth, peak := inf.growth()
+	growth, peak := inf.memory()
 	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v", mibs(peak), mibs(growth), scrape(ctx, inf))}
 	inf.stop()
 	// informe's own account: every 200 streamed its rows whole.

@@ -26,7 +26,7 @@ func (b *bench) odata(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer js.inf.stop()
+	defer js.stop()
 	var reads [][]time.Duration // per read, each page's wall time
 	var elapsed []time.Duration
 	var growth, peak, size int64
@@ -52,7 +52,7 @@ func (b *bench) odata(ctx context.Context) error {
 			}
 		}
 		elapsed = append(elapsed, time.Since(began))
-		g, p := inf.growth()
+		g, p := inf.memory()
 		growth, peak = max(growth, g), max(peak, p)
 		inf.stop()
 		if err == nil && rows != b.total {

@@ -79,7 +79,7 @@ func (b *bench) pages(ctx context.Context) error {
 			if b.baseline != nil {
 				ls = append(ls, b.baseline)
 			}
-			var ss []*session
+			var ss []*informe
 			for _, l := range ls {
 				s, err := b.session(ctx, l, subject+", "+l.label, pagePath(f, 1, small), pagePath(f, p.number, p.size), p.size)
 				if err != nil {
@@ -120,8 +120,8 @@ func (b *bench) pages(ctx context.Context) error {
 }
 
 // pageChecks checks one page case against its goals, and against the
-// baseline's session when there is one.
-func (b *bench) pageChecks(f string, p *page, subject string, cur *session, base []*session) {
+// baseline's when there is one.
+func (b *bench) pageChecks(f string, p *page, subject string, cur *informe, base []*informe) {
 	r, ss := &b.res, cur.ss
 	if p.size == perPage {
 		rps, copyRPS := float64(p.size)/ss.wall().Seconds(), float64(p.size)/p.psql.wall().Seconds()

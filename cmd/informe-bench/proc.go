@@ -37,16 +37,21 @@ type launcher struct {
 	pg           *backends
 }
 
-// informe is a running `informe serve` child process.
+// informe is a running `informe serve` child process; as a session (a
+// case) it asks for path, which streams rows, again and again.
 type informe struct {
 	*launcher
-	cmd       *exec.Cmd
-	base, ops string // http://127.0.0.1:port of the API and of /metrics
-	client    *http.Client
-	log       string
-	exited    chan struct{}
-	once      sync.Once
-	warmRSS   int64 // VmRSS after the warm-up request
+	cmd          *exec.Cmd
+	base, ops    string // http://127.0.0.1:port of the API and of /metrics
+	client       *http.Client
+	log          string
+	exited       chan struct{}
+	once         sync.Once
+	warmRSS      int64 // VmRSS after the warm-up request
+	label, path  string
+	rows         int64
+	ss           samples
+	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
 }
 
 // start starts `informe serve` on free loopback ports with extra flags and
@@ -232,8 +237,8 @@ func (inf *informe) warm(ctx context.Context, path string, hdr http.Header) erro
 	return err
 }
 
-// growth returns VmHWM now over VmRSS after the warm-up, and VmHWM.
-func (inf *informe) growth() (growth, peak int64) {
+// memory returns VmHWM now over VmRSS after the warm-up, and VmHWM.
+func (inf *informe) memory() (growth, peak int64) {
 	_, peak, _ = procMemory(inf.pid())
 	return peak - inf.warmRSS, peak
 }
@@ -266,30 +271,24 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 	return lines, sc.Err()
 }
 
-// session is a fresh informe warmed up with a small request of the same
-// kind, whose request for path is measured again and again.
-type session struct {
-	inf          *informe
-	label, path  string
-	rows         int64 // every measured request must stream these
-	ss           samples
-	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
-}
-
-func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*session, error) {
+// session starts a fresh informe for a case: warmed up with warmPath,
+// then measured asking for path, which streams rows, again and again.
+func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*informe, error) {
 	inf, err := l.start(ctx, extra...)
+	if err == nil {
+		if err = inf.warm(ctx, warmPath, nil); err != nil {
+			inf.stop()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
-	if err := inf.warm(ctx, warmPath, nil); err != nil {
-		inf.stop()
-		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	return &session{inf: inf, label: label, path: path, rows: rows}, nil
+	inf.label, inf.path, inf.rows = label, path, rows
+	return inf, nil
 }
 
-func (s *session) step(ctx context.Context) error {
-	smp, err := s.inf.measure(ctx, s.path, nil)
+func (s *informe) step(ctx context.Context) error {
+	smp, err := s.measure(ctx, s.path, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.label, err)
 	}
@@ -299,11 +298,11 @@ func (s *session) step(ctx context.Context) error {
 
 // finish notes the peak RSS, stops informe and checks from its log that
 // every measured request streamed all its rows.
-func (s *session) finish() error {
-	s.growth, s.peak = s.inf.growth()
-	s.inf.stop()
+func (s *informe) finish() error {
+	s.growth, s.peak = s.memory()
+	s.stop()
 	endpoint, _, _ := strings.Cut(s.path, "?")
-	lines, err := s.inf.logged(endpoint)
+	lines, err := s.logged(endpoint)
 	if err != nil {
 		return err
 	}
@@ -337,10 +336,10 @@ func interleave(ctx context.Context, runs int, steps ...func(context.Context) er
 // measureAll interleaves the sessions' requests, and more steps, for runs
 // rounds and finishes the sessions; their informes stop whatever happens
 // (with runs 0, they only stop).
-func measureAll(ctx context.Context, runs int, ss []*session, more ...func(context.Context) error) error {
+func measureAll(ctx context.Context, runs int, ss []*informe, more ...func(context.Context) error) error {
 	defer func() {
 		for _, s := range ss {
-			s.inf.stop()
+			s.stop()
 		}
 	}()
 	if runs == 0 {
