@@ -55,7 +55,7 @@ var goals = map[string]goal{
 }
 
 func (g goal) String() string {
-	s := fmt.Sprintf("%s %s", g.cmp, num(g.limit, g.unit))
+	s := fmt.Sprintf("%s %s", g.cmp, num(g.limit, g.unit, 0))
 	if g.of != "" {
 		s += " " + g.of
 	}
@@ -74,18 +74,22 @@ func (g goal) met(v float64) bool {
 	panic("goal: comparison " + g.cmp)
 }
 
-func num(v float64, unit string) string {
+// num writes v in unit, with 2 decimals for ratios and seconds, else 1,
+// and extra more.
+func num(v float64, unit string, extra int) string {
+	d := 1 + extra
+	if unit == "x" || unit == "s" {
+		d++
+	}
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "n/a"
-	case unit == "x":
-		return fmt.Sprintf("%.2fx", v)
 	case unit == "":
 		return fmt.Sprintf("%g", v)
-	case unit == "%":
-		return fmt.Sprintf("%.1f%%", v)
+	case unit == "x", unit == "%":
+		return fmt.Sprintf("%.*f%s", d, v, unit)
 	}
-	return fmt.Sprintf("%.*f %s", map[bool]int{true: 2, false: 1}[unit == "s"], v, unit)
+	return fmt.Sprintf("%.*f %s", d, v, unit)
 }
 
 // check is a target applied to what one case measured.
@@ -193,7 +197,11 @@ func (r *results) targets() table {
 		if c.pass() {
 			passed++
 		}
-		t.add(c.verdict(), c.subject, g.figure, num(c.value, g.unit), g, c.detail)
+		measured := num(c.value, g.unit, 0)
+		if measured == num(g.limit, g.unit, 0) { // show on which side it fell
+			measured = num(c.value, g.unit, 2)
+		}
+		t.add(c.verdict(), c.subject, g.figure, measured, g, c.detail)
 	}
 	t.title = fmt.Sprintf("Targets: %d of %d met", passed, len(r.checks))
 	return t
