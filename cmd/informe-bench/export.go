@@ -261,10 +261,10 @@ func (b *bench) parts(ctx context.Context) error {
 	var cases []*exportCase
 	for _, n := range []int{1, 2, 4} {
 		flag := []string{fmt.Sprint("--export-parts=", n)}
-		cases = append(cases, &exportCase{label: "csv export, "+flag[0], format: "csv", extra: flag},
-			&exportCase{label: "ndjson export, "+flag[0], format: "ndjson", extra: flag})
+		cases = append(cases, &exportCase{label: "csv export, " + flag[0], format: "csv", extra: flag},
+			&exportCase{label: "ndjson export, " + flag[0], format: "ndjson", extra: flag})
 		if cli {
-			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, "+flag[0], format: "csv", extra: flag, cli: true})
+			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, " + flag[0], format: "csv", extra: flag, cli: true})
 		}
 	}
 	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cases...)
