@@ -1,24 +1,12 @@
 // Command informe-bench measures informe against about a million report
 // rows in a private PostgreSQL, each case served by a fresh `informe serve`
-// process, next to COPY of the same rows in the same run, in parts:
-//
-//   - pages: 10,000-row pages (first and deepest full) in every format and
-//     100-row pages, next to COPY; with --baseline-rev or --baseline-bin
-//     the same cases with an older informe, their requests alternating;
-//   - export: the whole report and a big client's rows through GET
-//     /api/general-report/export and `informe export`, next to pgx COPY;
-//   - xlsx: the whole report as XLSX next to CSV: first byte, time, memory;
-//   - parts: whole exports read through 1, 2 and 4 connections
-//     (--export-parts), next to COPY through one;
-//   - odata: the whole OData feed read by its next links;
-//   - slow: clients reading at 2 KB/s, and small pages meanwhile;
-//   - burst: 64 CSV and 16 XLSX pages at once;
-//   - gzip: a page with and without compression.
-//
-// The targets are one table (goals, in targets.go); the run prints every
-// table and the targets with PASS or MISS, and writes them as Markdown, with
-// query plans, to OUT/latest.md. Run it through scripts/bench, which makes
-// sure PostgreSQL and psql are installed. The seeded cluster is kept in
+// process, next to COPY of the same rows in the same run. Its parts (pages,
+// export, xlsx, parts, odata, slow, burst, gzip) are the methods of bench of
+// those names; scripts/bench --help says what each measures. The targets
+// are one table, goals in targets.go: the run prints every table and the
+// targets with PASS or MISS, and writes them as Markdown, with query plans,
+// to OUT/latest.md. Run it through scripts/bench, which makes sure
+// PostgreSQL and psql are installed; the seeded cluster is kept in
 // --data-dir, so only the first run pays for the seed.
 package main
 
