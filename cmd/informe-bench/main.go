@@ -19,7 +19,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -234,6 +236,12 @@ func run(ctx context.Context, o options) error {
 		fmt.Sprintf("data: %d contracts (seed %d), %d report rows", o.contracts, o.seed, b.total),
 		fmt.Sprintf("informe: %s%s; parts: %s", what, args, strings.Join(took, "; ")),
 		"load average (1, 5, 15 min) before: " + loadBefore + ", after: " + loadAverage(),
+	}
+	for _, l := range []string{loadBefore, loadAverage()} {
+		if one, _ := strconv.ParseFloat(strings.Fields(l + " 0")[0], 64); one > float64(runtime.NumCPU()+1) {
+			b.res.intro = append(b.res.intro, fmt.Sprintf("WARNING: a load average of %.1f on %d CPUs: other work competed with the benchmark, and its figures are noisy", one, runtime.NumCPU()))
+			break
+		}
 	}
 	md := filepath.Join(o.out, "latest.md")
 	f, err := os.Create(md)
