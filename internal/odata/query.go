@@ -12,8 +12,11 @@ import (
 // Query is a parsed, valid request for a feed of one [EntitySet]: what the
 // store reads and the [Feed] writes. Build it with [Parse].
 type Query struct {
-	// Filter lists the equalities of $filter; a row matches when all hold.
-	// Each property appears at most once.
+	// Filter lists the equalities of $filter when it is nothing but
+	// equalities, joined by and, on the set's filter properties
+	// ([EntitySetDef.Filters]; ids at least 1): a row matches when all
+	// hold. Each property appears at most once. nil otherwise: see
+	// [Query.SQL].
 	Filter []Eq
 
 	// Top is $top, the most rows the client wants over all pages; -1
@@ -43,6 +46,14 @@ type Query struct {
 	After []int64
 
 	set *EntitySet
+	// where is the $filter expression; nil when absent.
+	where *expr
+	// order are the $orderby items, the key's parts ordering last; nil
+	// for the set's own order.
+	order []orderItem
+	// afterSort are the $skiptoken's sort values, one per order item, in
+	// their text form; nil for null.
+	afterSort []*string
 	// sel lists, in $select order, the indexes in set.props of the
 	// selected properties; nil when $select is absent or "*".
 	sel []int
@@ -145,10 +156,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			q.sel, err = parseSelect(raw, set)
 		case "$filter":
 			q.filter = raw
-			q.Filter, err = parseFilter(raw, set)
+			if q.where, err = parseFilter(raw, set); err == nil {
+				q.Filter = equalities(q.where, set)
+			}
 		case "$orderby":
 			q.orderby = raw
-			err = parseOrderBy(raw, set)
+			q.order, err = parseOrderBy(raw, set)
 		case "$top":
 			q.Top, err = parseCount(name, raw)
 		case "$skip":
@@ -162,7 +175,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest(name, "$count must be true or false, got "+strconv.Quote(raw))
 			}
 		case "$skiptoken":
-			q.After, err = decodeSkipToken(raw, set)
+			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
 		case "$format":
 			q.format = raw
 			_, err = parseFormatOption(raw)
@@ -287,43 +300,110 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 	return 0, badRequest(option, msg)
 }
 
-// parseOrderBy checks that raw restates the set's order or a prefix of it.
-func parseOrderBy(raw string, set *EntitySet) error {
-	want := strings.Join(set.def.OrderBy, ",")
-	unsupportedOrder := func() error {
-		return notImplemented("$orderby", "$orderby "+strconv.Quote(raw)+" is not supported: rows come in the order "+
-			want+" (ascending) and $orderby may only restate it or a prefix of it")
-	}
-	items := strings.Split(raw, ",")
-	if len(items) > len(set.def.OrderBy) {
-		return unsupportedOrder()
-	}
-	for i, item := range items {
+// orderItem is one $orderby item.
+type orderItem struct {
+	prop int // index in set.props
+	desc bool
+}
+
+// parseOrderBy parses $orderby: properties, each optionally asc or desc.
+// Items that restate the set's own order (a prefix of it, ascending) are
+// dropped, so that such a request is served as a plain one.
+func parseOrderBy(raw string, set *EntitySet) ([]orderItem, error) {
+	var items []orderItem
+	for _, item := range strings.Split(raw, ",") {
 		fields := strings.Fields(item)
-		if len(fields) == 0 || len(fields) > 2 {
-			if len(fields) == 0 {
-				return badRequest("$orderby", "$orderby: empty item in "+strconv.Quote(raw))
-			}
-			return unsupportedOrder()
+		if len(fields) == 0 {
+			return nil, badRequest("$orderby", "$orderby: empty item in "+strconv.Quote(raw))
 		}
-		if !isIdentifier(fields[0]) {
-			return unsupportedOrder() // an expression, e.g. length(task)
+		if !isIdentifier(fields[0]) || len(fields) > 2 {
+			return nil, notImplemented("$orderby", "$orderby "+strconv.Quote(item)+" is not supported: "+
+				"order by properties, each followed by asc or desc, separated by commas")
 		}
-		if _, err := set.lookup("$orderby", fields[0]); err != nil {
-			return err
+		i, err := set.lookup("$orderby", fields[0])
+		if err != nil {
+			return nil, err
 		}
+		o := orderItem{prop: i}
 		if len(fields) == 2 {
 			switch strings.ToLower(fields[1]) {
 			case "asc":
 			case "desc":
-				return unsupportedOrder()
+				o.desc = true
 			default:
-				return badRequest("$orderby", "$orderby: "+strconv.Quote(fields[1])+" must be asc or desc")
+				return nil, badRequest("$orderby", "$orderby: "+strconv.Quote(fields[1])+" must be asc or desc")
 			}
 		}
-		if fields[0] != set.def.OrderBy[i] {
-			return unsupportedOrder()
+		dup := false
+		for _, x := range items {
+			dup = dup || x.prop == i
+		}
+		if !dup { // a second mention orders nothing more
+			items = append(items, o)
 		}
 	}
-	return nil
+	// The set's own order, or a prefix of it, ascending, is no order of
+	// its own.
+	own := len(items) <= len(set.def.OrderBy)
+	for j, o := range items {
+		own = own && !o.desc && set.props[o.prop].name == set.def.OrderBy[j]
+	}
+	if own {
+		return nil, nil
+	}
+	// The key orders the rows in the end; ordering by it ends the list.
+	for j, o := range items {
+		if o.prop == set.key && set.keyCol >= 0 && !o.desc {
+			return items[:j], nil
+		}
+	}
+	return items, nil
+}
+
+// equalities returns e as the equalities of [Query.Filter], or nil when e
+// is anything more.
+func equalities(e *expr, set *EntitySet) []Eq {
+	var eqs []Eq
+	var walk func(*expr) bool
+	walk = func(e *expr) bool {
+		if e.kind == eAnd {
+			return walk(e.args[0]) && walk(e.args[1])
+		}
+		if e.kind != eCmp || e.name != "eq" {
+			return false
+		}
+		l, r := e.args[0], e.args[1]
+		if l.kind == eLit {
+			l, r = r, l
+		}
+		if l.kind != eProp || r.kind != eLit || !set.props[l.prop].filter {
+			return false
+		}
+		eq := Eq{Property: set.props[l.prop].name}
+		switch v := r.val.(type) {
+		case int64:
+			if l.typ != tInt || v < 1 {
+				return false
+			}
+			eq.Text, eq.Int = strconv.FormatInt(v, 10), v
+		case string:
+			if l.typ != tStr {
+				return false
+			}
+			eq.Text = v
+		default:
+			return false
+		}
+		for _, x := range eqs {
+			if x.Property == eq.Property {
+				return x == eq
+			}
+		}
+		eqs = append(eqs, eq)
+		return true
+	}
+	if !walk(e) {
+		return nil
+	}
+	return eqs
 }
