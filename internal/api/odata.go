@@ -4,10 +4,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/rut"
@@ -94,6 +96,10 @@ func (s *Server) odataReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if !q.Plain() {
+		s.odataReportSelection(c, q, f, odata.FeedOptions{})
+		return
+	}
 	var rq report.Query
 	if e, ok := q.Equal("contract_id"); ok {
 		rq.ContractID = e.Int
@@ -135,7 +141,182 @@ func (s *Server) odataReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns))
+	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns), odata.FeedOptions{})
+}
+
+// odataReportSelection serves a page of the report that $filter or
+// $orderby find and order by the typed values; with opts.Entity, the one
+// row of a request by key.
+func (s *Server) odataReportSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
+	limit := q.Limit(size)
+	if opts.Entity {
+		size, applied, limit = 1, "", 1
+	}
+	sq := q.SQL("t")
+	where, args := q.CountSQL("t")
+	sel := report.Selection{
+		Where: sq.Where, Args: sq.Args, Sort: sq.Sort, SortText: sq.SortText, Desc: sq.Desc,
+		Skip: q.Skip, Limit: limit, Count: q.Count || opts.Entity, CountWhere: where, CountArgs: args,
+	}
+	if !opts.Entity {
+		s.odataHeaders(c, f, applied)
+		if isHead(c) {
+			varyEncoding(c.Writer.Header())
+			c.Status(http.StatusOK)
+			return
+		}
+	}
+	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
+	cur, err := s.Reports.OpenSelection(ctx, sel)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if opts.Entity {
+		if cur.Page().Total == 0 {
+			cur.Close()
+			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "GeneralReport has no row with that key"})
+			return
+		}
+		s.odataHeaders(c, f, "")
+	}
+	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns), opts)
+}
+
+// odataUsersSelection is [Server.odataReportSelection] for Users.
+func (s *Server) odataUsersSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
+	limit := q.Limit(size)
+	if opts.Entity {
+		size, applied, limit = 1, "", 1
+	}
+	sq := q.SQL("t")
+	where, args := q.CountSQL("t")
+	sel := users.Selection{
+		Where: sq.Where, Args: sq.Args, Sort: sq.Sort, SortText: sq.SortText, Desc: sq.Desc,
+		Skip: q.Skip, Limit: limit, Count: q.Count || opts.Entity, CountWhere: where, CountArgs: args,
+	}
+	if !opts.Entity {
+		s.odataHeaders(c, f, applied)
+		if isHead(c) {
+			varyEncoding(c.Writer.Header())
+			c.Status(http.StatusOK)
+			return
+		}
+	}
+	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
+	cur, err := s.Users.OpenSelection(ctx, sel)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if opts.Entity {
+		if cur.Total() == 0 {
+			cur.Close()
+			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "Users has no user with that id"})
+			return
+		}
+		s.odataHeaders(c, f, "")
+	}
+	s.feed(c, withRelease(cur, done), q, f, size, cur.Total(), limit, len(users.Columns), opts)
+}
+
+// odataCount serves GET /odata/GeneralReport/$count and /odata/Users/$count:
+// the number of rows matching $filter, as text/plain.
+func (s *Server) odataCount(c *gin.Context) {
+	set := s.feeds.report
+	if strings.HasPrefix(c.Request.URL.Path, odataPrefix+"/Users/") {
+		set = s.feeds.users
+	}
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
+			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		return
+	}
+	q, err := odata.ParseCount(values, set)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	where, args := q.CountSQL("t")
+	var n int64
+	if set == s.feeds.users {
+		cur, err := s.Users.OpenSelection(c.Request.Context(), users.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		n = cur.Total()
+		cur.Close()
+	} else {
+		cur, err := s.Reports.OpenSelection(c.Request.Context(), report.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		n = cur.Page().Total
+		cur.Close()
+	}
+	c.Header("OData-Version", odata.Version)
+	c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
+}
+
+// odataEntity serves GET /odata/GeneralReport('6-7-7') and /odata/Users(42):
+// one entity by key, 404 when there is none.
+func (s *Server) odataEntity(c *gin.Context) {
+	seg := c.Param("entity")
+	name, key, ok := strings.Cut(seg, "(")
+	var set *odata.EntitySet
+	switch name {
+	case "GeneralReport":
+		set = s.feeds.report
+	case "Users":
+		set = s.feeds.users
+	}
+	if set == nil || !ok || !strings.HasSuffix(key, ")") {
+		s.fail(c, errNotFound)
+		return
+	}
+	scope := auth.ReportRead
+	if set == s.feeds.users {
+		scope = auth.UsersRead
+	}
+	if s.require(scope)(c); c.IsAborted() {
+		return
+	}
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
+			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		return
+	}
+	q, err := odata.ParseKey(strings.TrimSuffix(key, ")"), values, set)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := odata.Negotiate(values, c.Request.Header.Values("Accept"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if set == s.feeds.users {
+		s.odataUsersSelection(c, q, f, odata.FeedOptions{Entity: true})
+		return
+	}
+	s.odataReportSelection(c, q, f, odata.FeedOptions{Entity: true})
 }
 
 // odataUsers serves GET /odata/Users.
@@ -143,6 +324,10 @@ func (s *Server) odataUsers(c *gin.Context) {
 	_, q, f, err := odataQuery(c, s.feeds.users)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if !q.Plain() {
+		s.odataUsersSelection(c, q, f, odata.FeedOptions{})
 		return
 	}
 	var after int64
@@ -168,7 +353,7 @@ func (s *Server) odataUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Total(), limit, len(users.Columns))
+	s.feed(c, withRelease(cur, done), q, f, size, cur.Total(), limit, len(users.Columns), odata.FeedOptions{})
 }
 
 // odataHeaders sets the headers of a feed response.
@@ -182,7 +367,7 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 }
 
 // feed delivers cur's rows as one page of an OData feed.
-func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
+func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format, size int, count, limit int64, cols int, opts odata.FeedOptions) {
 	state(c).format = "odata"
 	root := serviceRoot(c.Request)
 	// A token that came in the query goes on in the next link, so that a
@@ -196,7 +381,8 @@ func (s *Server) feed(c *gin.Context, cur cursor, q *odata.Query, f odata.Format
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,
 		encoder: func(w io.Writer) (export.Encoder, error) {
-			return odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f, AccessToken: token}), nil
+			opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, token
+			return odata.NewFeed(w, q, opts), nil
 		},
 	})
 }

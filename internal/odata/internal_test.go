@@ -171,11 +171,11 @@ func TestSkipToken(t *testing.T) {
 		{"OKUsers", users, []int64{42}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tok := string(appendSkipToken(nil, tt.set, tt.key))
+			tok := string(appendSkipToken(nil, tt.set, nil, nil, tt.key))
 			if strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 				t.Errorf("token %q is not URL-safe", tok)
 			}
-			got, err := decodeSkipToken(tok, tt.set)
+			got, _, err := decodeSkipToken(tok, tt.set, nil)
 			if err != nil {
 				t.Fatalf("decode(%q): %v", tok, err)
 			}
@@ -190,14 +190,14 @@ func TestSkipToken(t *testing.T) {
 		})
 	}
 
-	tok := string(appendSkipToken(nil, report, []int64{1, 2, 3}))
+	tok := string(appendSkipToken(nil, report, nil, nil, []int64{1, 2, 3}))
 	bad := map[string]string{
 		"ErrEmpty":      "",
 		"ErrOtherSet":   tok,
 		"ErrPadding":    tok + "=",
 		"ErrNotBase64":  tok[:5] + "*" + tok[6:],
 		"ErrTruncated":  tok[:len(tok)-2],
-		"ErrUsersToken": string(appendSkipToken(nil, users, []int64{1})),
+		"ErrUsersToken": string(appendSkipToken(nil, users, nil, nil, []int64{1})),
 	}
 	// Every one-character edit is refused.
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -213,7 +213,7 @@ func TestSkipToken(t *testing.T) {
 		if name == "ErrOtherSet" {
 			set = other
 		}
-		if key, err := decodeSkipToken(tok, set); err == nil {
+		if key, _, err := decodeSkipToken(tok, set, nil); err == nil {
 			// A change in the last character's unused bits decodes the
 			// same bytes; Strict refuses it.
 			t.Errorf("%s: decode(%q) = %v, want an error", name, tok, key)
@@ -227,18 +227,18 @@ func TestSkipToken(t *testing.T) {
 // a key whose token it is: one token per key.
 func FuzzSkipToken(f *testing.F) {
 	set := testSet(f, "GeneralReport", true)
-	f.Add(string(appendSkipToken(nil, set, []int64{1, 2, 3})))
+	f.Add(string(appendSkipToken(nil, set, nil, nil, []int64{1, 2, 3})))
 	f.Add("AQICBEfwGNI")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, tok string) {
-		key, err := decodeSkipToken(tok, set)
+		key, _, err := decodeSkipToken(tok, set, nil)
 		if err != nil {
 			if e, ok := err.(*Error); !ok || e.Status != http.StatusBadRequest {
 				t.Fatalf("decode(%q) = %v", tok, err)
 			}
 			return
 		}
-		if again := string(appendSkipToken(nil, set, key)); again != tok {
+		if again := string(appendSkipToken(nil, set, nil, nil, key)); again != tok {
 			t.Fatalf("decode(%q) = %v, whose token is %q", tok, key, again)
 		}
 	})

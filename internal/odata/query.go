@@ -51,6 +51,8 @@ type Query struct {
 	// order are the $orderby items, the key's parts ordering last; nil
 	// for the set's own order.
 	order []orderItem
+	// key is the key of a request by key, /Set(key); nil otherwise.
+	key []int64
 	// afterSort are the $skiptoken's sort values, one per order item, in
 	// their text form; nil for null.
 	afterSort []*string
@@ -406,4 +408,53 @@ func equalities(e *expr, set *EntitySet) []Eq {
 		return nil
 	}
 	return eqs
+}
+
+// ParseCount reads the query options of a request for /Set/$count: $filter
+// alone matters; the others a feed accepts are checked and ignored. Errors
+// are those of [Parse].
+func ParseCount(values url.Values, set *EntitySet) (*Query, error) {
+	return Parse(values, set)
+}
+
+// ParseKey reads a request for one entity by key, /Set(key): raw is what
+// the parentheses hold, a quoted row_id such as '6-7-7' for a synthetic key
+// or an integer, and values its query options ($select, $format). A
+// malformed key is a 400 naming the form it must have.
+func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
+	for name := range values {
+		if n := strings.ToLower(name); strings.HasPrefix(n, "$") && n != "$select" && n != "$format" {
+			return nil, badRequest(n, "a request by key accepts $select and $format only")
+		}
+	}
+	q, err := Parse(values, set)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ = url.PathUnescape(raw)
+	if name, v, ok := strings.Cut(raw, "="); ok && name == set.def.Key {
+		raw = v
+	}
+	var parts []string
+	if set.keyCol >= 0 {
+		parts = []string{raw}
+	} else {
+		if len(raw) < 2 || raw[0] != '\'' || raw[len(raw)-1] != '\'' {
+			return nil, badRequest("key", set.def.Name+"'s key is a quoted "+set.def.Key+" such as '6-7-7': "+
+				set.def.Name+"('6-7-7')")
+		}
+		parts = strings.Split(raw[1:len(raw)-1], "-")
+	}
+	if len(parts) != set.keyParts() {
+		return nil, badRequest("key", "the key of "+set.def.Name+" has "+strconv.Itoa(set.keyParts())+" parts")
+	}
+	for _, part := range parts {
+		n, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || n < 0 || strconv.FormatInt(n, 10) != part {
+			return nil, badRequest("key", "the key of "+set.def.Name+" is made of integers of at least 0")
+		}
+		q.key = append(q.key, n)
+	}
+	q.order, q.After, q.afterSort = nil, nil, nil
+	return q, nil
 }

@@ -22,6 +22,6 @@ var (
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{
 		Name: "Users", TypeName: "User", Columns: users.Columns,
-		Key: "id", OrderBy: []string{"id"},
+		Key: "id", KeyColumns: []string{"key_id"}, OrderBy: []string{"id"},
 	}
 )

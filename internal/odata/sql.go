@@ -36,7 +36,7 @@ type SQL struct {
 // by nothing but the equalities of [Query.Filter]: what a store serves
 // without [Query.SQL].
 func (q *Query) Plain() bool {
-	return len(q.order) == 0 && (q.where == nil || q.Filter != nil)
+	return q.key == nil && len(q.order) == 0 && (q.where == nil || q.Filter != nil)
 }
 
 // SQL returns q's condition and order over the set's typed view, whose
@@ -45,10 +45,7 @@ func (q *Query) Plain() bool {
 // use [Query.CountSQL]).
 func (q *Query) SQL(alias string) SQL {
 	b := &sqlBuilder{set: q.set, alias: alias}
-	var conds []string
-	if q.where != nil {
-		conds = append(conds, b.cond(q.where))
-	}
+	conds := b.filter(q)
 	var out SQL
 	for _, o := range q.order {
 		e, t := b.sortExpr(o.prop)
@@ -66,11 +63,22 @@ func (q *Query) SQL(alias string) SQL {
 
 // CountSQL returns the condition of $filter alone and its parameters.
 func (q *Query) CountSQL(alias string) (string, []any) {
-	if q.where == nil {
-		return "", nil
-	}
 	b := &sqlBuilder{set: q.set, alias: alias}
-	return b.cond(q.where), b.args
+	return strings.Join(b.filter(q), " AND "), b.args
+}
+
+// filter returns the conditions of $filter and of a request by key.
+func (b *sqlBuilder) filter(q *Query) []string {
+	var conds []string
+	for i, c := range b.set.keyColumns() {
+		if q.key != nil {
+			conds = append(conds, b.set.keyPart(b.alias, i, c)+" = "+b.param(q.key[i], "bigint"))
+		}
+	}
+	if q.where != nil {
+		conds = append(conds, b.cond(q.where))
+	}
+	return conds
 }
 
 // KeyOrder returns the ORDER BY items of the key's parts over alias.
