@@ -71,6 +71,13 @@ type EntitySetDef struct {
 	// when Key is a column of the view.
 	KeyColumns []string
 
+	// Normalized maps a Text property to how its equalities compare: a
+	// typed-view column holding the normalized value and the SQL function
+	// that normalizes a literal the same way. For the report, client_rut:
+	// {"key_client_rut", "rut_key"}, so that eq, ne and in match a RUT
+	// typed in any form. Other comparisons and functions use the value.
+	Normalized map[string][2]string
+
 	// OrderBy names the Integer columns whose ascending order is the order
 	// of the rows when $orderby does not say otherwise; a $orderby that
 	// restates it or a prefix of it is a plain request ([Query.Plain]).
@@ -159,6 +166,9 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 		}
 		if len(def.RowKey) == 0 || len(def.RowKey) > maxKeyParts {
 			return fail("synthetic key %q needs 1 to %d RowKey names, got %d", def.Key, maxKeyParts, len(def.RowKey))
+		}
+		if len(def.KeyColumns) != len(def.RowKey) {
+			return fail("synthetic key %q needs a KeyColumns name per RowKey name", def.Key)
 		}
 		s.props = append(s.props, property{name: def.Key, col: -1, kind: export.Text})
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,6 +153,48 @@ func FuzzFilter(f *testing.F) {
 				t.Fatalf("Parse(%q): %s twice", filter, e.Property)
 			}
 			seen[e.Property] = true
+		}
+	})
+}
+
+// FuzzFilterSQL checks the SQL of every $filter that parses: each literal
+// is a bound parameter, never text in the statement (the only quoted text
+// is informe's own constants), and the parameters are exactly $1 to $n.
+func FuzzFilterSQL(f *testing.F) {
+	for _, s := range []string{
+		"task_status eq 'Pendiente'",
+		"task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01",
+		"startswith(client_email,'a''; drop table x; --')",
+		"costo_servicio gt 100.5 or costo_servicio eq null",
+		"execution_date ge 2024-03-01T00:00:00Z and execution_date lt 2024-03-01T00:00:00-03:00",
+		"not (contains(tolower(task),'x') or length(trim(task)) gt 3)",
+		"task_status in ('a','b',null) and year(task_end_date) eq 2024",
+		"substring(concat(task,'x'),1,2) eq 'ab' and indexof(task,'a') ge 0",
+		"client_rut in ('12.345.678-5','1-9') and row_id ne '1-0-0'",
+		"contract_creation_date lt 2024-03-01T10:00:00+01:00 and hour(contract_creation_date) eq 3",
+	} {
+		f.Add(s)
+	}
+	set := reportSet(f)
+	constants := strings.NewReplacer(`E' \t\n\r'`, "", "'UTC'", "", "'YYYY-MM-DD'", "", `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`, "",
+		`'YYYY-MM-DD"T"HH24:MI:SS.US'`, "", "'-'", "")
+	f.Fuzz(func(t *testing.T, filter string) {
+		q, err := odata.Parse(url.Values{"$filter": {filter}}, set)
+		if err != nil {
+			return
+		}
+		sql := q.SQL("t")
+		if strings.ContainsAny(constants.Replace(sql.Where), `'"`) || strings.Contains(sql.Where, "--") ||
+			strings.Contains(sql.Where, ";") {
+			t.Fatalf("%q: SQL holds text of its own: %s", filter, sql.Where)
+		}
+		for i := range sql.Args {
+			if !strings.Contains(sql.Where+" ", "$"+strconv.Itoa(i+1)+"::") {
+				t.Fatalf("%q: $%d unused in %s", filter, i+1, sql.Where)
+			}
+		}
+		if strings.Contains(sql.Where, "$"+strconv.Itoa(len(sql.Args)+1)+"::") {
+			t.Fatalf("%q: more placeholders than arguments in %s", filter, sql.Where)
 		}
 	})
 }

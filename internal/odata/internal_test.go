@@ -150,6 +150,7 @@ func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 		Key:     "a", OrderBy: []string{"a"}}
 	if synthetic {
 		def.Key, def.RowKey, def.EmptyIsNull = "row_id", []string{"a", "b", "c"}, true
+		def.KeyColumns = []string{"key_a", "key_b", "key_c"}
 	}
 	s, err := NewEntitySet(def)
 	if err != nil {
@@ -242,4 +243,37 @@ func FuzzSkipToken(f *testing.F) {
 			t.Fatalf("decode(%q) = %v, whose token is %q", tok, key, again)
 		}
 	})
+}
+
+func TestSortedSkipToken(t *testing.T) {
+	set, err := NewEntitySet(GeneralReportDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, end := set.byName["costo_servicio"], set.byName["task_end_date"]
+	order := []orderItem{{prop: cost, desc: true}, {prop: end}}
+	tok := string(appendSkipToken(nil, set, order, [][]byte{[]byte("1500.5"), nil}, []int64{6, 7, 0}))
+	key, sort, err := decodeSkipToken(tok, set, order)
+	if err != nil || len(key) != 3 || key[0] != 6 || key[1] != 7 || key[2] != 0 ||
+		len(sort) != 2 || sort[0] == nil || *sort[0] != "1500.5" || sort[1] != nil {
+		t.Fatalf("decode = %v %v %v", key, sort, err)
+	}
+	for _, tt := range []struct {
+		name  string
+		tok   string
+		order []orderItem
+	}{
+		{"OtherOrder", tok, []orderItem{{prop: cost}, {prop: end}}},
+		{"NoOrder", tok, nil},
+		{"Edited", tok[:len(tok)-2] + "AA", order},
+		// A token whose checksum holds but whose value is not a decimal:
+		// refused before it reaches the database.
+		{"BadValue", string(appendSkipToken(nil, set, order, [][]byte{[]byte("1e5; x"), nil}, []int64{1, 0, 0})), order},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := decodeSkipToken(tt.tok, set, tt.order); err == nil || err.(*Error).Status != 400 {
+				t.Fatalf("err = %v, want a 400", err)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ var (
 		Name: "GeneralReport", TypeName: "GeneralReportRow", Columns: report.Columns,
 		Key: "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
 		KeyColumns:  []string{"key_contract_id", "key_process_id", "key_task_id"},
+		Normalized:  map[string][2]string{"client_rut": {"key_client_rut", "rut_key"}},
 		OrderBy:     []string{"contract_id", "process_id"},
 		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
 		EmptyIsNull: true,

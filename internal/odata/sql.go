@@ -295,7 +295,12 @@ func (b *sqlBuilder) cmp(e *expr) string {
 		}
 		return "((" + v + ") IS TRUE) <> ((" + w + ") IS TRUE)"
 	}
-	lv, rv := b.operands(l, r)
+	var lv, rv string
+	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
+		lv, rv = b.operands(l, r)
+	} else {
+		lv, rv = b.value(l), b.value(r)
+	}
 	switch {
 	case e.name == "ne" && r.kind == eLit:
 		return "(" + lv + " <> " + rv + " OR " + lv + " IS NULL)"
@@ -310,8 +315,14 @@ func (b *sqlBuilder) cmp(e *expr) string {
 // operands writes the two sides of a comparison. A date-time without an
 // offset (a Timestamp column, UTC wall-clock time) compared with a literal
 // meets the literal's UTC wall-clock time, so that an index on the column
-// serves it.
+// serves it; a normalized property ([EntitySetDef.Normalized]) meets the
+// literal normalized.
 func (b *sqlBuilder) operands(l, r *expr) (string, string) {
+	if l.kind == eProp && r.kind == eLit && r.typ == tStr {
+		if n, ok := b.set.def.Normalized[b.set.props[l.prop].name]; ok {
+			return b.alias + "." + n[0], n[1] + "(" + b.param(r.val.(string), "text") + ")"
+		}
+	}
 	if l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
 		return b.column(l.prop), b.param(r.val.(time.Time).UTC().Format("2006-01-02 15:04:05.999999"), "timestamp")
 	}
@@ -334,26 +345,30 @@ func flip(op string) string {
 
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
 func (b *sqlBuilder) in(e *expr) string {
+	l := e.args[0]
 	var items []string
-	null := false
+	lv, null := "", false
 	for _, a := range e.args[1:] {
 		if a.typ == tNull {
 			null = true
 			continue
 		}
-		_, rv := b.operands(e.args[0], a)
+		var rv string
+		if l.kind == eProp || lv == "" {
+			// A property's side has no parameters: the same for every
+			// literal of one type. Any other is written once.
+			lv, rv = b.operands(l, a)
+		} else {
+			rv = b.value(a)
+		}
 		items = append(items, rv)
-	}
-	lv := b.value(e.args[0])
-	if e.args[0].kind == eProp && b.set.props[e.args[0].prop].kind == export.Timestamp {
-		lv = b.column(e.args[0].prop)
 	}
 	var parts []string
 	if len(items) > 0 {
 		parts = append(parts, lv+" IN ("+strings.Join(items, ", ")+")")
 	}
 	if null {
-		parts = append(parts, lv+" IS NULL")
+		parts = append(parts, b.value(l)+" IS NULL")
 	}
 	return "(" + strings.Join(parts, " OR ") + ")"
 }
