@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -144,64 +145,60 @@ func (s *Server) odataReport(c *gin.Context) {
 	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns), odata.FeedOptions{})
 }
 
+// selection is what a store needs to open a cursor on the rows a $filter,
+// a $orderby or a key ask for: see report.Selection and users.Selection.
+type selection struct {
+	sql         odata.SQL
+	countWhere  string
+	countArgs   []any
+	skip, limit int64
+	count       bool
+}
+
+// openSelection opens a cursor on sel's rows of one entity set and returns
+// it with the number of matching rows (-1 when not counted).
+type openSelection func(ctx context.Context, sel selection) (cursor, int64, error)
+
 // odataReportSelection serves a page of the report that $filter or
 // $orderby find and order by the typed values; with opts.Entity, the one
 // row of a request by key.
 func (s *Server) odataReportSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
-	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
-	limit := q.Limit(size)
-	if opts.Entity {
-		size, applied, limit = 1, "", 1
-	}
-	sq := q.SQL("t")
-	where, args := q.CountSQL("t")
-	sel := report.Selection{
-		Where: sq.Where, Args: sq.Args, Sort: sq.Sort, SortText: sq.SortText, Desc: sq.Desc,
-		Skip: q.Skip, Limit: limit, Count: q.Count || opts.Entity, CountWhere: where, CountArgs: args,
-	}
-	if !opts.Entity {
-		s.odataHeaders(c, f, applied)
-		if isHead(c) {
-			varyEncoding(c.Writer.Header())
-			c.Status(http.StatusOK)
-			return
+	s.odataSelection(c, q, f, opts, len(report.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
+		cur, err := s.Reports.OpenSelection(ctx, report.Selection{
+			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-	}
-	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	defer done()
-	cur, err := s.Reports.OpenSelection(ctx, sel)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if opts.Entity {
-		if cur.Page().Total == 0 {
-			cur.Close()
-			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "GeneralReport has no row with that key"})
-			return
-		}
-		s.odataHeaders(c, f, "")
-	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Page().Total, limit, len(report.Columns), opts)
+		return cur, cur.Page().Total, nil
+	})
 }
 
 // odataUsersSelection is [Server.odataReportSelection] for Users.
 func (s *Server) odataUsersSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	s.odataSelection(c, q, f, opts, len(users.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
+		cur, err := s.Users.OpenSelection(ctx, users.Selection{
+			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		return cur, cur.Total(), nil
+	})
+}
+
+// odataSelection serves what q asks for through open: a page of a feed,
+// or, with opts.Entity, one entity (404 when there is none).
+func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions, cols int, open openSelection) {
 	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
 	limit := q.Limit(size)
 	if opts.Entity {
 		size, applied, limit = 1, "", 1
 	}
-	sq := q.SQL("t")
 	where, args := q.CountSQL("t")
-	sel := users.Selection{
-		Where: sq.Where, Args: sq.Args, Sort: sq.Sort, SortText: sq.SortText, Desc: sq.Desc,
-		Skip: q.Skip, Limit: limit, Count: q.Count || opts.Entity, CountWhere: where, CountArgs: args,
-	}
+	sel := selection{sql: q.SQL("t"), countWhere: where, countArgs: args, skip: q.Skip, limit: limit, count: q.Count || opts.Entity}
 	if !opts.Entity {
 		s.odataHeaders(c, f, applied)
 		if isHead(c) {
@@ -216,20 +213,20 @@ func (s *Server) odataUsersSelection(c *gin.Context, q *odata.Query, f odata.For
 		return
 	}
 	defer done()
-	cur, err := s.Users.OpenSelection(ctx, sel)
+	cur, total, err := open(ctx, sel)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	if opts.Entity {
-		if cur.Total() == 0 {
+		if total == 0 {
 			cur.Close()
-			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "Users has no user with that id"})
+			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "no entity has that key"})
 			return
 		}
 		s.odataHeaders(c, f, "")
 	}
-	s.feed(c, withRelease(cur, done), q, f, size, cur.Total(), limit, len(users.Columns), opts)
+	s.feed(c, withRelease(cur, done), q, f, size, total, limit, cols, opts)
 }
 
 // odataCount serves GET /odata/GeneralReport/$count and /odata/Users/$count:
@@ -251,24 +248,28 @@ func (s *Server) odataCount(c *gin.Context) {
 		return
 	}
 	where, args := q.CountSQL("t")
-	var n int64
+	var (
+		n   int64
+		cur cursor
+	)
 	if set == s.feeds.users {
-		cur, err := s.Users.OpenSelection(c.Request.Context(), users.Selection{Count: true, CountWhere: where, CountArgs: args})
-		if err != nil {
-			s.fail(c, err)
-			return
+		var uc *users.Cursor
+		uc, err = s.Users.OpenSelection(c.Request.Context(), users.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err == nil {
+			cur, n = uc, uc.Total()
 		}
-		n = cur.Total()
-		cur.Close()
 	} else {
-		cur, err := s.Reports.OpenSelection(c.Request.Context(), report.Selection{Count: true, CountWhere: where, CountArgs: args})
-		if err != nil {
-			s.fail(c, err)
-			return
+		var rc *report.Cursor
+		rc, err = s.Reports.OpenSelection(c.Request.Context(), report.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err == nil {
+			cur, n = rc, rc.Page().Total
 		}
-		n = cur.Page().Total
-		cur.Close()
 	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	cur.Close()
 	c.Header("OData-Version", odata.Version)
 	c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
 }
