@@ -176,12 +176,14 @@ func compareRows(a, b map[string]any, order string) int {
 					c = 0
 				}
 			} else {
-				c = strings.Compare(x, y)
+				c = strings.Compare(x, y) // dates and date-times in the feed's forms sort as text
 				if f[0] == "client_email" || f[0] == "task_status" || f[0] == "row_id" {
-					c = 0 // text order is the database's collation's: only nulls and ties are checked
-					if x == y {
-						c = 0
+					if x != y {
+						// Text sorts in the database's collation, which Go
+						// does not reproduce: different texts end the check.
+						return 0
 					}
+					c = 0
 				}
 			}
 		}
