@@ -122,28 +122,37 @@ var unsupported = map[string]bool{
 //   - $select: comma-separated property names, in the order the entities
 //     will list them, or "*". The key property is always written, first
 //     when it is not selected, so no entity needs an @odata.id.
-//   - $filter: comparisons "property eq literal" (or "literal eq
-//     property") joined by "and", with optional parentheses, on the set's
-//     filter properties only. Literals are OData's: integers bare, strings
-//     in single quotes, a quote inside written twice. An Edm.Int64
-//     property compared with a quoted string, or a string property with a
-//     number, is a 400: OData does not convert. See [Eq].
-//   - $orderby: the set's own order, [EntitySetDef.OrderBy], or a
-//     non-empty prefix of it, each item optionally "asc". Rows are always
-//     in that order; any other order is a 501.
+//   - $filter: a condition on any properties: eq, ne, gt, ge, lt, le and
+//     in (a list of literals), and, or, not, parentheses, null (eq null,
+//     ne null), and the functions contains, startswith, endswith,
+//     tolower, toupper, trim, length, concat, indexof, substring (position
+//     and length as literals), year, month, day (Edm.Date and
+//     Edm.DateTimeOffset), hour, minute and second (Edm.DateTimeOffset).
+//     Literals are OData's: integers (42), decimals (1.5, 1e5), dates
+//     (2024-03-05), date-times with an offset (2024-03-05T14:07:09Z,
+//     ...-03:00), strings in single quotes with a quote inside written
+//     twice, null, true and false. Comparisons must be of one type (Int64
+//     and Decimal mix): a date compared with a string, or a string
+//     property with a number, is a 400, as OData does not convert. See
+//     [Query.SQL] for how it reaches the database and [Query.Filter] for
+//     the plain equalities a store serves on its own.
+//   - $orderby: properties, comma-separated, each optionally asc or desc;
+//     nulls are smaller than any value. The key's parts order last. The
+//     set's own order ([EntitySetDef.OrderBy]) or a prefix of it,
+//     ascending, is the same as none.
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
-//   - $skiptoken: only as this package writes it in a next link.
+//   - $skiptoken: only as this package writes it in a next link, with the
+//     same $orderby.
 //   - $format: see [Negotiate].
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
 // option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type, an id below 1, a negative $top, a tampered
-// $skiptoken, an option given twice, an unknown $-option. A 501 says what
-// is supported: other operators (ne, gt, or, not, in, has, arithmetic),
-// functions (contains, startswith, ...), lambdas, parameter aliases,
-// comparisons on other properties, other orders, $expand, $search, $apply,
-// $compute and the rest.
+// literal of the wrong type or form, null with gt, ge, lt or le, a
+// negative $top, a tampered $skiptoken, an option given twice, an unknown
+// $-option. A 501 says what is supported: has, arithmetic, other functions
+// (round, now, ...), lambdas, parameter aliases, $orderby on expressions,
+// $expand, $search, $apply, $compute and the rest.
 func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	opts, err := systemOptions(values)
 	if err != nil {
