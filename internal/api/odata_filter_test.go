@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -220,5 +221,64 @@ func TestODataKeyAndCount(t *testing.T) {
 	}
 	if r := ts.get(t, "/odata/Users/$count?$filter="+url.QueryEscape("startswith(email,'a') or id ge 1")); r.Status != 200 {
 		t.Errorf("Users/$count: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestODataOrderedPagingWhileWriting follows the next links of a sorted,
+// filtered feed while a writer adds and removes tasks (of processes that
+// have tasks, so that no row it did not write changes): no row comes
+// twice, rows come in order, and every row that existed throughout is
+// read.
+func TestODataOrderedPagingWhileWriting(t *testing.T) {
+	pool := pgtest.Seeded(t)
+	ts := newServer(t, pool)
+	const target = "/odata/GeneralReport?$select=row_id,costo_servicio,task_end_date&$orderby=costo_servicio desc,task_end_date" +
+		"&$filter=task_end_date ne null or costo_servicio gt 100000"
+	const order = "costo_servicio desc,task_end_date"
+	before, _, _ := ts.walk(t, strings.ReplaceAll(target, " ", "%20"))
+
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				writerDone <- nil
+				return
+			default:
+			}
+			_, err := pool.Exec(context.Background(), `
+				INSERT INTO tasks (process_id, name, status, end_date)
+				SELECT id, 'nueva', 'Pendiente', date '2022-01-01' + ($1::int % 900) FROM processes p
+				WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.process_id = p.id AND t.name <> 'nueva')
+				ORDER BY random() LIMIT 3`, i)
+			if err == nil {
+				_, err = pool.Exec(context.Background(), `DELETE FROM tasks WHERE name = 'nueva' AND id % 2 = 0`)
+			}
+			if err != nil {
+				writerDone <- err
+				return
+			}
+		}
+	}()
+	got, _, _ := ts.walk(t, strings.ReplaceAll(target, " ", "%20"), "Prefer", "odata.maxpagesize=700")
+	close(stop)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+	seen := map[any]bool{}
+	for i, r := range got {
+		if seen[r["row_id"]] {
+			t.Fatalf("row %v twice", r["row_id"])
+		}
+		seen[r["row_id"]] = true
+		if i > 0 && compareRows(got[i-1], r, order) > 0 {
+			t.Fatalf("rows %d and %d out of order: %v then %v", i-1, i, got[i-1], r)
+		}
+	}
+	for _, r := range before {
+		if !seen[r["row_id"]] {
+			t.Fatalf("row %v existed throughout and was skipped", r["row_id"])
+		}
 	}
 }
