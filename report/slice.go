@@ -119,36 +119,12 @@ type Selection struct {
 // REPEATABLE READ, READ ONLY snapshot. Only the rows read are rendered:
 // they are found in general_report_typed, then read from general_report.
 // Errors are those of [Store.Open].
-func (s *Store) OpenSelection(ctx context.Context, sel Selection) (_ *Cursor, err error) {
-	snap, err := postgres.Begin(ctx, s.pool)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			snap.Close()
-		}
-	}()
-	p := Page{Total: -1, CurrentPage: 1, PerPage: sel.Limit}
-	if sel.Count {
-		sql := "SELECT count(*) FROM general_report_typed t"
-		if sel.CountWhere != "" {
-			sql += " WHERE " + sel.CountWhere
-		}
-		var total int64
-		if err := snap.QueryRow(sql, sel.CountArgs, &total); err != nil {
-			return nil, fmt.Errorf("report: count: %w", err)
-		}
-		p.setTotal(total)
-	}
-	if sel.Limit <= 0 {
-		return &Cursor{Cursor: snap.Empty(), page: p}, nil
-	}
+func (s *Store) OpenSelection(ctx context.Context, sel Selection) (*Cursor, error) {
 	cols := sel.Columns
 	if cols == nil {
 		cols = Columns
 	}
-	sql, args := postgres.Typed{
+	cur, total, err := postgres.OpenTyped(ctx, s.pool, postgres.Typed{
 		Typed: "general_report_typed", Text: "general_report",
 		Keys:    []string{"key_contract_id", "key_process_id", "key_task_id"},
 		Columns: export.Names(cols),
@@ -156,10 +132,13 @@ func (s *Store) OpenSelection(ctx context.Context, sel Selection) (_ *Cursor, er
 		Where:   sel.Where, Args: sel.Args,
 		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc,
 		Skip: sel.Skip, Limit: sel.Limit,
-	}.SQL()
-	cur, err := snap.Query(sql, args)
+	}, sel.Count, sel.CountWhere, sel.CountArgs)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	p := Page{Total: -1, CurrentPage: 1, PerPage: sel.Limit}
+	if sel.Count {
+		p.setTotal(total)
 	}
 	return &Cursor{Cursor: cur, page: p}, nil
 }

@@ -127,37 +127,14 @@ type Selection struct {
 // OpenSelection opens a [Cursor] on the users sel asks for, in one
 // snapshot; with sel.Count, Total is the number of matching users, else
 // -1. Connection failures are failure.Unavailable.
-func (s *Store) OpenSelection(ctx context.Context, sel Selection) (_ *Cursor, err error) {
-	snap, err := postgres.Begin(ctx, s.pool)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			snap.Close()
-		}
-	}()
-	total := int64(-1)
-	if sel.Count {
-		sql := "SELECT count(*) FROM user_list_typed t"
-		if sel.CountWhere != "" {
-			sql += " WHERE " + sel.CountWhere
-		}
-		if err := snap.QueryRow(sql, sel.CountArgs, &total); err != nil {
-			return nil, fmt.Errorf("users: count: %w", err)
-		}
-	}
-	if sel.Limit <= 0 {
-		return &Cursor{Cursor: snap.Empty(), total: total}, nil
-	}
-	sql, args := postgres.Typed{
+func (s *Store) OpenSelection(ctx context.Context, sel Selection) (*Cursor, error) {
+	cur, total, err := postgres.OpenTyped(ctx, s.pool, postgres.Typed{
 		Typed: "user_list_typed", Text: "user_list", Keys: []string{"key_id"},
 		Columns: export.Names(Columns),
 		Where:   sel.Where, Args: sel.Args,
 		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc,
 		Skip: sel.Skip, Limit: sel.Limit,
-	}.SQL()
-	cur, err := snap.Query(sql, args)
+	}, sel.Count, sel.CountWhere, sel.CountArgs)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}

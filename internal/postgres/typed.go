@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Typed asks for rows chosen and ordered on a typed view (general_report_typed,
@@ -75,4 +78,37 @@ func (t Typed) SQL() (string, []any) {
 	sql += " LIMIT $" + strconv.Itoa(len(args))
 	return "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + pgx.Identifier{t.Text}.Sanitize() +
 		" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "), args
+}
+
+// OpenTyped opens a cursor on t's rows in one REPEATABLE READ, READ ONLY
+// snapshot of pool, after counting, when count is set, the rows of
+// t.Typed matching countWhere (a condition on its row aliased t, "" for
+// all) with countArgs; the count is -1 otherwise. A t.Limit of 0 reads no
+// rows. Errors are those of [Begin], and the statements' wrapped.
+func OpenTyped(ctx context.Context, pool *pgxpool.Pool, t Typed, count bool, countWhere string, countArgs []any) (_ *Cursor, total int64, err error) {
+	snap, err := Begin(ctx, pool)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() {
+		if err != nil {
+			snap.Close()
+		}
+	}()
+	total = -1
+	if count {
+		sql := "SELECT count(*) FROM " + pgx.Identifier{t.Typed}.Sanitize() + " t"
+		if countWhere != "" {
+			sql += " WHERE " + countWhere
+		}
+		if err := snap.QueryRow(sql, countArgs, &total); err != nil {
+			return nil, 0, fmt.Errorf("count: %w", err)
+		}
+	}
+	if t.Limit <= 0 {
+		return snap.Empty(), total, nil
+	}
+	sql, args := t.SQL()
+	cur, err := snap.Query(sql, args)
+	return cur, total, err
 }
