@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 )
 
@@ -66,4 +68,13 @@ func WriteError(w io.Writer, e *Error) error {
 	b = append(b, "}}"...)
 	_, err := w.Write(b)
 	return err
+}
+
+// quote returns s quoted for a message, or "a value" when s may hold a
+// token (auth.MayHoldToken): a message never repeats a secret.
+func quote(s string) string {
+	if auth.MayHoldToken(s) {
+		return "a value"
+	}
+	return strconv.Quote(s)
 }

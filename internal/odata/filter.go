@@ -160,7 +160,7 @@ func (p *filterParser) unexpected(expected string) {
 			return
 		}
 	}
-	p.syntax("expected " + expected + ", found " + strconv.Quote(p.src[p.tok.pos:p.tok.end]))
+	p.syntax("expected " + expected + ", found " + quote(p.src[p.tok.pos:p.tok.end]))
 }
 
 // enter counts one level of nesting; false, with an error, when too deep.
@@ -450,9 +450,9 @@ func (p *filterParser) number(t token) *expr {
 		return &expr{kind: eLit, typ: tDTO, val: tm}
 	}
 	if isIntegerText(s) {
-		p.fail(badRequest, strconv.Quote(s)+" is not an integer within Edm.Int64's range")
+		p.fail(badRequest, quote(s)+" is not an integer within Edm.Int64's range")
 	} else {
-		p.fail(badRequest, strconv.Quote(s)+" is not a valid literal: write integers as 42, decimals as 1.5, "+
+		p.fail(badRequest, quote(s)+" is not a valid literal: write integers as 42, decimals as 1.5, "+
 			"dates as 2024-03-05 and date-times as 2024-03-05T14:07:09Z or 2024-03-05T14:07:09-03:00")
 	}
 	return &expr{}

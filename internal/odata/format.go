@@ -137,7 +137,7 @@ func parseFormatOption(raw string) (Format, error) {
 	mt, params, ok := parseMediaType(raw)
 	if !ok || mt != "application/json" {
 		return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-			Message: "$format " + strconv.Quote(raw) + " is not supported: use json or application/json; " + offered, Target: "$format"}
+			Message: "$format " + quote(raw) + " is not supported: use json or application/json; " + offered, Target: "$format"}
 	}
 	var f Format
 	for _, p := range params {

@@ -183,7 +183,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				q.Count = true
 			case "false":
 			default:
-				err = badRequest(name, "$count must be true or false, got "+strconv.Quote(raw))
+				err = badRequest(name, "$count must be true or false, got "+quote(raw))
 			}
 		case "$skiptoken":
 			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
@@ -254,7 +254,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // parseCount parses $top or $skip: 1*DIGIT, within int64.
 func parseCount(name, raw string) (int64, error) {
 	if raw == "" || strings.Trim(raw, "0123456789") != "" {
-		return 0, badRequest(name, name+" must be a non-negative integer, got "+strconv.Quote(raw))
+		return 0, badRequest(name, name+" must be a non-negative integer, got "+quote(raw))
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
@@ -271,7 +271,7 @@ func parseSelect(raw string, set *EntitySet) ([]int, error) {
 		item = httplist.TrimOWS(item)
 		switch {
 		case item == "":
-			return nil, badRequest("$select", "$select: empty item in "+strconv.Quote(raw)+"; list property names separated by commas")
+			return nil, badRequest("$select", "$select: empty item in "+quote(raw)+"; list property names separated by commas")
 		case item == "*":
 			return nil, nil
 		}
@@ -301,7 +301,7 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 	if i, ok := s.byName[name]; ok {
 		return i, nil
 	}
-	msg := option + ": " + s.def.TypeName + " has no property " + strconv.Quote(name)
+	msg := option + ": " + s.def.TypeName + " has no property " + quote(name)
 	for _, p := range s.props {
 		if strings.EqualFold(p.name, name) {
 			msg += "; property names are case-sensitive: did you mean " + p.name + "?"
@@ -325,10 +325,10 @@ func parseOrderBy(raw string, set *EntitySet) ([]orderItem, error) {
 	for _, item := range strings.Split(raw, ",") {
 		fields := strings.Fields(item)
 		if len(fields) == 0 {
-			return nil, badRequest("$orderby", "$orderby: empty item in "+strconv.Quote(raw))
+			return nil, badRequest("$orderby", "$orderby: empty item in "+quote(raw))
 		}
 		if !isIdentifier(fields[0]) || len(fields) > 2 {
-			return nil, notImplemented("$orderby", "$orderby "+strconv.Quote(item)+" is not supported: "+
+			return nil, notImplemented("$orderby", "$orderby "+quote(item)+" is not supported: "+
 				"order by properties, each followed by asc or desc, separated by commas")
 		}
 		i, err := set.lookup("$orderby", fields[0])
@@ -342,7 +342,7 @@ func parseOrderBy(raw string, set *EntitySet) ([]orderItem, error) {
 			case "desc":
 				o.desc = true
 			default:
-				return nil, badRequest("$orderby", "$orderby: "+strconv.Quote(fields[1])+" must be asc or desc")
+				return nil, badRequest("$orderby", "$orderby: "+quote(fields[1])+" must be asc or desc")
 			}
 		}
 		dup := false
