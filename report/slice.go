@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/postgres"
 )
 
@@ -87,6 +88,57 @@ func (s *Store) OpenSlice(ctx context.Context, sl Slice) (_ *Cursor, err error) 
 	cur, err := snap.Query(sql, args)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	return &Cursor{Cursor: cur, page: p}, nil
+}
+
+// Selection asks for rows of the report found and ordered by their typed
+// values, in the general_report_typed view (OData's $filter and
+// $orderby): those matching Where, in the order of Sort then the key, Skip
+// of them passed over, at most Limit. Each row's values are those of the
+// columns, then the three parts of its [Key], then SortText's values.
+type Selection struct {
+	Columns []export.Column // nil: all [Columns]
+	// Where is a condition on general_report_typed, aliased t, with
+	// parameters $1 to $len(Args); "" for every row. It includes the
+	// position to resume after.
+	Where string
+	Args  []any
+	// Sort, SortText and Desc: see postgres.Typed.
+	Sort, SortText []string
+	Desc           []bool
+	Skip, Limit    int64
+	// Count, with CountWhere and CountArgs (the filter without the
+	// position), counts the matching rows (Page.Total); else Total is -1.
+	Count      bool
+	CountWhere string
+	CountArgs  []any
+}
+
+// OpenSelection opens a [Cursor] on the rows sel asks for, in one
+// REPEATABLE READ, READ ONLY snapshot. Only the rows read are rendered:
+// they are found in general_report_typed, then read from general_report.
+// Errors are those of [Store.Open].
+func (s *Store) OpenSelection(ctx context.Context, sel Selection) (*Cursor, error) {
+	cols := sel.Columns
+	if cols == nil {
+		cols = Columns
+	}
+	cur, total, err := postgres.OpenTyped(ctx, s.pool, postgres.Typed{
+		Typed: "general_report_typed", Text: "general_report",
+		Keys:    []string{"key_contract_id", "key_process_id", "key_task_id"},
+		Columns: export.Names(cols),
+		Extra:   []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text", "coalesce(r.key_task_id, 0)::text"},
+		Where:   sel.Where, Args: sel.Args,
+		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc,
+		Skip: sel.Skip, Limit: sel.Limit,
+	}, sel.Count, sel.CountWhere, sel.CountArgs)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	p := Page{Total: -1, CurrentPage: 1, PerPage: sel.Limit}
+	if sel.Count {
+		p.setTotal(total)
 	}
 	return &Cursor{Cursor: cur, page: p}, nil
 }

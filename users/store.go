@@ -108,3 +108,35 @@ func (s *Store) OpenSlice(ctx context.Context, after, skip, limit int64, count b
 	}
 	return &Cursor{Cursor: cur, total: total}, nil
 }
+
+// Selection asks for users found and ordered by their typed values, in
+// the user_list_typed view (OData's $filter and $orderby); see
+// report.Selection, whose fields these are. Each row's values are those of
+// all [Columns], then SortText's values.
+type Selection struct {
+	Where          string
+	Args           []any
+	Sort, SortText []string
+	Desc           []bool
+	Skip, Limit    int64
+	Count          bool
+	CountWhere     string
+	CountArgs      []any
+}
+
+// OpenSelection opens a [Cursor] on the users sel asks for, in one
+// snapshot; with sel.Count, Total is the number of matching users, else
+// -1. Connection failures are failure.Unavailable.
+func (s *Store) OpenSelection(ctx context.Context, sel Selection) (*Cursor, error) {
+	cur, total, err := postgres.OpenTyped(ctx, s.pool, postgres.Typed{
+		Typed: "user_list_typed", Text: "user_list", Keys: []string{"key_id"},
+		Columns: export.Names(Columns),
+		Where:   sel.Where, Args: sel.Args,
+		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc,
+		Skip: sel.Skip, Limit: sel.Limit,
+	}, sel.Count, sel.CountWhere, sel.CountArgs)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	return &Cursor{Cursor: cur, total: total}, nil
+}

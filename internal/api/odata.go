@@ -1,12 +1,15 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/rut"
@@ -98,6 +101,10 @@ func (s *Server) odataReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if !q.Plain() {
+		s.odataReportSelection(c, q, f, odata.FeedOptions{})
+		return
+	}
 	var rq report.Query
 	if e, ok := q.Equal("contract_id"); ok {
 		rq.ContractID = e.Int
@@ -139,7 +146,190 @@ func (s *Server) odataReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, cur, done, q, f, size, cur.Page().Total, limit, len(report.Columns))
+	s.feed(c, cur, done, q, f, size, cur.Page().Total, limit, len(report.Columns), odata.FeedOptions{})
+}
+
+// selection is what a store needs to open a cursor on the rows a $filter,
+// a $orderby or a key ask for: see report.Selection and users.Selection.
+type selection struct {
+	sql         odata.SQL
+	countWhere  string
+	countArgs   []any
+	skip, limit int64
+	count       bool
+}
+
+// openSelection opens a cursor on sel's rows of one entity set and returns
+// it with the number of matching rows (-1 when not counted).
+type openSelection func(ctx context.Context, sel selection) (cursor, int64, error)
+
+// odataReportSelection serves a page of the report that $filter or
+// $orderby find and order by the typed values; with opts.Entity, the one
+// row of a request by key.
+func (s *Server) odataReportSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	s.odataSelection(c, q, f, opts, len(report.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
+		cur, err := s.Reports.OpenSelection(ctx, report.Selection{
+			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		return cur, cur.Page().Total, nil
+	})
+}
+
+// odataUsersSelection is [Server.odataReportSelection] for Users.
+func (s *Server) odataUsersSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	s.odataSelection(c, q, f, opts, len(users.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
+		cur, err := s.Users.OpenSelection(ctx, users.Selection{
+			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		return cur, cur.Total(), nil
+	})
+}
+
+// odataSelection serves what q asks for through open: a page of a feed,
+// or, with opts.Entity, one entity (404 when there is none).
+func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions, cols int, open openSelection) {
+	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
+	limit := q.Limit(size)
+	if opts.Entity {
+		size, applied, limit = 1, "", 1
+	}
+	where, args := q.CountSQL("t")
+	sel := selection{sql: q.SQL("t"), countWhere: where, countArgs: args, skip: q.Skip, limit: limit, count: q.Count || opts.Entity}
+	if !opts.Entity {
+		s.odataHeaders(c, f, applied)
+		if isHead(c) {
+			varyEncoding(c.Writer.Header())
+			c.Status(http.StatusOK)
+			return
+		}
+	}
+	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer done()
+	cur, total, err := open(ctx, sel)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if opts.Entity {
+		if total == 0 {
+			cur.Close()
+			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "no entity has that key"})
+			return
+		}
+		s.odataHeaders(c, f, "")
+	}
+	s.feed(c, cur, done, q, f, size, total, limit, cols, opts)
+}
+
+// odataCount serves GET /odata/GeneralReport/$count and /odata/Users/$count:
+// the number of rows matching $filter, as text/plain.
+func (s *Server) odataCount(c *gin.Context) {
+	set := s.feeds.report
+	if strings.HasPrefix(c.Request.URL.Path, odataPrefix+"/Users/") {
+		set = s.feeds.users
+	}
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
+			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		return
+	}
+	q, err := odata.ParseCount(values, set)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	where, args := q.CountSQL("t")
+	var (
+		n   int64
+		cur cursor
+	)
+	if set == s.feeds.users {
+		var uc *users.Cursor
+		uc, err = s.Users.OpenSelection(c.Request.Context(), users.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err == nil {
+			cur, n = uc, uc.Total()
+		}
+	} else if where == "" {
+		// The whole report: the maintained counts answer at once.
+		var p report.Page
+		if p, err = s.Reports.Count(c.Request.Context(), report.Query{}); err == nil {
+			n = p.Total
+		}
+	} else {
+		var rc *report.Cursor
+		rc, err = s.Reports.OpenSelection(c.Request.Context(), report.Selection{Count: true, CountWhere: where, CountArgs: args})
+		if err == nil {
+			cur, n = rc, rc.Page().Total
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if cur != nil {
+		cur.Close()
+	}
+	c.Header("OData-Version", odata.Version)
+	c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
+}
+
+// odataEntity serves GET /odata/GeneralReport('6-7-7') and /odata/Users(42):
+// one entity by key, 404 when there is none.
+func (s *Server) odataEntity(c *gin.Context) {
+	seg := c.Param("entity")
+	name, key, ok := strings.Cut(seg, "(")
+	var set *odata.EntitySet
+	switch name {
+	case "GeneralReport":
+		set = s.feeds.report
+	case "Users":
+		set = s.feeds.users
+	}
+	if set == nil || !ok || !strings.HasSuffix(key, ")") {
+		s.fail(c, errNotFound)
+		return
+	}
+	scope := auth.ReportRead
+	if set == s.feeds.users {
+		scope = auth.UsersRead
+	}
+	if s.require(scope)(c); c.IsAborted() {
+		return
+	}
+	values, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
+			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		return
+	}
+	q, err := odata.ParseKey(strings.TrimSuffix(key, ")"), values, set)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := odata.Negotiate(values, c.Request.Header.Values("Accept"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if set == s.feeds.users {
+		s.odataUsersSelection(c, q, f, odata.FeedOptions{Entity: true})
+		return
+	}
+	s.odataReportSelection(c, q, f, odata.FeedOptions{Entity: true})
 }
 
 // odataUsers serves GET /odata/Users.
@@ -147,6 +337,10 @@ func (s *Server) odataUsers(c *gin.Context) {
 	_, q, f, err := odataQuery(c, s.feeds.users)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if !q.Plain() {
+		s.odataUsersSelection(c, q, f, odata.FeedOptions{})
 		return
 	}
 	var after int64
@@ -172,7 +366,7 @@ func (s *Server) odataUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, cur, done, q, f, size, cur.Total(), limit, len(users.Columns))
+	s.feed(c, cur, done, q, f, size, cur.Total(), limit, len(users.Columns), odata.FeedOptions{})
 }
 
 // odataHeaders sets the headers of a feed response.
@@ -186,7 +380,7 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 }
 
 // feed delivers cur's rows as one page of an OData feed.
-func (s *Server) feed(c *gin.Context, cur cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int) {
+func (s *Server) feed(c *gin.Context, cur cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int, opts odata.FeedOptions) {
 	state(c).format = "odata"
 	root := s.serviceRoot(c.Request)
 	// A token that came in the query goes on in the next link, so that a
@@ -197,8 +391,9 @@ func (s *Server) feed(c *gin.Context, cur cursor, done func(), q *odata.Query, f
 	if _, inHeader := c.Request.Header["Authorization"]; !inHeader {
 		token = c.Request.URL.Query().Get("access_token")
 	}
+	opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, token
 	s.deliverRows(c, cur, done, body{
-		encoding:     odata.FeedSpec{Query: q, Options: odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: count, Format: f, AccessToken: token}},
+		encoding:     odata.FeedSpec{Query: q, Options: opts},
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,
 	})

@@ -282,11 +282,11 @@ func TestODataProtocol(t *testing.T) {
 		status       int
 		code, msg    string
 	}{
-		{"ErrUnsupportedOperator", "/odata/GeneralReport?$filter=contract_id%20gt%203", 501, "NotImplemented", "eq"},
-		{"ErrOr", "/odata/GeneralReport?$filter=contract_id%20eq%203%20or%20contract_id%20eq%204", 501, "NotImplemented", "and"},
-		{"ErrFilterProperty", "/odata/GeneralReport?$filter=task_status%20eq%20'x'", 501, "NotImplemented", "contract_id"},
+		{"ErrUnsupportedOperator", "/odata/GeneralReport?$filter=contract_id%20add%203%20eq%204", 501, "NotImplemented", "arithmetic"},
+		{"ErrUnsupportedFunction", "/odata/GeneralReport?$filter=round(costo_servicio)%20eq%204", 501, "NotImplemented", "contains"},
+		{"ErrFilterType", "/odata/GeneralReport?$filter=task_end_date%20eq%20'x'", 400, "BadRequest", "Edm.Date"},
 		{"ErrExpand", "/odata/GeneralReport?$expand=x", 501, "NotImplemented", "$select"},
-		{"ErrOrderBy", "/odata/GeneralReport?$orderby=contract_id%20desc", 501, "NotImplemented", "contract_id"},
+		{"ErrOrderBy", "/odata/GeneralReport?$orderby=tolower(task)", 501, "NotImplemented", "order by properties"},
 		{"ErrSelect", "/odata/GeneralReport?$select=nope", 400, "BadRequest", "nope"},
 		{"ErrTop", "/odata/GeneralReport?$top=-1", 400, "BadRequest", "$top"},
 		{"ErrSkipToken", "/odata/GeneralReport?$skiptoken=garbage", 400, "BadRequest", "$skiptoken"},

@@ -111,6 +111,9 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
 	r.Match(get, odataPrefix+"/GeneralReport", s.require(auth.ReportRead), s.odataReport)
 	r.Match(get, odataPrefix+"/Users", s.require(auth.UsersRead), s.odataUsers)
+	r.Match(get, odataPrefix+"/GeneralReport/$count", s.require(auth.ReportRead), s.odataCount)
+	r.Match(get, odataPrefix+"/Users/$count", s.require(auth.UsersRead), s.odataCount)
+	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42): by key
 
 	// The web page; / and its assets need no token (see publicPage).
 	if s.Site != nil {

@@ -2,8 +2,10 @@
 // and service documents, the query options a feed accepts, and a streaming
 // JSON feed encoder. It knows neither HTTP nor the database: it reads
 // url.Values and header strings, writes to an io.Writer, and hands the
-// store a [Query] (filters, $skip, the $skiptoken's keyset position and a
-// row limit).
+// store a [Query]: for a plain request, equalities, $skip, the
+// $skiptoken's key and a row limit; for any other $filter or $orderby, a
+// condition and an order written as PostgreSQL over the set's typed view,
+// every literal a bound parameter ([Query.SQL]).
 //
 // Entity sets are data: an [EntitySetDef] names a set, its entity type and
 // the export.Column list that already drives the SQL and every other
@@ -15,12 +17,14 @@
 //	f, err := odata.Negotiate(r.URL.Query(), r.Header.Values("Accept")) // 406
 //	size, applied := odata.PageSize(r.Header.Values("Prefer"))
 //	// the store counts (if q.Count), then reads q.Limit(size) rows
-//	// matching q.Filter, after q.After, skipping q.Skip
+//	// matching q.Filter, after q.After, skipping q.Skip; or, when
+//	// !q.Plain(), those of q.SQL("t") on the typed view
 //	enc := odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: n, Format: f})
 //	for rows.Next() { enc.Encode(rows.Values()) }
 //	err = enc.Close() // writes @odata.nextLink when a further page exists
 //
-// What is supported, and what is not, is deliberately small: see [Parse].
+// What is supported, and what is not: see [Parse]; $metadata declares it
+// with Org.OData.Capabilities.V1 annotations.
 // Unsupported but valid OData is a 501 Not Implemented whose message says
 // what is supported; malformed requests are 400 Bad Request.
 package odata

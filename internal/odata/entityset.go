@@ -63,15 +63,30 @@ type EntitySetDef struct {
 	// Key is a column.
 	RowKey []string
 
+	// KeyColumns names the columns of the set's typed view that hold the
+	// key's parts, in order: the view [Query.SQL] writes conditions on,
+	// whose columns are the properties' typed values under their own
+	// names. For the report: key_contract_id, key_process_id and
+	// key_task_id, NULL standing for an absent process or task. Empty
+	// when Key is a column of the view.
+	KeyColumns []string
+
+	// Normalized maps a Text property to how its equalities compare: a
+	// typed-view column holding the normalized value and the SQL function
+	// that normalizes a literal the same way. For the report, client_rut:
+	// {"key_client_rut", "rut_key"}, so that eq, ne and in match a RUT
+	// typed in any form. Other comparisons and functions use the value.
+	Normalized map[string][2]string
+
 	// OrderBy names the Integer columns whose ascending order is the order
-	// of the rows. $orderby may restate it or any non-empty prefix of it;
-	// any other order is a 501. The rows must be in key order as well
-	// (the key refines OrderBy), since $skiptoken resumes after a key.
+	// of the rows when $orderby does not say otherwise; a $orderby that
+	// restates it or a prefix of it is a plain request ([Query.Plain]).
+	// The rows must be in key order as well (the key refines OrderBy).
 	OrderBy []string
 
-	// Filters names the columns $filter may compare with eq (Integer and
-	// Text columns only). Integer filter properties are ids: a value below
-	// 1 is a 400.
+	// Filters names the columns whose equalities (Integer and Text
+	// columns only; an Integer one an id, at least 1) a store serves on
+	// its own: see [Query.Filter]. $filter compares every property.
 	Filters []string
 
 	// EmptyIsNull says the set's values are never nil and an empty value
@@ -98,7 +113,7 @@ type property struct {
 	col      int // index in Columns; -1 for the synthetic key
 	kind     export.Kind
 	nullable bool
-	filter   bool // $filter may compare it
+	filter   bool // one of Filters
 }
 
 // Name returns the entity set's name.
@@ -123,6 +138,7 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 	def.RowKey = append([]string(nil), def.RowKey...)
 	def.OrderBy = append([]string(nil), def.OrderBy...)
 	def.Filters = append([]string(nil), def.Filters...)
+	def.KeyColumns = append([]string(nil), def.KeyColumns...)
 
 	s := &EntitySet{def: def, byName: make(map[string]int, len(def.Columns)+1), keyCol: -1}
 	cols := make(map[string]int, len(def.Columns))
@@ -150,6 +166,9 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 		}
 		if len(def.RowKey) == 0 || len(def.RowKey) > maxKeyParts {
 			return fail("synthetic key %q needs 1 to %d RowKey names, got %d", def.Key, maxKeyParts, len(def.RowKey))
+		}
+		if len(def.KeyColumns) != len(def.RowKey) {
+			return fail("synthetic key %q needs a KeyColumns name per RowKey name", def.Key)
 		}
 		s.props = append(s.props, property{name: def.Key, col: -1, kind: export.Text})
 	}

@@ -72,3 +72,4 @@ func WriteError(w io.Writer, e *Error) error {
 	_, err := w.Write(b)
 	return err
 }
+

@@ -36,6 +36,12 @@ type FeedOptions struct {
 	// and the next link then holds no credential.
 	AccessToken string
 
+	// Entity writes the one row of a request by key, /Set(key), as a
+	// single entity rather than a feed: {"@odata.context":
+	// "<root>/$metadata#Set/$entity","row_id":...}. The store reads at
+	// most one row; with none the caller answers 404 before writing.
+	Entity bool
+
 	// Location is the time zone of Timestamp values, which carry no
 	// offset; nil means UTC, the zone informe's own databases store and
 	// render wall-clock times in. Timestamptz values keep the offset they
@@ -81,9 +87,13 @@ type Feed struct {
 	rows    int64 // rows written
 	more    bool  // a row beyond the page arrived: write a next link
 	last    [maxKeyParts]int64
-	err     error // sticky; errClosed after Close
-	closed  bool
-	closeIs error
+	// lastSort are the last row's sort values ([SQL.SortText]), nil for
+	// null, held in sortBuf.
+	lastSort [][]byte
+	sortBuf  []byte
+	err      error // sticky; errClosed after Close
+	closed   bool
+	closeIs  error
 }
 
 // outProp is a property as a Feed writes it.
@@ -129,6 +139,7 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 	if set.keyCol < 0 {
 		f.rowLen += len(set.def.RowKey)
 	}
+	f.rowLen += len(q.order)
 	if q.Top >= 0 && q.Top < f.pageRows {
 		f.pageRows = q.Top
 	}
@@ -163,6 +174,13 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 		}
 		ctx += "(" + strings.Join(names, ",") + ")"
 	}
+	if opts.Entity {
+		ctx += "/$entity"
+		f.header = append(append([]byte(`{"@odata.context":`), export.AppendJSONString(nil, []byte(ctx))...), ',')
+		f.pageRows = 1
+		f.peek = false
+		return f
+	}
 	h := append([]byte(`{"@odata.context":`), export.AppendJSONString(nil, []byte(ctx))...)
 	if q.Count {
 		h = append(h, `,"@odata.count":`...)
@@ -177,7 +195,8 @@ func (f *Feed) Rows() int64 { return f.rows }
 
 // Encode writes one row as an entity: a value per column, in column order,
 // as text in the API's formats (nil for NULL), followed, for a set with a
-// synthetic key, by the key's parts (see [EntitySetDef.RowKey]). A row
+// synthetic key, by the key's parts (see [EntitySetDef.RowKey]), then,
+// under a $orderby, by its sort values ([SQL.SortText]). A row
 // beyond the page is not written: it tells Close to write the next link.
 // Encode does not retain row. It returns the Feed's first error: from the
 // writer, a row of the wrong length, or a value that does not fit its
@@ -219,12 +238,15 @@ func (f *Feed) Encode(row [][]byte) error {
 	}
 
 	b := f.scratch[:0]
-	if f.rows == 0 {
+	switch {
+	case f.opts.Entity:
 		b = append(b, f.header...)
-	} else {
-		b = append(b, ',')
+	case f.rows == 0:
+		b = append(b, f.header...)
+		b = append(b, '{')
+	default:
+		b = append(b, ',', '{')
 	}
-	b = append(b, '{')
 	for i := range f.out {
 		p := &f.out[i]
 		if i > 0 {
@@ -241,10 +263,27 @@ func (f *Feed) Encode(row [][]byte) error {
 			return f.err
 		}
 	}
-	b = append(b, '}')
+	if !f.opts.Entity {
+		b = append(b, '}')
+	}
 	f.scratch = b
 	f.rows++
 	f.last = key
+	if n := len(f.q.order); n > 0 {
+		f.sortBuf, f.lastSort = f.sortBuf[:0], f.lastSort[:0]
+		for _, v := range row[len(row)-n:] {
+			f.sortBuf = append(f.sortBuf, v...)
+		}
+		off := 0
+		for _, v := range row[len(row)-n:] {
+			if v == nil {
+				f.lastSort = append(f.lastSort, nil)
+				continue
+			}
+			f.lastSort = append(f.lastSort, f.sortBuf[off:off+len(v):off+len(v)])
+			off += len(v)
+		}
+	}
 	_, f.err = f.bw.Write(b)
 	return f.err
 }
@@ -340,7 +379,9 @@ func (f *Feed) Close() error {
 		return f.closeIs
 	}
 	f.closed = true
-	if f.err == nil {
+	if f.err == nil && f.opts.Entity {
+		_, f.err = f.bw.Write([]byte{'}'})
+	} else if f.err == nil {
 		b := f.scratch[:0]
 		if f.rows == 0 {
 			b = append(b, f.header...)
@@ -393,7 +434,7 @@ func (f *Feed) nextLink() string {
 	if q.Top >= 0 {
 		add("$top", strconv.FormatInt(q.Top-f.rows, 10))
 	}
-	add("$skiptoken", string(appendSkipToken(nil, set, f.last[:set.keyParts()])))
+	add("$skiptoken", string(appendSkipToken(nil, set, q.order, f.lastSort, f.last[:set.keyParts()])))
 	if f.opts.AccessToken != "" {
 		add("access_token", f.opts.AccessToken)
 	}

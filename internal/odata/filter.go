@@ -1,15 +1,18 @@
 package odata
 
 import (
+	"github.com/informe/informe/internal/secret"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/httplist"
 )
 
-// maxFilterDepth bounds the nesting of parentheses in $filter, so that a
-// long run of '(' cannot make the parser recurse without end.
+// maxFilterDepth bounds the nesting of parentheses, not and function calls
+// in $filter, so that a long run of '(' cannot make the parser recurse
+// without end.
 const maxFilterDepth = 32
 
 type tokenKind uint8
@@ -21,6 +24,7 @@ const (
 	tokString           // a string literal, unquoted and unescaped
 	tokLParen
 	tokRParen
+	tokComma
 	tokAlias // @p1
 	tokOther // any other character
 )
@@ -32,56 +36,100 @@ type token struct {
 	end  int    // byte offset just past the token
 }
 
-// filterParser parses the subset of the $filter grammar informe supports.
+// edm is the type of a $filter expression.
+type edm uint8
+
+const (
+	tNull edm = iota // the null literal
+	tInt             // Edm.Int64
+	tDec             // Edm.Decimal
+	tDate            // Edm.Date
+	tDTO             // Edm.DateTimeOffset
+	tStr             // Edm.String
+	tBool            // Edm.Boolean
+)
+
+func (t edm) String() string {
+	return [...]string{"null", "Edm.Int64", "Edm.Decimal", "Edm.Date", "Edm.DateTimeOffset", "Edm.String", "Edm.Boolean"}[t]
+}
+
+func kindType(k export.Kind) edm {
+	switch k {
+	case export.Integer:
+		return tInt
+	case export.Decimal:
+		return tDec
+	case export.Date:
+		return tDate
+	case export.Timestamp, export.Timestamptz:
+		return tDTO
+	}
+	return tStr
+}
+
+// numeric reports whether t compares with numbers.
+func (t edm) numeric() bool { return t == tInt || t == tDec }
+
+type exprKind uint8
+
+const (
+	eProp exprKind = iota // a property
+	eLit                  // a literal, null included
+	eFunc                 // a function call: name, args
+	eCmp                  // args[0] name args[1], name one of eq ne gt ge lt le
+	eIn                   // args[0] in (args[1:])
+	eAnd
+	eOr
+	eNot
+)
+
+// expr is a parsed, type-checked $filter expression.
+type expr struct {
+	kind exprKind
+	typ  edm
+	prop int    // eProp: index in set.props
+	name string // eFunc: the function; eCmp: the operator
+	val  any    // eLit: int64 (tInt), string (tDec, tDate, tStr: canonical text), time.Time (tDTO), bool (tBool); nil for null
+	args []*expr
+}
+
+// filterParser parses $filter.
 type filterParser struct {
-	src string
-	set *EntitySet
-	tok token
-	err *Error
+	src   string
+	set   *EntitySet
+	tok   token
+	err   *Error
+	depth int
 }
 
-// operand is one side of a comparison: a property or a literal.
-type operand struct {
-	prop int   // index in set.props; -1 for a literal
-	lit  token // the literal, when prop is -1
-}
-
-// parseFilter parses a $filter value into equalities on set's filter
+// parseFilter parses a $filter value into a boolean expression on set's
 // properties. See [Parse] for what it accepts.
-func parseFilter(raw string, set *EntitySet) ([]Eq, error) {
+func parseFilter(raw string, set *EntitySet) (*expr, error) {
 	if httplist.TrimOWS(raw) == "" {
-		return nil, badRequest("$filter", "$filter is empty; "+set.filterHelp())
+		return nil, badRequest("$filter", "$filter is empty; "+filterHelp)
 	}
 	p := &filterParser{src: raw, set: set}
 	p.next()
-	var eqs []Eq
-	p.and(&eqs, 0)
+	e := p.or()
 	if p.err == nil && p.tok.kind != tokEOF {
-		p.unexpected("and or the end of the expression")
+		p.unexpected("and, or or the end of the expression")
+	}
+	if p.err == nil && e.typ != tBool {
+		p.fail(badRequest, "the expression is "+e.typ.String()+", not a condition: compare it, e.g. with eq")
 	}
 	if p.err != nil {
 		return nil, p.err
 	}
-	return eqs, nil
+	return e, nil
 }
 
-// filterHelp says what $filter supports on s.
-func (s *EntitySet) filterHelp() string {
-	var names []string
-	for _, p := range s.props {
-		if p.filter {
-			names = append(names, p.name)
-		}
-	}
-	switch len(names) {
-	case 0:
-		return s.def.Name + " supports no $filter"
-	case 1:
-		return "$filter supports eq on " + names[0] + " (integers bare, strings in single quotes)"
-	}
-	return "$filter supports eq on " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] +
-		", combined with and (integers bare, strings in single quotes)"
-}
+// filterHelp says what $filter supports.
+const filterHelp = "$filter supports eq, ne, gt, ge, lt, le, in, and, or, not, parentheses, null, " +
+	"the functions " + supportedFunctions + ", and literals of the property's type " +
+	"(42, 1.5, 2024-03-05, 2024-03-05T14:07:09Z, 'text' with '' for a quote)"
+
+const supportedFunctions = "contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, " +
+	"substring, year, month, day, hour, minute, second"
 
 func (p *filterParser) fail(status func(string, string) *Error, msg string) {
 	if p.err == nil {
@@ -90,11 +138,11 @@ func (p *filterParser) fail(status func(string, string) *Error, msg string) {
 }
 
 func (p *filterParser) syntax(msg string) {
-	p.fail(badRequest, msg+" at position "+strconv.Itoa(p.tok.pos+1)+"; "+p.set.filterHelp())
+	p.fail(badRequest, msg+" at position "+strconv.Itoa(p.tok.pos+1)+"; "+filterHelp)
 }
 
 func (p *filterParser) unsupported(msg string) {
-	p.fail(notImplemented, msg+"; "+p.set.filterHelp())
+	p.fail(notImplemented, msg+"; "+filterHelp)
 }
 
 // unexpected reports the current token where something else was expected.
@@ -105,210 +153,468 @@ func (p *filterParser) unexpected(expected string) {
 	}
 	if p.tok.kind == tokIdent {
 		switch w := strings.ToLower(p.tok.text); w {
-		case "or":
-			p.unsupported("operator or is not supported")
+		case "has", "add", "sub", "mul", "div", "divby", "mod":
+			p.unsupported("operator " + w + " is not supported")
 			return
-		case "eq", "ne", "gt", "ge", "lt", "le", "has", "in", "add", "sub", "mul", "div", "divby", "mod":
-			p.unsupported("operator " + w + " is not supported here")
+		case "eq", "ne", "gt", "ge", "lt", "le", "in":
+			p.syntax("operator " + w + " cannot follow a comparison: put the comparison in parentheses")
 			return
 		}
 	}
-	p.syntax("expected " + expected + ", found " + strconv.Quote(p.src[p.tok.pos:p.tok.end]))
+	p.syntax("expected " + expected + ", found " + secret.Quote(p.src[p.tok.pos:p.tok.end]))
 }
 
-// and parses comparisons joined by "and", appending them to eqs.
-func (p *filterParser) and(eqs *[]Eq, depth int) {
-	for p.err == nil {
-		p.term(eqs, depth)
-		if p.err != nil || !p.isWord("and") {
-			return
-		}
-		p.next()
+// enter counts one level of nesting; false, with an error, when too deep.
+func (p *filterParser) enter() bool {
+	p.depth++
+	if p.depth > maxFilterDepth {
+		p.syntax("expression nested too deeply")
+		return false
 	}
+	return true
 }
 
-// term parses a parenthesized expression or a comparison.
-func (p *filterParser) term(eqs *[]Eq, depth int) {
-	if p.tok.kind == tokLParen {
-		if depth >= maxFilterDepth {
-			p.syntax("parentheses nested too deeply")
-			return
+func (p *filterParser) leave() { p.depth-- }
+
+// logical builds "l op r" for and/or after checking both are conditions.
+func (p *filterParser) logical(kind exprKind, op string, l, r *expr) *expr {
+	for _, e := range []*expr{l, r} {
+		if e.typ != tBool {
+			p.fail(badRequest, op+" joins conditions, and one side is "+e.typ.String()+": compare it, e.g. with eq")
+			return l
 		}
+	}
+	return &expr{kind: kind, typ: tBool, args: []*expr{l, r}}
+}
+
+// or parses conditions joined by "or".
+func (p *filterParser) or() *expr {
+	l := p.and()
+	for p.err == nil && p.isWord("or") {
 		p.next()
-		p.and(eqs, depth+1)
+		r := p.and()
 		if p.err != nil {
+			break
+		}
+		l = p.logical(eOr, "or", l, r)
+	}
+	return l
+}
+
+// and parses conditions joined by "and".
+func (p *filterParser) and() *expr {
+	l := p.not()
+	for p.err == nil && p.isWord("and") {
+		p.next()
+		r := p.not()
+		if p.err != nil {
+			break
+		}
+		l = p.logical(eAnd, "and", l, r)
+	}
+	return l
+}
+
+// not parses "not" condition, or a comparison.
+func (p *filterParser) not() *expr {
+	if !p.isWord("not") {
+		return p.comparison()
+	}
+	if !p.enter() {
+		return &expr{}
+	}
+	defer p.leave()
+	p.next()
+	e := p.not()
+	if p.err == nil && e.typ != tBool {
+		p.fail(badRequest, "not applies to a condition, and its operand is "+e.typ.String())
+	}
+	return &expr{kind: eNot, typ: tBool, args: []*expr{e}}
+}
+
+var comparisonOps = map[string]bool{"eq": true, "ne": true, "gt": true, "ge": true, "lt": true, "le": true}
+
+// comparison parses "value op value", "value in (values)" or a value.
+func (p *filterParser) comparison() *expr {
+	l := p.value()
+	if p.err != nil || p.tok.kind != tokIdent {
+		return l
+	}
+	op := strings.ToLower(p.tok.text)
+	switch {
+	case op == "in":
+		return p.in(l)
+	case comparisonOps[op]:
+	case op == "has":
+		p.unsupported("operator has is not supported")
+		return l
+	case op == "add", op == "sub", op == "mul", op == "div", op == "divby", op == "mod":
+		p.unsupported("arithmetic (" + op + ") is not supported")
+		return l
+	default:
+		return l
+	}
+	p.next()
+	r := p.value()
+	if p.err != nil {
+		return l
+	}
+	p.comparable(op, l, r)
+	return &expr{kind: eCmp, typ: tBool, name: op, args: []*expr{l, r}}
+}
+
+// in parses "(v1, v2, ...)" after l in.
+func (p *filterParser) in(l *expr) *expr {
+	p.next()
+	if p.tok.kind != tokLParen {
+		p.unexpected("'(' and a list of values after in")
+		return l
+	}
+	p.next()
+	e := &expr{kind: eIn, typ: tBool, args: []*expr{l}}
+	for p.err == nil {
+		v := p.value()
+		if p.err != nil {
+			break
+		}
+		if v.kind != eLit {
+			p.unsupported("in lists only literals")
+			break
+		}
+		p.comparable("in", l, v)
+		e.args = append(e.args, v)
+		if p.tok.kind == tokComma {
+			p.next()
+			continue
+		}
+		if p.tok.kind != tokRParen {
+			p.unexpected("',' or ')'")
+			break
+		}
+		p.next()
+		break
+	}
+	return e
+}
+
+// comparable checks that l op r compares values of one type.
+func (p *filterParser) comparable(op string, l, r *expr) {
+	if l.typ == tNull || r.typ == tNull {
+		if op != "eq" && op != "ne" && op != "in" {
+			p.fail(badRequest, "null can only be compared with eq or ne (or listed in in)")
+		}
+		if l.typ == tNull && r.typ == tNull {
+			p.unsupported("comparing two literals is not supported")
+		}
+		return
+	}
+	if l.kind == eLit && r.kind == eLit {
+		p.unsupported("comparing two literals is not supported")
+		return
+	}
+	if l.typ == r.typ || l.typ.numeric() && r.typ.numeric() {
+		if l.typ == tBool && op != "eq" && op != "ne" {
+			p.fail(badRequest, "conditions can only be compared with eq or ne")
+		}
+		return
+	}
+	side, other := l, r
+	if side.kind != eProp {
+		side, other = r, l
+	}
+	if side.kind == eProp {
+		name := p.set.props[side.prop].name
+		switch side.typ {
+		case tInt:
+			if other.typ == tStr {
+				p.fail(badRequest, name+" is Edm.Int64: write the number without quotes, e.g. "+name+" eq 42")
+				return
+			}
+		case tStr:
+			p.fail(badRequest, name+" is Edm.String: put the value in single quotes, e.g. "+name+" eq 'text'")
 			return
+		}
+		p.fail(badRequest, name+" is "+side.typ.String()+" and cannot be compared with "+other.typ.String()+"; "+example(side.typ, name))
+		return
+	}
+	p.fail(badRequest, "cannot compare "+l.typ.String()+" with "+r.typ.String())
+}
+
+// example shows a comparison of a property of type t.
+func example(t edm, name string) string {
+	switch t {
+	case tInt:
+		return "e.g. " + name + " eq 42"
+	case tDec:
+		return "e.g. " + name + " gt 1500.5"
+	case tDate:
+		return "e.g. " + name + " ge 2024-03-05"
+	case tDTO:
+		return "e.g. " + name + " ge 2024-03-05T00:00:00Z"
+	}
+	return "e.g. " + name + " eq 'text'"
+}
+
+// value parses a parenthesized expression, a literal, a property or a
+// function call.
+func (p *filterParser) value() *expr {
+	t := p.tok
+	switch t.kind {
+	case tokLParen:
+		if !p.enter() {
+			return &expr{}
+		}
+		defer p.leave()
+		p.next()
+		e := p.or()
+		if p.err != nil {
+			return e
 		}
 		if p.tok.kind != tokRParen {
 			p.unexpected("')'")
-			return
+			return e
 		}
 		p.next()
-		return
-	}
-	if p.isWord("not") {
-		p.unsupported("operator not is not supported")
-		return
-	}
-	p.comparison(eqs)
-}
-
-// comparison parses "operand eq operand".
-func (p *filterParser) comparison(eqs *[]Eq) {
-	left, ok := p.operand()
-	if !ok {
-		return
-	}
-	if p.tok.kind != tokIdent {
-		p.unexpected("an operator such as eq")
-		return
-	}
-	switch op := strings.ToLower(p.tok.text); op {
-	case "eq":
-	case "ne", "gt", "ge", "lt", "le", "has", "in":
-		p.unsupported("operator " + op + " is not supported")
-		return
-	case "add", "sub", "mul", "div", "divby", "mod":
-		p.unsupported("arithmetic (" + op + ") is not supported")
-		return
-	case "and", "or":
-		p.syntax("a property alone is not a condition: compare it with eq")
-		return
-	default:
-		p.unexpected("an operator such as eq")
-		return
-	}
-	p.next()
-	right, ok := p.operand()
-	if !ok {
-		return
-	}
-	switch {
-	case left.prop >= 0 && right.prop >= 0:
-		p.unsupported("comparing two properties is not supported")
-		return
-	case left.prop < 0 && right.prop < 0:
-		p.unsupported("comparing two literals is not supported")
-		return
-	case left.prop < 0:
-		left, right = right, left
-	}
-	eq, ok := p.typed(left.prop, right.lit)
-	if !ok {
-		return
-	}
-	for _, e := range *eqs {
-		if e.Property == eq.Property {
-			if e.Text != eq.Text {
-				p.unsupported("comparing " + eq.Property + " with two different values is not supported")
-			}
-			return
-		}
-	}
-	*eqs = append(*eqs, eq)
-}
-
-// operand parses a property or a literal. ok is false after an error.
-func (p *filterParser) operand() (operand, bool) {
-	t := p.tok
-	switch t.kind {
-	case tokString, tokNumber:
+		return e
+	case tokString:
 		p.next()
-		return operand{prop: -1, lit: t}, true
+		return &expr{kind: eLit, typ: tStr, val: t.text}
+	case tokNumber:
+		p.next()
+		return p.number(t)
 	case tokAlias:
 		p.unsupported("parameter aliases (" + t.text + ") are not supported")
-		return operand{}, false
+		return &expr{}
 	case tokIdent:
 	case tokOther:
 		if t.text == "-" {
 			p.unsupported("negation is not supported")
-			return operand{}, false
+			return &expr{}
 		}
-		p.unexpected("a property or a literal")
-		return operand{}, false
+		p.unexpected("a property, a literal or a function")
+		return &expr{}
 	default:
-		p.unexpected("a property or a literal")
-		return operand{}, false
+		p.unexpected("a property, a literal or a function")
+		return &expr{}
 	}
 	// An identifier: a keyword literal, a function, a path or a property.
 	switch {
 	case strings.HasPrefix(t.text, "$"):
 		p.unsupported(t.text + " is not supported")
-		return operand{}, false
+		return &expr{}
 	case strings.ContainsRune(t.text, '/'):
 		p.unsupported("paths and lambda operators (" + t.text + ") are not supported")
-		return operand{}, false
+		return &expr{}
 	case p.adjacent('('):
-		p.unsupported("function " + t.text + "() is not supported")
-		return operand{}, false
+		return p.call()
 	case p.adjacent('\''):
-		p.syntax("typed literals such as " + t.text + "'...' cannot be compared with these properties")
-		return operand{}, false
+		p.syntax("typed literals such as " + t.text + "'...' are not supported: write dates as 2024-03-05, " +
+			"date-times as 2024-03-05T14:07:09Z and strings in single quotes")
+		return &expr{}
 	}
 	switch t.text {
-	case "null", "true", "false", "INF", "NaN":
+	case "null":
 		p.next()
-		return operand{prop: -1, lit: t}, true
+		return &expr{kind: eLit, typ: tNull}
+	case "true", "false":
+		p.next()
+		return &expr{kind: eLit, typ: tBool, val: t.text == "true"}
+	case "INF", "NaN":
+		p.fail(badRequest, t.text+" is not a value of any property")
+		return &expr{}
 	}
 	i, err := p.set.lookup("$filter", t.text)
 	if err != nil {
 		p.err = err.(*Error)
-		return operand{}, false
+		return &expr{}
 	}
 	p.next()
-	return operand{prop: i}, true
+	return &expr{kind: eProp, typ: kindType(p.set.props[i].kind), prop: i}
 }
 
-// typed checks lit against the type of property i and returns the
-// equality.
-func (p *filterParser) typed(i int, lit token) (Eq, bool) {
-	prop := p.set.props[i]
-	if !prop.filter {
-		p.unsupported("filtering on " + prop.name + " is not supported")
-		return Eq{}, false
+// number types a number-like literal: an integer, a decimal, a date or a
+// date-time with an offset.
+func (p *filterParser) number(t token) *expr {
+	s := t.text
+	if n, ok := parseInt64Literal(s); ok {
+		return &expr{kind: eLit, typ: tInt, val: n}
 	}
-	if lit.kind == tokIdent && lit.text == "null" {
-		p.unsupported("comparing " + prop.name + " with null is not supported")
-		return Eq{}, false
+	if d, ok := decimalLiteral(s); ok {
+		return &expr{kind: eLit, typ: tDec, val: d}
 	}
-	name := prop.name
-	if prop.kind == export.Integer {
-		if lit.kind == tokString {
-			p.fail(badRequest, name+" is Edm.Int64: write the number without quotes, e.g. "+name+" eq 42")
-			return Eq{}, false
+	if len(s) == 10 {
+		if _, err := time.Parse("2006-01-02", s); err == nil {
+			return &expr{kind: eLit, typ: tDate, val: s}
 		}
-		n, ok := parseInt64Literal(lit.text)
-		if lit.kind != tokNumber || !ok {
-			p.fail(badRequest, name+" is Edm.Int64 and "+strconv.Quote(lit.text)+" is not an integer within its range")
-			return Eq{}, false
-		}
-		if n < 1 {
-			p.fail(badRequest, name+" is an id: compare it with an integer of at least 1, got "+lit.text)
-			return Eq{}, false
-		}
-		return Eq{Property: name, Text: strconv.FormatInt(n, 10), Int: n}, true
 	}
-	if lit.kind != tokString {
-		p.fail(badRequest, name+" is Edm.String: put the value in single quotes, e.g. "+name+" eq '"+
-			strings.ReplaceAll(lit.text, "'", "''")+"'")
-		return Eq{}, false
+	if tm, ok := parseDateTimeOffset(s); ok {
+		return &expr{kind: eLit, typ: tDTO, val: tm}
 	}
-	return Eq{Property: name, Text: lit.text}, true
+	if isIntegerText(s) {
+		p.fail(badRequest, secret.Quote(s)+" is not an integer within Edm.Int64's range")
+	} else {
+		p.fail(badRequest, secret.Quote(s)+" is not a valid literal: write integers as 42, decimals as 1.5, "+
+			"dates as 2024-03-05 and date-times as 2024-03-05T14:07:09Z or 2024-03-05T14:07:09-03:00")
+	}
+	return &expr{}
 }
 
-// parseInt64Literal parses OData's int64 literal: an optional sign and 1 to
-// 19 digits, within int64.
+func isIntegerText(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// decimalLiteral returns s, an OData decimal (digits, a point, digits, an
+// optional exponent), as PostgreSQL reads a numeric.
+func decimalLiteral(s string) (string, bool) {
+	t := strings.TrimPrefix(s, "+")
+	body := strings.TrimPrefix(t, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(body), "e")
+	ip, fp, hasPoint := strings.Cut(mant, ".")
+	if ip == "" || strings.Trim(ip, "0123456789") != "" || hasPoint && (fp == "" || strings.Trim(fp, "0123456789") != "") {
+		return "", false
+	}
+	if hasExp {
+		e := strings.TrimLeft(exp, "+-")
+		if len(exp)-len(e) > 1 || e == "" || len(e) > 4 || strings.Trim(e, "0123456789") != "" {
+			return "", false
+		}
+	} else if !hasPoint {
+		return "", false
+	}
+	return t, true
+}
+
+// parseDateTimeOffset parses an OData dateTimeOffsetValue:
+// 2024-03-05T14:07[:09[.fraction]] then Z or an offset ±hh:mm.
+func parseDateTimeOffset(s string) (time.Time, bool) {
+	if len(s) < 17 || s[10] != 'T' && s[10] != 't' {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04Z07:00"} {
+		if t, err := time.Parse(layout, strings.Replace(strings.Replace(s, "t", "T", 1), "z", "Z", 1)); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// signature is a function's argument types and result.
+type signature struct {
+	args   [][]edm // allowed types of each argument
+	min    int     // fewest arguments
+	result edm     // tInt etc.; 0 (tNull) means "the first argument's type"
+}
+
+var (
+	str1     = []edm{tStr}
+	dateLike = []edm{tDate, tDTO}
+)
+
+var functions = map[string]signature{
+	"contains":   {args: [][]edm{str1, str1}, min: 2, result: tBool},
+	"startswith": {args: [][]edm{str1, str1}, min: 2, result: tBool},
+	"endswith":   {args: [][]edm{str1, str1}, min: 2, result: tBool},
+	"tolower":    {args: [][]edm{str1}, min: 1, result: tStr},
+	"toupper":    {args: [][]edm{str1}, min: 1, result: tStr},
+	"trim":       {args: [][]edm{str1}, min: 1, result: tStr},
+	"length":     {args: [][]edm{str1}, min: 1, result: tInt},
+	"concat":     {args: [][]edm{str1, str1}, min: 2, result: tStr},
+	"indexof":    {args: [][]edm{str1, str1}, min: 2, result: tInt},
+	"substring":  {args: [][]edm{str1, {tInt}, {tInt}}, min: 2, result: tStr},
+	"year":       {args: [][]edm{dateLike}, min: 1, result: tInt},
+	"month":      {args: [][]edm{dateLike}, min: 1, result: tInt},
+	"day":        {args: [][]edm{dateLike}, min: 1, result: tInt},
+	"hour":       {args: [][]edm{{tDTO}}, min: 1, result: tInt},
+	"minute":     {args: [][]edm{{tDTO}}, min: 1, result: tInt},
+	"second":     {args: [][]edm{{tDTO}}, min: 1, result: tInt},
+}
+
+// call parses a function call; the current token is its name.
+func (p *filterParser) call() *expr {
+	name := p.tok.text
+	sig, ok := functions[name]
+	if !ok {
+		p.unsupported("function " + name + "() is not supported (supported are " + supportedFunctions + ")")
+		return &expr{}
+	}
+	if !p.enter() {
+		return &expr{}
+	}
+	defer p.leave()
+	p.next() // the name
+	p.next() // '('
+	e := &expr{kind: eFunc, typ: sig.result, name: name}
+	for p.err == nil && p.tok.kind != tokRParen {
+		if len(e.args) > 0 {
+			if p.tok.kind != tokComma {
+				p.unexpected("',' or ')'")
+				break
+			}
+			p.next()
+		}
+		a := p.or()
+		if p.err != nil {
+			break
+		}
+		if len(e.args) == len(sig.args) {
+			p.fail(badRequest, name+"() takes at most "+strconv.Itoa(len(sig.args))+" arguments")
+			break
+		}
+		if !containsType(sig.args[len(e.args)], a.typ) {
+			p.fail(badRequest, "argument "+strconv.Itoa(len(e.args)+1)+" of "+name+"() must be "+typeList(sig.args[len(e.args)])+
+				", not "+a.typ.String())
+			break
+		}
+		e.args = append(e.args, a)
+	}
+	if p.err != nil {
+		return e
+	}
+	if len(e.args) < sig.min {
+		p.fail(badRequest, name+"() takes "+strconv.Itoa(sig.min)+" arguments or more, got "+strconv.Itoa(len(e.args)))
+		return e
+	}
+	p.next() // ')'
+	if name == "substring" {
+		for _, a := range e.args[1:] {
+			if n, ok := a.val.(int64); a.kind != eLit || !ok || n < 0 {
+				p.fail(badRequest, "substring() takes its position and length as integer literals of at least 0")
+				return e
+			}
+		}
+	}
+	return e
+}
+
+func containsType(ts []edm, t edm) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func typeList(ts []edm) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, " or ")
+}
+
+// parseInt64Literal parses an OData integer literal: an optional sign and
+// digits, within int64.
 func parseInt64Literal(s string) (int64, bool) {
-	digits := strings.TrimLeft(s, "+-")
-	if len(s)-len(digits) > 1 || digits == "" || len(digits) > 19 || strings.Trim(digits, "0123456789") != "" {
+	if !isIntegerText(s) || strings.Count(s, "+")+strings.Count(s, "-") > 1 {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
 	return n, err == nil
 }
 
-// isWord reports whether the current token is the keyword w, in any case
-// (ABNF literals are case-insensitive).
+// isWord reports whether the current token is the keyword w, in any case.
 func (p *filterParser) isWord(w string) bool {
 	return p.tok.kind == tokIdent && strings.EqualFold(p.tok.text, w)
 }
@@ -335,6 +641,8 @@ func (p *filterParser) next() {
 		p.tok = token{kind: tokLParen, text: "(", pos: i, end: i + 1}
 	case c == ')':
 		p.tok = token{kind: tokRParen, text: ")", pos: i, end: i + 1}
+	case c == ',':
+		p.tok = token{kind: tokComma, text: ",", pos: i, end: i + 1}
 	case c == '\'':
 		var b strings.Builder
 		for i++; ; i++ {

@@ -12,18 +12,8 @@ import (
 // The definitions the HTTP layer is expected to use, over the real column
 // lists.
 var (
-	reportDef = odata.EntitySetDef{
-		Name: "GeneralReport", TypeName: "GeneralReportRow",
-		Columns: report.Columns,
-		Key:     "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
-		OrderBy:     []string{"contract_id", "process_id"},
-		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
-		EmptyIsNull: true,
-	}
-	usersDef = odata.EntitySetDef{
-		Name: "Users", TypeName: "User", Columns: users.Columns,
-		Key: "id", OrderBy: []string{"id"},
-	}
+	reportDef = odata.GeneralReportDef
+	usersDef  = odata.UsersDef
 )
 
 // tokenBody is shaped like the body of an informe token: 43 base64url

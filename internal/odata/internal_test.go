@@ -150,6 +150,7 @@ func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 		Key:     "a", OrderBy: []string{"a"}}
 	if synthetic {
 		def.Key, def.RowKey, def.EmptyIsNull = "row_id", []string{"a", "b", "c"}, true
+		def.KeyColumns = []string{"key_a", "key_b", "key_c"}
 	}
 	s, err := NewEntitySet(def)
 	if err != nil {
@@ -171,11 +172,11 @@ func TestSkipToken(t *testing.T) {
 		{"OKUsers", users, []int64{42}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tok := string(appendSkipToken(nil, tt.set, tt.key))
+			tok := string(appendSkipToken(nil, tt.set, nil, nil, tt.key))
 			if strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 				t.Errorf("token %q is not URL-safe", tok)
 			}
-			got, err := decodeSkipToken(tok, tt.set)
+			got, _, err := decodeSkipToken(tok, tt.set, nil)
 			if err != nil {
 				t.Fatalf("decode(%q): %v", tok, err)
 			}
@@ -190,14 +191,14 @@ func TestSkipToken(t *testing.T) {
 		})
 	}
 
-	tok := string(appendSkipToken(nil, report, []int64{1, 2, 3}))
+	tok := string(appendSkipToken(nil, report, nil, nil, []int64{1, 2, 3}))
 	bad := map[string]string{
 		"ErrEmpty":      "",
 		"ErrOtherSet":   tok,
 		"ErrPadding":    tok + "=",
 		"ErrNotBase64":  tok[:5] + "*" + tok[6:],
 		"ErrTruncated":  tok[:len(tok)-2],
-		"ErrUsersToken": string(appendSkipToken(nil, users, []int64{1})),
+		"ErrUsersToken": string(appendSkipToken(nil, users, nil, nil, []int64{1})),
 	}
 	// Every one-character edit is refused.
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -213,7 +214,7 @@ func TestSkipToken(t *testing.T) {
 		if name == "ErrOtherSet" {
 			set = other
 		}
-		if key, err := decodeSkipToken(tok, set); err == nil {
+		if key, _, err := decodeSkipToken(tok, set, nil); err == nil {
 			// A change in the last character's unused bits decodes the
 			// same bytes; Strict refuses it.
 			t.Errorf("%s: decode(%q) = %v, want an error", name, tok, key)
@@ -227,19 +228,52 @@ func TestSkipToken(t *testing.T) {
 // a key whose token it is: one token per key.
 func FuzzSkipToken(f *testing.F) {
 	set := testSet(f, "GeneralReport", true)
-	f.Add(string(appendSkipToken(nil, set, []int64{1, 2, 3})))
+	f.Add(string(appendSkipToken(nil, set, nil, nil, []int64{1, 2, 3})))
 	f.Add("AQICBEfwGNI")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, tok string) {
-		key, err := decodeSkipToken(tok, set)
+		key, _, err := decodeSkipToken(tok, set, nil)
 		if err != nil {
 			if e, ok := err.(*Error); !ok || e.Status != http.StatusBadRequest {
 				t.Fatalf("decode(%q) = %v", tok, err)
 			}
 			return
 		}
-		if again := string(appendSkipToken(nil, set, key)); again != tok {
+		if again := string(appendSkipToken(nil, set, nil, nil, key)); again != tok {
 			t.Fatalf("decode(%q) = %v, whose token is %q", tok, key, again)
 		}
 	})
+}
+
+func TestSortedSkipToken(t *testing.T) {
+	set, err := NewEntitySet(GeneralReportDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, end := set.byName["costo_servicio"], set.byName["task_end_date"]
+	order := []orderItem{{prop: cost, desc: true}, {prop: end}}
+	tok := string(appendSkipToken(nil, set, order, [][]byte{[]byte("1500.5"), nil}, []int64{6, 7, 0}))
+	key, sort, err := decodeSkipToken(tok, set, order)
+	if err != nil || len(key) != 3 || key[0] != 6 || key[1] != 7 || key[2] != 0 ||
+		len(sort) != 2 || sort[0] == nil || *sort[0] != "1500.5" || sort[1] != nil {
+		t.Fatalf("decode = %v %v %v", key, sort, err)
+	}
+	for _, tt := range []struct {
+		name  string
+		tok   string
+		order []orderItem
+	}{
+		{"OtherOrder", tok, []orderItem{{prop: cost}, {prop: end}}},
+		{"NoOrder", tok, nil},
+		{"Edited", tok[:len(tok)-2] + "AA", order},
+		// A token whose checksum holds but whose value is not a decimal:
+		// refused before it reaches the database.
+		{"BadValue", string(appendSkipToken(nil, set, order, [][]byte{[]byte("1e5; x"), nil}, []int64{1, 0, 0})), order},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := decodeSkipToken(tt.tok, set, tt.order); err == nil || err.(*Error).Status != 400 {
+				t.Fatalf("err = %v, want a 400", err)
+			}
+		})
+	}
 }

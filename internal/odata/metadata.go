@@ -21,12 +21,18 @@ const Version = "4.0"
 // column kinds (see [EntitySetDef.Columns]); Edm.Decimal properties have
 // Scale="variable" (the scale defaults to 0 otherwise) and Timestamptz
 // properties Precision="6", for their microseconds (the precision of an
-// Edm.DateTimeOffset defaults to 0, whole seconds). The document is the
+// Edm.DateTimeOffset defaults to 0, whole seconds). Each entity set carries
+// Org.OData.Capabilities.V1 annotations saying what it supports: the
+// $filter functions, filtering and sorting on any property, $count, $top
+// and $skip, and no $expand or $search. The document is the
 // same on every call: build it once.
 func Metadata(sets ...*EntitySet) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
 		`<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">` + "\n" +
+		`<edmx:Reference Uri="https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Capabilities.V1.xml">` + "\n" +
+		`<edmx:Include Namespace="Org.OData.Capabilities.V1" Alias="Capabilities"/>` + "\n" +
+		`</edmx:Reference>` + "\n" +
 		`<edmx:DataServices>` + "\n" +
 		`<Schema Namespace="` + Namespace + `" xmlns="http://docs.oasis-open.org/odata/ns/edm">` + "\n")
 	// Names are checked OData identifiers (ASCII letters, digits and
@@ -53,11 +59,44 @@ func Metadata(sets ...*EntitySet) []byte {
 	}
 	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
 	for _, s := range sets {
-		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `"/>` + "\n")
+		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `">` + "\n")
+		b.WriteString(capabilities)
+		b.WriteString("</EntitySet>\n")
 	}
 	b.WriteString("</EntityContainer>\n</Schema>\n</edmx:DataServices>\n</edmx:Edmx>\n")
 	return []byte(b.String())
 }
+
+// capabilities are the Org.OData.Capabilities.V1 annotations of every
+// entity set: what $filter, $orderby, $count, $top and $skip support, for
+// clients (Power Query among them) that read them to decide what to fold.
+var capabilities = func() string {
+	var b strings.Builder
+	b.WriteString(`<Annotation Term="Capabilities.FilterFunctions"><Collection>`)
+	for _, f := range strings.Split(supportedFunctions, ", ") {
+		b.WriteString("<String>" + f + "</String>")
+	}
+	b.WriteString("</Collection></Annotation>\n")
+	b.WriteString(`<Annotation Term="Capabilities.FilterRestrictions"><Record>` +
+		`<PropertyValue Property="Filterable" Bool="true"/>` +
+		`<PropertyValue Property="RequiresFilter" Bool="false"/>` +
+		"</Record></Annotation>\n")
+	b.WriteString(`<Annotation Term="Capabilities.SortRestrictions"><Record>` +
+		`<PropertyValue Property="Sortable" Bool="true"/>` +
+		"</Record></Annotation>\n")
+	b.WriteString(`<Annotation Term="Capabilities.CountRestrictions"><Record>` +
+		`<PropertyValue Property="Countable" Bool="true"/>` +
+		"</Record></Annotation>\n")
+	b.WriteString(`<Annotation Term="Capabilities.TopSupported" Bool="true"/>` + "\n")
+	b.WriteString(`<Annotation Term="Capabilities.SkipSupported" Bool="true"/>` + "\n")
+	b.WriteString(`<Annotation Term="Capabilities.ExpandRestrictions"><Record>` +
+		`<PropertyValue Property="Expandable" Bool="false"/>` +
+		"</Record></Annotation>\n")
+	b.WriteString(`<Annotation Term="Capabilities.SearchRestrictions"><Record>` +
+		`<PropertyValue Property="Searchable" Bool="false"/>` +
+		"</Record></Annotation>\n")
+	return b.String()
+}()
 
 // ServiceDocument returns the JSON service document listing sets, served at
 // the service root:

@@ -197,3 +197,71 @@ func TestNewEntitySetErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataCapabilities checks the Capabilities annotations of every
+// entity set: the vocabulary is referenced under its alias, and each set
+// declares its filter functions, filtering, sorting, counting, $top and
+// $skip.
+func TestMetadataCapabilities(t *testing.T) {
+	doc := odata.Metadata(reportSet(t), usersSet(t))
+	var m struct {
+		References []struct {
+			URI      string `xml:"Uri,attr"`
+			Includes []struct {
+				Namespace string `xml:"Namespace,attr"`
+				Alias     string `xml:"Alias,attr"`
+			} `xml:"http://docs.oasis-open.org/odata/ns/edmx Include"`
+		} `xml:"http://docs.oasis-open.org/odata/ns/edmx Reference"`
+		Sets []struct {
+			Name        string `xml:"Name,attr"`
+			Annotations []struct {
+				Term    string   `xml:"Term,attr"`
+				Bool    string   `xml:"Bool,attr"`
+				Strings []string `xml:"Collection>String"`
+				Values  []struct {
+					Property string `xml:"Property,attr"`
+					Bool     string `xml:"Bool,attr"`
+				} `xml:"Record>PropertyValue"`
+			} `xml:"Annotation"`
+		} `xml:"DataServices>Schema>EntityContainer>EntitySet"`
+	}
+	if err := xml.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.References) != 1 || len(m.References[0].Includes) != 1 ||
+		m.References[0].Includes[0].Namespace != "Org.OData.Capabilities.V1" || m.References[0].Includes[0].Alias != "Capabilities" {
+		t.Fatalf("references = %+v", m.References)
+	}
+	if len(m.Sets) != 2 {
+		t.Fatalf("%d entity sets", len(m.Sets))
+	}
+	for _, s := range m.Sets {
+		got := map[string]string{}
+		for _, a := range s.Annotations {
+			switch {
+			case a.Term == "Capabilities.FilterFunctions":
+				got[a.Term] = strings.Join(a.Strings, ",")
+			case a.Bool != "":
+				got[a.Term] = a.Bool
+			default:
+				for _, v := range a.Values {
+					got[a.Term+"/"+v.Property] = v.Bool
+				}
+			}
+		}
+		want := map[string]string{
+			"Capabilities.FilterFunctions":               "contains,startswith,endswith,tolower,toupper,trim,length,concat,indexof,substring,year,month,day,hour,minute,second",
+			"Capabilities.FilterRestrictions/Filterable": "true",
+			"Capabilities.SortRestrictions/Sortable":     "true",
+			"Capabilities.CountRestrictions/Countable":   "true",
+			"Capabilities.TopSupported":                  "true",
+			"Capabilities.SkipSupported":                 "true",
+			"Capabilities.ExpandRestrictions/Expandable": "false",
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q", s.Name, k, got[k], v)
+			}
+		}
+	}
+}

@@ -13,8 +13,11 @@ import (
 // Query is a parsed, valid request for a feed of one [EntitySet]: what the
 // store reads and the [Feed] writes. Build it with [Parse].
 type Query struct {
-	// Filter lists the equalities of $filter; a row matches when all hold.
-	// Each property appears at most once.
+	// Filter lists the equalities of $filter when it is nothing but
+	// equalities, joined by and, on the set's filter properties
+	// ([EntitySetDef.Filters]; ids at least 1): a row matches when all
+	// hold. Each property appears at most once. nil otherwise: see
+	// [Query.SQL].
 	Filter []Eq
 
 	// Top is $top, the most rows the client wants over all pages; -1
@@ -44,6 +47,16 @@ type Query struct {
 	After []int64
 
 	set *EntitySet
+	// where is the $filter expression; nil when absent.
+	where *expr
+	// order are the $orderby items, the key's parts ordering last; nil
+	// for the set's own order.
+	order []orderItem
+	// key is the key of a request by key, /Set(key); nil otherwise.
+	key []int64
+	// afterSort are the $skiptoken's sort values, one per order item, in
+	// their text form; nil for null.
+	afterSort []*string
 	// sel lists, in $select order, the indexes in set.props of the
 	// selected properties; nil when $select is absent or "*".
 	sel []int
@@ -113,29 +126,37 @@ var unsupported = map[string]bool{
 //   - $select: comma-separated property names, in the order the entities
 //     will list them, or "*". The key property is always written, first
 //     when it is not selected, so no entity needs an @odata.id.
-//   - $filter: comparisons "property eq literal" (or "literal eq
-//     property") joined by "and", with optional parentheses, on the set's
-//     filter properties only. Literals are OData's: integers bare, strings
-//     in single quotes, a quote inside written twice. An Edm.Int64
-//     property compared with a quoted string, or a string property with a
-//     number, is a 400: OData does not convert. See [Eq].
-//   - $orderby: the set's own order, [EntitySetDef.OrderBy], or a
-//     non-empty prefix of it, each item optionally "asc". Rows are always
-//     in that order; any other order is a 501.
+//   - $filter: a condition on any properties: eq, ne, gt, ge, lt, le and
+//     in (a list of literals), and, or, not, parentheses, null (eq null,
+//     ne null), and the functions contains, startswith, endswith,
+//     tolower, toupper, trim, length, concat, indexof, substring (position
+//     and length as literals), year, month, day (Edm.Date and
+//     Edm.DateTimeOffset), hour, minute and second (Edm.DateTimeOffset).
+//     Literals are OData's: integers (42), decimals (1.5, 1e5), dates
+//     (2024-03-05), date-times with an offset (2024-03-05T14:07:09Z,
+//     ...-03:00), strings in single quotes with a quote inside written
+//     twice, null, true and false. Comparisons must be of one type (Int64
+//     and Decimal mix): a date compared with a string, or a string
+//     property with a number, is a 400, as OData does not convert. See
+//     [Query.SQL] for how it reaches the database and [Query.Filter] for
+//     the plain equalities a store serves on its own.
+//   - $orderby: properties, comma-separated, each optionally asc or desc;
+//     nulls are smaller than any value. The key's parts order last. The
+//     set's own order ([EntitySetDef.OrderBy]) or a prefix of it,
+//     ascending, is the same as none.
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
-//   - $skiptoken: only as this package writes it in a next link.
+//   - $skiptoken: only as this package writes it in a next link, with the
+//     same $orderby.
 //   - $format: see [Negotiate].
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
 // option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type, a literal that may hold an access token (a
-// next link would repeat it), an id below 1, a negative $top, a tampered
-// $skiptoken, an option given twice, an unknown $-option. A 501 says what
-// is supported: other operators (ne, gt, or, not, in, has, arithmetic),
-// functions (contains, startswith, ...), lambdas, parameter aliases,
-// comparisons on other properties, other orders, $expand, $search, $apply,
-// $compute and the rest.
+// literal of the wrong type or form, null with gt, ge, lt or le, a
+// negative $top, a tampered $skiptoken, an option given twice, an unknown
+// $-option. A 501 says what is supported: has, arithmetic, other functions
+// (round, now, ...), lambdas, parameter aliases, $orderby on expressions,
+// $expand, $search, $apply, $compute and the rest.
 func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	opts, err := systemOptions(values)
 	if err != nil {
@@ -150,13 +171,16 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			q.sel, err = parseSelect(raw, set)
 		case "$filter":
 			q.filter = raw
-			q.Filter, err = parseFilter(raw, set)
-			if err == nil {
-				err = refuseTokens(q.Filter)
+			if secret.MayHoldToken(raw) {
+				// Next links repeat $filter: it must not carry a token.
+				err = badRequest("$filter", "$filter holds "+secret.LooksLikeToken+
+					"; send the token in the Authorization header (or the access_token parameter) only")
+			} else if q.where, err = parseFilter(raw, set); err == nil {
+				q.Filter = equalities(q.where, set)
 			}
 		case "$orderby":
 			q.orderby = raw
-			err = parseOrderBy(raw, set)
+			q.order, err = parseOrderBy(raw, set)
 		case "$top":
 			q.Top, err = parseCount(name, raw)
 		case "$skip":
@@ -170,7 +194,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
-			q.After, err = decodeSkipToken(raw, set)
+			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
 		case "$format":
 			var f Format
 			f, err = parseFormatOption(raw)
@@ -187,18 +211,6 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		}
 	}
 	return q, nil
-}
-
-// refuseTokens fails with a 400 when a value compared in $filter may hold
-// an access token: a next link would carry it.
-func refuseTokens(eqs []Eq) error {
-	for _, e := range eqs {
-		if secret.MayHoldToken(e.Text) {
-			return badRequest("$filter", "$filter: "+e.Property+" is compared with "+secret.LooksLikeToken+
-				"; send the token in the Authorization header (or the access_token parameter) only")
-		}
-	}
-	return nil
 }
 
 // systemOptions returns the $-options of values by lower-case name. An
@@ -314,43 +326,159 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 	return 0, badRequest(option, msg)
 }
 
-// parseOrderBy checks that raw restates the set's order or a prefix of it.
-func parseOrderBy(raw string, set *EntitySet) error {
-	want := strings.Join(set.def.OrderBy, ",")
-	unsupportedOrder := func() error {
-		return notImplemented("$orderby", "$orderby "+secret.Quote(raw)+" is not supported: rows come in the order "+
-			want+" (ascending) and $orderby may only restate it or a prefix of it")
-	}
-	items := strings.Split(raw, ",")
-	if len(items) > len(set.def.OrderBy) {
-		return unsupportedOrder()
-	}
-	for i, item := range items {
+// orderItem is one $orderby item.
+type orderItem struct {
+	prop int // index in set.props
+	desc bool
+}
+
+// parseOrderBy parses $orderby: properties, each optionally asc or desc.
+// Items that restate the set's own order (a prefix of it, ascending) are
+// dropped, so that such a request is served as a plain one.
+func parseOrderBy(raw string, set *EntitySet) ([]orderItem, error) {
+	var items []orderItem
+	for _, item := range strings.Split(raw, ",") {
 		fields := strings.Fields(item)
-		if len(fields) == 0 || len(fields) > 2 {
-			if len(fields) == 0 {
-				return badRequest("$orderby", "$orderby: empty item in "+secret.Quote(raw))
-			}
-			return unsupportedOrder()
+		if len(fields) == 0 {
+			return nil, badRequest("$orderby", "$orderby: empty item in "+secret.Quote(raw))
 		}
-		if !isIdentifier(fields[0]) {
-			return unsupportedOrder() // an expression, e.g. length(task)
+		if !isIdentifier(fields[0]) || len(fields) > 2 {
+			return nil, notImplemented("$orderby", "$orderby "+secret.Quote(item)+" is not supported: "+
+				"order by properties, each followed by asc or desc, separated by commas")
 		}
-		if _, err := set.lookup("$orderby", fields[0]); err != nil {
-			return err
+		i, err := set.lookup("$orderby", fields[0])
+		if err != nil {
+			return nil, err
 		}
+		o := orderItem{prop: i}
 		if len(fields) == 2 {
 			switch strings.ToLower(fields[1]) {
 			case "asc":
 			case "desc":
-				return unsupportedOrder()
+				o.desc = true
 			default:
-				return badRequest("$orderby", "$orderby: "+secret.Quote(fields[1])+" must be asc or desc")
+				return nil, badRequest("$orderby", "$orderby: "+secret.Quote(fields[1])+" must be asc or desc")
 			}
 		}
-		if fields[0] != set.def.OrderBy[i] {
-			return unsupportedOrder()
+		dup := false
+		for _, x := range items {
+			dup = dup || x.prop == i
+		}
+		if !dup { // a second mention orders nothing more
+			items = append(items, o)
 		}
 	}
-	return nil
+	// The set's own order, or a prefix of it, ascending, is no order of
+	// its own.
+	own := len(items) <= len(set.def.OrderBy)
+	for j, o := range items {
+		own = own && !o.desc && set.props[o.prop].name == set.def.OrderBy[j]
+	}
+	if own {
+		return nil, nil
+	}
+	// The key orders the rows in the end; ordering by it ends the list.
+	for j, o := range items {
+		if o.prop == set.key && set.keyCol >= 0 && !o.desc {
+			return items[:j], nil
+		}
+	}
+	return items, nil
+}
+
+// equalities returns e as the equalities of [Query.Filter], or nil when e
+// is anything more.
+func equalities(e *expr, set *EntitySet) []Eq {
+	var eqs []Eq
+	var walk func(*expr) bool
+	walk = func(e *expr) bool {
+		if e.kind == eAnd {
+			return walk(e.args[0]) && walk(e.args[1])
+		}
+		if e.kind != eCmp || e.name != "eq" {
+			return false
+		}
+		l, r := e.args[0], e.args[1]
+		if l.kind == eLit {
+			l, r = r, l
+		}
+		if l.kind != eProp || r.kind != eLit || !set.props[l.prop].filter {
+			return false
+		}
+		eq := Eq{Property: set.props[l.prop].name}
+		switch v := r.val.(type) {
+		case int64:
+			if l.typ != tInt || v < 1 {
+				return false
+			}
+			eq.Text, eq.Int = strconv.FormatInt(v, 10), v
+		case string:
+			if l.typ != tStr {
+				return false
+			}
+			eq.Text = v
+		default:
+			return false
+		}
+		for _, x := range eqs {
+			if x.Property == eq.Property {
+				return x == eq
+			}
+		}
+		eqs = append(eqs, eq)
+		return true
+	}
+	if !walk(e) {
+		return nil
+	}
+	return eqs
+}
+
+// ParseCount reads the query options of a request for /Set/$count: $filter
+// alone matters; the others a feed accepts are checked and ignored. Errors
+// are those of [Parse].
+func ParseCount(values url.Values, set *EntitySet) (*Query, error) {
+	return Parse(values, set)
+}
+
+// ParseKey reads a request for one entity by key, /Set(key): raw is what
+// the parentheses hold, a quoted row_id such as '6-7-7' for a synthetic key
+// or an integer, and values its query options ($select, $format). A
+// malformed key is a 400 naming the form it must have.
+func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
+	for name := range values {
+		if n := strings.ToLower(name); strings.HasPrefix(n, "$") && n != "$select" && n != "$format" {
+			return nil, badRequest(n, "a request by key accepts $select and $format only")
+		}
+	}
+	q, err := Parse(values, set)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ = url.PathUnescape(raw)
+	if name, v, ok := strings.Cut(raw, "="); ok && name == set.def.Key {
+		raw = v
+	}
+	var parts []string
+	if set.keyCol >= 0 {
+		parts = []string{raw}
+	} else {
+		if len(raw) < 2 || raw[0] != '\'' || raw[len(raw)-1] != '\'' {
+			return nil, badRequest("key", set.def.Name+"'s key is a quoted "+set.def.Key+" such as '6-7-7': "+
+				set.def.Name+"('6-7-7')")
+		}
+		parts = strings.Split(raw[1:len(raw)-1], "-")
+	}
+	if len(parts) != set.keyParts() {
+		return nil, badRequest("key", "the key of "+set.def.Name+" has "+strconv.Itoa(set.keyParts())+" parts")
+	}
+	for _, part := range parts {
+		n, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || n < 0 || strconv.FormatInt(n, 10) != part {
+			return nil, badRequest("key", "the key of "+set.def.Name+" is made of integers of at least 0")
+		}
+		q.key = append(q.key, n)
+	}
+	q.order, q.After, q.afterSort = nil, nil, nil
+	return q, nil
 }

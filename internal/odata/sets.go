@@ -9,11 +9,13 @@ import (
 // OpenAPI document, from the one column lists.
 var (
 	// GeneralReportDef is the general report: rows keyed by row_id, made
-	// of the contract, process and task ids, filterable on the four
-	// filters of the paged API.
+	// of the contract, process and task ids, filterable and sortable on every
+	// property.
 	GeneralReportDef = EntitySetDef{
 		Name: "GeneralReport", TypeName: "GeneralReportRow", Columns: report.Columns,
 		Key: "row_id", RowKey: []string{"contract_id", "process_id", "task_id"},
+		KeyColumns:  []string{"key_contract_id", "key_process_id", "key_task_id"},
+		Normalized:  map[string][2]string{"client_rut": {"key_client_rut", "rut_key"}},
 		OrderBy:     []string{"contract_id", "process_id"},
 		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
 		EmptyIsNull: true,
@@ -21,6 +23,6 @@ var (
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{
 		Name: "Users", TypeName: "User", Columns: users.Columns,
-		Key: "id", OrderBy: []string{"id"},
+		Key: "id", KeyColumns: []string{"key_id"}, OrderBy: []string{"id"},
 	}
 )

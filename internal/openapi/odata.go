@@ -216,9 +216,9 @@ func odataSetNames() []string {
 func odataParameters() object {
 	return obj(
 		"odata.filter", obj("name", "$filter", "in", "query",
-			"description", "Comparisons `property eq literal` joined by `and`, with optional parentheses, on the set's filter properties only (GeneralReport: "+strings.Join(odataSets[0].Filters, ", ")+"; Users: none). Integers bare, strings in single quotes with `''` for a quote. Malformed syntax, an unknown property or a literal of the wrong type is a 400; other operators, functions and properties are a 501.",
+			"description", "A condition on any properties, compared by their typed values: `eq`, `ne`, `gt`, `ge`, `lt`, `le`, `in (...)`, `and`, `or`, `not`, parentheses, `eq null`/`ne null`, and the functions contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, substring, year, month, day, hour, minute and second. Literals of the property's type: integers and decimals bare, dates as `2024-03-05`, date-times with an offset as `2024-03-05T14:07:09Z`, strings in single quotes with `''` for a quote. Malformed syntax, an unknown property or a literal of the wrong type is a 400; arithmetic, other functions, lambdas and parameter aliases are a 501.",
 			"schema", obj("type", "string", "minLength", 1),
-			"example", "client_id eq 1 and code_contract eq 'CT-001'"),
+			"example", "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and startswith(client_email,'a')"),
 		"odata.top", obj("name", "$top", "in", "query",
 			"description", "The most entities to return over all pages.",
 			"schema", obj("type", "integer", "format", "int64", "minimum", 0)),
@@ -385,8 +385,8 @@ func odataPaths() object {
 				"schema", obj("type", "array", "minItems", 1, "items", obj("type", "string", "enum", sel))),
 			ref("parameters", "odata.filter"),
 			obj("name", "$orderby", "in", "query",
-				"description", "Entities always come in the order "+strings.Join(s.OrderBy, ", ")+" (ascending); `$orderby` may restate it or a prefix of it, each item optionally `asc`. Any other order is a 501.",
-				"schema", obj("type", "string", "pattern", orderByPattern(s.OrderBy))),
+				"description", "Properties, comma-separated, each optionally followed by `asc` or `desc`; nulls come first ascending and last descending. Without it entities come in the order "+strings.Join(s.OrderBy, ", ")+". Next links resume after the last entity's sort values and key, so paging stays exact under any order. An expression is a 501.",
+				"schema", obj("type", "string", "pattern", orderByPattern(s.propertyNames()))),
 			ref("parameters", "odata.top"),
 			ref("parameters", "odata.skip"),
 			ref("parameters", "odata.count"),
@@ -415,14 +415,10 @@ func metadataMediaType() string {
 	return mt
 }
 
-// orderByPattern matches $orderby values that restate order, or a prefix
-// of it, each item optionally followed by asc (in any case).
-func orderByPattern(order []string) string {
+// orderByPattern matches $orderby values: names, comma-separated, each
+// optionally followed by asc or desc (in any case).
+func orderByPattern(names []string) string {
 	const ws = `[ \t]*`
-	item := func(name string) string { return ws + name + `([ \t]+[aA][sS][cC])?` + ws }
-	p := item(order[0])
-	for _, name := range order[1:] {
-		p += "(," + item(name)
-	}
-	return "^" + p + strings.Repeat(")?", len(order)-1) + "$"
+	item := ws + "(" + strings.Join(names, "|") + `)([ \t]+([aA][sS][cC]|[dD][eE][sS][cC]))?` + ws
+	return "^" + item + "(," + item + ")*$"
 }

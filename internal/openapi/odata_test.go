@@ -241,7 +241,7 @@ func TestODataFeeds(t *testing.T) {
 			fits(t, "error", schema, b.Bytes())
 		}
 		// And the errors Parse and Negotiate return.
-		for _, raw := range []string{"$top=-1", "$expand=x", "$filter=task eq 'x'", "$orderby=task", "$format=xml"} {
+		for _, raw := range []string{"$top=-1", "$expand=x", "$filter=task eq 1", "$filter=round(task) eq 1", "$orderby=tolower(task)", "$format=xml"} {
 			values, _ := url.ParseQuery(raw)
 			_, err := odata.Parse(values, sets[0])
 			if err == nil {

@@ -259,7 +259,8 @@ func TestOrderByPattern(t *testing.T) {
 	for v, want := range map[string]bool{
 		"contract_id": true, "contract_id asc": true, "contract_id ASC,process_id": true,
 		"contract_id,process_id asc": true, " contract_id , process_id ": true,
-		"process_id": false, "contract_id desc": false, "contract_id,process_id,x": false, "": false,
+		"process_id": true, "contract_id desc": true, "process_id DESC,contract_id": true,
+		"contract_id,process_id,x": false, "contract_id up": false, "tolower(process_id)": false, "": false,
 	} {
 		if got := re.MatchString(v); got != want {
 			t.Errorf("%q: %v, want %v", v, got, want)

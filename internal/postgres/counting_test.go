@@ -11,16 +11,17 @@ import (
 	"github.com/informe/informe/internal/postgres"
 )
 
-// redefineView replaces general_report with its own definition in which
-// old is replaced by new, so that the columns stay exactly the same.
+// redefineView replaces general_report_typed, the view of the report's
+// joins that general_report renders, with its own definition in which old
+// is replaced by new, so that the columns stay exactly the same.
 func redefineView(old, new string) func(*testing.T, *pgxpool.Pool) {
 	return func(t *testing.T, pool *pgxpool.Pool) {
 		t.Helper()
-		def := queryString(t, pool, "SELECT pg_get_viewdef('general_report')")
+		def := queryString(t, pool, "SELECT pg_get_viewdef('general_report_typed')")
 		if !strings.Contains(def, old) {
 			t.Fatalf("the view's definition has no %q:\n%s", old, def)
 		}
-		exec(t, pool, "CREATE OR REPLACE VIEW general_report AS "+strings.Replace(def, old, new, 1))
+		exec(t, pool, "CREATE OR REPLACE VIEW general_report_typed AS "+strings.Replace(def, old, new, 1))
 	}
 }
 

@@ -1,0 +1,460 @@
+package odata
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/informe/informe/export"
+)
+
+// SQL is a [Query]'s $filter, $orderby and $skiptoken position written as
+// PostgreSQL over the entity set's typed view (see [EntitySetDef.KeyColumns]):
+// every literal is a bound parameter, never text in the statement, and
+// every comparison is on the typed column, so that it is by value and an
+// index on the column can serve it.
+type SQL struct {
+	// Where is a condition on the view's row (its columns prefixed with
+	// the alias given to [Query.SQL]), "" when every row matches: the
+	// filter, and the rows after the $skiptoken's position.
+	Where string
+	// Args are Where's parameters, $1 to $len(Args).
+	Args []any
+	// Sort are the typed expressions the rows are ordered by, before the
+	// key's parts: one per $orderby item.
+	Sort []string
+	// Desc says, for each of Sort, whether it is descending. Ascending
+	// puts nulls first and descending last: OData orders null below any
+	// value.
+	Desc []bool
+	// SortText are Sort's values as text, in the form a $skiptoken holds;
+	// a row given to [Feed.Encode] carries them after its key's parts.
+	SortText []string
+}
+
+// Plain reports whether q asks for rows in the set's own order, filtered
+// by nothing but the equalities of [Query.Filter]: what a store serves
+// without [Query.SQL].
+func (q *Query) Plain() bool {
+	return q.key == nil && len(q.order) == 0 && (q.where == nil || q.Filter != nil)
+}
+
+// SQL returns q's condition and order over the set's typed view, whose
+// columns are written alias.column. Count rows with Where alone (the
+// position is then irrelevant: call it on a query without $skiptoken, or
+// use [Query.CountSQL]).
+func (q *Query) SQL(alias string) SQL {
+	b := &sqlBuilder{set: q.set, alias: alias}
+	conds := b.filter(q)
+	var out SQL
+	for _, o := range q.order {
+		e, t := b.sortExpr(o.prop)
+		out.Sort = append(out.Sort, e)
+		out.SortText = append(out.SortText, t)
+		out.Desc = append(out.Desc, o.desc)
+	}
+	if q.After != nil {
+		conds = append(conds, b.after(q, out.Sort)...)
+	}
+	out.Where = strings.Join(conds, " AND ")
+	out.Args = b.args
+	return out
+}
+
+// CountSQL returns the condition of $filter alone and its parameters.
+func (q *Query) CountSQL(alias string) (string, []any) {
+	b := &sqlBuilder{set: q.set, alias: alias}
+	return strings.Join(b.filter(q), " AND "), b.args
+}
+
+// filter returns the conditions of $filter and of a request by key.
+func (b *sqlBuilder) filter(q *Query) []string {
+	var conds []string
+	for i, c := range b.set.keyColumns() {
+		if q.key != nil {
+			conds = append(conds, b.set.keyPart(b.alias, i, c)+" = "+b.param(q.key[i], "bigint"))
+		}
+	}
+	if q.where != nil {
+		conds = append(conds, b.cond(q.where))
+	}
+	return conds
+}
+
+// KeyOrder returns the ORDER BY items of the key's parts over alias.
+func (s *EntitySet) KeyOrder(alias string) []string {
+	cols := s.keyColumns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = alias + "." + c
+	}
+	return out
+}
+
+// keyColumns are the typed view's columns of the key's parts.
+func (s *EntitySet) keyColumns() []string {
+	if len(s.def.KeyColumns) > 0 {
+		return s.def.KeyColumns
+	}
+	return []string{s.def.Key}
+}
+
+// KeyText returns the expressions of the key's parts as base-10 text over
+// alias, 0 for an absent part: what a row carries after its columns.
+func (s *EntitySet) KeyText(alias string) []string {
+	var out []string
+	for i, c := range s.keyColumns() {
+		out = append(out, s.keyPart(alias, i, c)+"::text")
+	}
+	return out
+}
+
+// keyPart is the i-th key part as a comparable integer: an absent process
+// or task is 0.
+func (s *EntitySet) keyPart(alias string, i int, col string) string {
+	if i == 0 {
+		return alias + "." + col
+	}
+	return "coalesce(" + alias + "." + col + ", 0)"
+}
+
+type sqlBuilder struct {
+	set   *EntitySet
+	alias string
+	args  []any
+}
+
+func (b *sqlBuilder) param(v any, cast string) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args)) + "::" + cast
+}
+
+// column is property i's typed expression.
+func (b *sqlBuilder) column(i int) string {
+	p := b.set.props[i]
+	if p.col < 0 { // the synthetic key, as text
+		var parts []string
+		for j, c := range b.set.keyColumns() {
+			parts = append(parts, b.set.keyPart(b.alias, j, c)+"::text")
+		}
+		return "(" + strings.Join(parts, " || '-' || ") + ")"
+	}
+	return b.alias + "." + p.name
+}
+
+// sortExpr returns the ordering expression of property i and its text.
+func (b *sqlBuilder) sortExpr(i int) (string, string) {
+	e := b.column(i)
+	switch b.set.props[i].kind {
+	case export.Date:
+		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
+	case export.Timestamp:
+		return e, "to_char(" + e + `, 'YYYY-MM-DD"T"HH24:MI:SS.US')`
+	case export.Timestamptz:
+		return e, "to_char(" + e + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+	case export.Text:
+		return e, e
+	}
+	return e, e + "::text"
+}
+
+// sortParam binds a sort value of property i as read from a $skiptoken.
+func (b *sqlBuilder) sortParam(i int, v string) string {
+	switch b.set.props[i].kind {
+	case export.Integer:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return b.param(n, "bigint")
+	case export.Decimal:
+		return b.param(v, "numeric")
+	case export.Date:
+		return b.param(v, "date")
+	case export.Timestamp:
+		return b.param(v, "timestamp")
+	case export.Timestamptz:
+		return b.param(v, "timestamptz")
+	}
+	return b.param(v, "text")
+}
+
+// after returns the conditions selecting the rows after q.After in q's
+// order: some leading sort values equal and the next one after, or all
+// equal and the key greater. A bound on the first sort value comes first,
+// so that an index on it can narrow the scan.
+func (b *sqlBuilder) after(q *Query, sort []string) []string {
+	var conds, alts, eqs []string
+	for j, o := range q.order {
+		v := q.afterSort[j]
+		e := sort[j]
+		var p string
+		if v != nil {
+			p = b.sortParam(o.prop, *v)
+		}
+		if j == 0 {
+			switch {
+			case v != nil && !o.desc:
+				conds = append(conds, e+" >= "+p)
+			case v != nil:
+				conds = append(conds, "("+e+" <= "+p+" OR "+e+" IS NULL)")
+			case o.desc:
+				conds = append(conds, e+" IS NULL")
+			}
+		}
+		var next string
+		switch {
+		case v == nil && !o.desc:
+			next = e + " IS NOT NULL"
+		case v == nil: // nulls last: nothing comes after null
+		case !o.desc:
+			next = e + " > " + p
+		default:
+			next = "(" + e + " < " + p + " OR " + e + " IS NULL)"
+		}
+		if next != "" {
+			alts = append(alts, strings.Join(append(eqs[:len(eqs):len(eqs)], next), " AND "))
+		}
+		if v == nil {
+			eqs = append(eqs, e+" IS NULL")
+		} else {
+			eqs = append(eqs, e+" = "+p)
+		}
+	}
+	cols := b.set.keyColumns()
+	var left, right []string
+	for i, c := range cols {
+		left = append(left, b.set.keyPart(b.alias, i, c))
+		right = append(right, b.param(q.After[i], "bigint"))
+	}
+	if len(q.order) == 0 {
+		// As for the set's own order: the bound on the first part lets the
+		// index narrow the scan.
+		conds = append(conds, left[0]+" >= "+right[0])
+	}
+	key := "(" + strings.Join(left, ", ") + ") > (" + strings.Join(right, ", ") + ")"
+	if len(cols) == 1 {
+		key = left[0] + " > " + right[0]
+	}
+	alts = append(alts, strings.Join(append(eqs, key), " AND "))
+	if len(alts) == 1 {
+		return append(conds, alts[0])
+	}
+	return append(conds, "(("+strings.Join(alts, ") OR (")+"))")
+}
+
+// cond writes a condition. Its SQL value is true where OData's is true,
+// and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE,
+// and not is written IS NOT TRUE.
+func (b *sqlBuilder) cond(e *expr) string {
+	switch e.kind {
+	case eAnd:
+		return "(" + b.cond(e.args[0]) + " AND " + b.cond(e.args[1]) + ")"
+	case eOr:
+		return "(" + b.cond(e.args[0]) + " OR " + b.cond(e.args[1]) + ")"
+	case eNot:
+		return "(" + b.cond(e.args[0]) + ") IS NOT TRUE"
+	case eIn:
+		return b.in(e)
+	case eCmp:
+		return b.cmp(e)
+	case eLit:
+		if e.val.(bool) {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	return b.value(e)
+}
+
+var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+// cmp writes a comparison. OData's eq and ne are two-valued: null eq null
+// is true, and a null value is ne any other.
+func (b *sqlBuilder) cmp(e *expr) string {
+	l, r := e.args[0], e.args[1]
+	if l.kind == eLit {
+		l, r = r, l
+		e = &expr{kind: eCmp, name: flip(e.name), args: []*expr{l, r}}
+	}
+	if r.kind == eLit && r.typ == tNull {
+		if e.name == "eq" {
+			return b.value(l) + " IS NULL"
+		}
+		return b.value(l) + " IS NOT NULL"
+	}
+	if l.typ == tBool {
+		v := b.cond(l)
+		if r.kind == eLit {
+			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
+			if e.name == "eq" {
+				return "(" + v + ") IS " + word
+			}
+			return "(" + v + ") IS NOT " + word
+		}
+		w := b.cond(r)
+		if e.name == "eq" {
+			return "((" + v + ") IS TRUE) = ((" + w + ") IS TRUE)"
+		}
+		return "((" + v + ") IS TRUE) <> ((" + w + ") IS TRUE)"
+	}
+	var lv, rv string
+	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
+		lv, rv = b.operands(l, r)
+	} else {
+		lv, rv = b.value(l), b.value(r)
+	}
+	switch {
+	case e.name == "ne" && r.kind == eLit:
+		return "(" + lv + " <> " + rv + " OR " + lv + " IS NULL)"
+	case e.name == "ne":
+		return lv + " IS DISTINCT FROM " + rv
+	case e.name == "eq" && r.kind != eLit:
+		return lv + " IS NOT DISTINCT FROM " + rv
+	}
+	return lv + " " + sqlOps[e.name] + " " + rv
+}
+
+// operands writes the two sides of a comparison. A date-time without an
+// offset (a Timestamp column, UTC wall-clock time) compared with a literal
+// meets the literal's UTC wall-clock time, so that an index on the column
+// serves it; a normalized property ([EntitySetDef.Normalized]) meets the
+// literal normalized.
+func (b *sqlBuilder) operands(l, r *expr) (string, string) {
+	if l.kind == eProp && r.kind == eLit && r.typ == tStr {
+		if n, ok := b.set.def.Normalized[b.set.props[l.prop].name]; ok {
+			return b.alias + "." + n[0], n[1] + "(" + b.param(r.val.(string), "text") + ")"
+		}
+	}
+	if l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
+		return b.column(l.prop), b.param(r.val.(time.Time).UTC().Format("2006-01-02 15:04:05.999999"), "timestamp")
+	}
+	return b.value(l), b.value(r)
+}
+
+func flip(op string) string {
+	switch op {
+	case "gt":
+		return "lt"
+	case "ge":
+		return "le"
+	case "lt":
+		return "gt"
+	case "le":
+		return "ge"
+	}
+	return op
+}
+
+// in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
+func (b *sqlBuilder) in(e *expr) string {
+	l := e.args[0]
+	var items []string
+	lv, null := "", false
+	for _, a := range e.args[1:] {
+		if a.typ == tNull {
+			null = true
+			continue
+		}
+		var rv string
+		if l.kind == eProp || lv == "" {
+			// A property's side has no parameters: the same for every
+			// literal of one type. Any other is written once.
+			lv, rv = b.operands(l, a)
+		} else {
+			rv = b.value(a)
+		}
+		items = append(items, rv)
+	}
+	var parts []string
+	if len(items) > 0 {
+		parts = append(parts, lv+" IN ("+strings.Join(items, ", ")+")")
+	}
+	if null {
+		parts = append(parts, b.value(l)+" IS NULL")
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// value writes a scalar expression.
+func (b *sqlBuilder) value(e *expr) string {
+	switch e.kind {
+	case eProp:
+		c := b.column(e.prop)
+		if b.set.props[e.prop].kind == export.Timestamp {
+			return "(" + c + " AT TIME ZONE 'UTC')" // UTC wall-clock time, as the feed writes it
+		}
+		return c
+	case eLit:
+		switch v := e.val.(type) {
+		case int64:
+			return b.param(v, "bigint")
+		case time.Time:
+			return b.param(v.Format(time.RFC3339Nano), "timestamptz")
+		case string:
+			return b.param(v, map[edm]string{tDec: "numeric", tDate: "date", tStr: "text"}[e.typ])
+		}
+		return "NULL"
+	case eFunc:
+		return b.call(e)
+	}
+	return b.cond(e)
+}
+
+// likeLiteral returns the LIKE pattern matching s itself.
+func likeLiteral(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// call writes a function call.
+func (b *sqlBuilder) call(e *expr) string {
+	a := e.args
+	arg := func(i int) string { return b.value(a[i]) }
+	switch e.name {
+	case "contains":
+		return "(strpos(" + arg(0) + ", " + arg(1) + ") > 0)"
+	case "startswith":
+		if a[1].kind == eLit {
+			return "(" + arg(0) + " LIKE " + b.param(likeLiteral(a[1].val.(string))+"%", "text") + ")"
+		}
+		return "starts_with(" + arg(0) + ", " + arg(1) + ")"
+	case "endswith":
+		if a[1].kind == eLit {
+			return "(" + arg(0) + " LIKE " + b.param("%"+likeLiteral(a[1].val.(string)), "text") + ")"
+		}
+		x, y := arg(0), arg(1)
+		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
+	case "tolower":
+		return "lower(" + arg(0) + ")"
+	case "toupper":
+		return "upper(" + arg(0) + ")"
+	case "trim":
+		return "btrim(" + arg(0) + `, E' \t\n\r')`
+	case "length":
+		return "char_length(" + arg(0) + ")::bigint"
+	case "concat":
+		return "(" + arg(0) + " || " + arg(1) + ")"
+	case "indexof":
+		return "(strpos(" + arg(0) + ", " + arg(1) + ") - 1)::bigint"
+	case "substring":
+		s := "substr(" + arg(0) + ", " + b.param(a[1].val.(int64)+1, "bigint") + "::int"
+		if len(a) == 3 {
+			s += ", " + arg(2) + "::int"
+		}
+		return s + ")"
+	case "year", "month", "day", "hour", "minute":
+		return "extract(" + e.name + " FROM " + b.wall(a[0]) + ")::bigint"
+	case "second":
+		return "floor(extract(second FROM " + b.wall(a[0]) + "))::bigint"
+	}
+	panic("odata: function " + e.name + " has no SQL") // the parser admits only the functions above
+}
+
+// wall writes a date or date-time as UTC wall-clock time, as the feed
+// writes it.
+func (b *sqlBuilder) wall(e *expr) string {
+	if e.kind == eProp && b.set.props[e.prop].kind != export.Timestamptz {
+		return b.column(e.prop)
+	}
+	if e.typ == tDTO {
+		return "(" + b.value(e) + " AT TIME ZONE 'UTC')"
+	}
+	return b.value(e)
+}
