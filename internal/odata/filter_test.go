@@ -99,7 +99,7 @@ func TestFilterErrors(t *testing.T) {
 		{"ErrContainsNumber", "contains(task, 1)", 400, []string{"argument 2 of contains() must be Edm.String"}},
 		{"ErrSubstringNegative", "substring(task, -1) eq 'x'", 400, []string{"at least 0"}},
 		{"ErrNotNumber", "not contract_id", 400, []string{"not applies to a condition"}},
-		{"ErrTokenNotEchoed", "informe_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX eq 1", 400, []string{"has no property a value"}},
+		{"ErrTokenNotEchoed", "informe_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX eq 1", 400, []string{"$filter holds a value that looks like an access token"}},
 		{"ErrDeep", strings.Repeat("(", 40) + "contract_id eq 1" + strings.Repeat(")", 40), 400, []string{"nested too deeply"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,7 +113,7 @@ func TestParseErrors(t *testing.T) {
 		{"ErrSkipToken", "$skiptoken=abc", 400, []string{"$skiptoken is not valid"}},
 		{"ErrFilterLiteral", "$filter=contract_id eq 'x'", 400, []string{"contract_id is Edm.Int64"}},
 		{"ErrFilterProperty", "$filter=nope eq 1", 400, []string{`no property "nope"`}},
-		{"ErrFilterToken", "$filter=code_contract eq '" + tokenBody + "'", 400, []string{"code_contract is compared with a value that looks like an access token"}},
+		{"ErrFilterToken", "$filter=code_contract eq '" + tokenBody + "'", 400, []string{"$filter holds a value that looks like an access token"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := odata.Parse(query(tt.query), set)
