@@ -97,7 +97,9 @@ func nextSuspect(s string, i int) (start, end int, suspect bool) {
 		i++
 	}
 	run := s[start:i]
-	return start, i, (upper && lower && len(run) >= minBodyRun) || containsFold(run, TokenPrefix)
+	// The prefix alone (a message saying what a token starts with) holds
+	// nothing secret; the prefix with anything after it may be a token.
+	return start, i, (upper && lower && len(run) >= minBodyRun) || len(run) > len(TokenPrefix) && containsFold(run, TokenPrefix)
 }
 
 func isBase64URL(c byte) bool {

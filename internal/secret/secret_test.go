@@ -25,7 +25,9 @@ func TestMayHoldToken(t *testing.T) {
 	}{
 		{"Token", secret.TokenPrefix + body, true},
 		{"TokenUpperCase", strings.ToUpper(secret.TokenPrefix) + body, true},
-		{"PrefixAlone", "informe_", true},
+		{"PrefixAlone", "informe_", false}, // says what a token starts with, no more
+		{"PrefixAndOne", "informe_x", true},
+		{"PrefixInMessage", "desde informe_ hasta el final", false},
 		{"PrefixMixedCase", "x,InFoRmE_y", true},
 		{"BodyWithoutPrefix", body, true},
 		{"BodyInText", `unknown field "` + body + `"`, true},
