@@ -72,4 +72,3 @@ func WriteError(w io.Writer, e *Error) error {
 	_, err := w.Write(b)
 	return err
 }
-

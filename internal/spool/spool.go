@@ -47,7 +47,7 @@ const chunkSize = 32 << 10
 
 // Defaults for the zero values of [Limits] fields.
 const (
-	DefaultMemory     = 256 << 10        // bytes queued in memory per response
+	DefaultMemory = 256 << 10 // bytes queued in memory per response
 	// A client's kernel accepts bytes in steps as large as its receive
 	// buffer: it keeps its window closed until much of the buffer has been
 	// read (a 128 KiB buffer read at 2 KB/s accepts nothing for about a
