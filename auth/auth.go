@@ -162,8 +162,32 @@ func (s *Store) Revoke(ctx context.Context, name string) error {
 // an unreachable database gives failure.Unavailable. It only reads, so it
 // works against a read replica.
 func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, error) {
-	if !wellFormed(secret) {
+	p, err := s.Check(ctx, secret)
+	if errors.Is(err, ErrUnknown) || errors.Is(err, ErrExpired) || errors.Is(err, ErrRevoked) {
 		return Principal{}, errInvalid
+	}
+	return p, err
+}
+
+// Reasons [Store.Check] gives for refusing a token, to test with errors.Is.
+// Each is a failure.Unauthorized.
+var (
+	// ErrUnknown: the text is not an informe token, or no such token was
+	// issued (a token pasted in part, or from another installation).
+	ErrUnknown = failure.Errorf(failure.Unauthorized, "this is not a token this informe issued")
+	// ErrExpired: the token was issued with an expiry that has passed.
+	ErrExpired = failure.Errorf(failure.Unauthorized, "this token has expired")
+	// ErrRevoked: the token was revoked.
+	ErrRevoked = failure.Errorf(failure.Unauthorized, "this token has been revoked")
+)
+
+// Check is [Store.Authenticate] for a person signing in, who is better
+// served by knowing why a token is refused: it returns [ErrUnknown],
+// [ErrExpired] or [ErrRevoked] rather than one message for all. The API
+// itself never says which (the spec's "Invalid Token").
+func (s *Store) Check(ctx context.Context, secret string) (Principal, error) {
+	if !wellFormed(secret) {
+		return Principal{}, ErrUnknown
 	}
 	hash := sha256.Sum256([]byte(secret))
 	var (
@@ -176,13 +200,16 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, err
 		"SELECT name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
 		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, errInvalid
+		return Principal{}, ErrUnknown
 	}
 	if err != nil {
 		return Principal{}, postgres.Classify(fmt.Errorf("auth: %w", err))
 	}
-	if revokedAt != nil || (expiresAt != nil && !s.now().Before(*expiresAt)) {
-		return Principal{}, errInvalid
+	switch {
+	case revokedAt != nil:
+		return Principal{}, ErrRevoked
+	case expiresAt != nil && !s.now().Before(*expiresAt):
+		return Principal{}, ErrExpired
 	}
 	for _, sc := range scopes {
 		p.Scopes = append(p.Scopes, Scope(sc))

@@ -20,20 +20,19 @@ type Encoder interface {
 	Encode(row [][]byte) error
 
 	// Close finishes the output (closing brackets, the workbook) and
-	// flushes it to the writer, releases any temporary files, and returns
-	// the first error met by Encode or Close. Close does not close the
-	// underlying writer. Callers must call Close on every path, also after
-	// an error, so that temporary files are removed; calls after the first
+	// flushes it to the writer, and returns the first error met by Encode
+	// or Close. Close does not close the underlying writer. Callers call
+	// Close on every path, also after an error; calls after the first
 	// return the first call's result, and Encode after Close returns
 	// [ErrClosed].
 	Close() error
 }
 
 // Flusher is implemented by encoders that can push the rows encoded so far
-// to their writer before Close: the text formats. A streaming response
-// flushes now and then so that a client is not kept waiting behind a
-// buffer while the database is slow. XLSX cannot: its workbook is only
-// complete at Close.
+// to their writer before Close: all of this package's. A streaming
+// response flushes now and then so that a client is not kept waiting
+// behind a buffer while the database is slow. An XLSX workbook is only
+// complete at Close, but its rows go out as they are flushed.
 type Flusher interface {
 	Flush() error
 }
@@ -64,9 +63,6 @@ type Options struct {
 	// unchanged. The first encoder must have encoded a row before the
 	// continuation's bytes follow its own. XLSX cannot continue a body.
 	Continue bool
-	// TmpDir is where an encoder that needs temporary files (XLSX) makes
-	// them; empty is the system's temporary folder.
-	TmpDir string
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -94,7 +90,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		if opts.Continue {
 			return nil, ErrNoContinue
 		}
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows, TmpDir: opts.TmpDir})
+		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }

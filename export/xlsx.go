@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -29,10 +30,6 @@ type XLSXOptions struct {
 	// scan the cells to find it. Zero means no rows, not unknown: encoding
 	// a row then fails.
 	Rows int64
-
-	// TmpDir is the folder of excelize's temporary files for sheets too
-	// large to keep in memory; empty is the system's temporary folder.
-	TmpDir string
 }
 
 // ErrRowCount is wrapped by the error an XLSX encoder returns when the
@@ -45,41 +42,34 @@ var ErrRowCount = errors.New("rows encoded differ from rows announced")
 // Tests lower it to check continuation on small workbooks.
 var maxSheetRows int64 = excelize.TotalRows
 
-// Number formats of typed cells. Dates and times are cells holding Excel
-// serial numbers shown through these formats, so spreadsheets sort, filter
-// and compute with them.
-const (
-	dateFormat     = "yyyy-mm-dd"
-	dateTimeFormat = "yyyy-mm-dd hh:mm:ss"
-)
-
 // maxExactInteger bounds the integers written as numbers: Excel keeps 15
 // significant digits, so larger ones (IDs, say) are written as text rather
 // than silently rounded.
 const maxExactInteger = 999_999_999_999_999
 
-// xlsxEncoder streams rows into excelize StreamWriters, one per sheet, each
-// of which keeps the sheet's XML in memory up to excelize.StreamChunkSize
-// (16 MiB) and spills the rest to a temporary file; the workbook is zipped
-// straight to the writer on Close.
+// xlsxChunk is how much sheet XML the encoder gathers before deflating it.
+const xlsxChunk = 64 << 10
+
+// xlsxEncoder writes a workbook as a zip stream: each sheet's XML is made
+// from the rows as they come and deflated into the zip in chunks of
+// xlsxChunk, so that memory does not grow with the rows; the workbook's
+// other parts follow the last sheet, on Close.
 type xlsxEncoder struct {
-	w      io.Writer
-	f      *excelize.File
-	sw     *excelize.StreamWriter // the current sheet's
-	base   string                 // the first sheet's name
-	sheet  string                 // the current sheet's name
-	sheets int                    // sheets begun
+	z      *xlsxZip
+	fixed  *xlsxFixed
+	base   string   // the first sheet's name
+	sheets []string // names of the sheets begun
+	last   []int64  // the last row of each sheet ended
 	kinds  []Kind
-	names  []string
+	refs   [][]byte // column letters, "A", "B", ...
 	widths []float64
-	rows   int64 // announced; negative when unknown
+	header []byte // the header row's cells, the same on every sheet
+	rows   int64  // announced; negative when unknown
 
-	boldStyle, intStyle, dateStyle, dateTimeStyle int
-
-	cellVals []excelize.Cell // reused for every row
-	cells    []any           // &cellVals[i], or nil for an empty cell
-	rowNum   int64           // the last row written on the current sheet; 1 is the header
-	encoded  int64           // data rows encoded, on every sheet
+	buf     []byte // sheet XML not yet deflated
+	num     []byte // the current row's number, in digits
+	rowNum  int64  // the last row written on the current sheet; 1 is the header
+	encoded int64  // data rows encoded, on every sheet
 
 	err      error // sticky; ErrClosed after Close
 	closed   bool
@@ -103,167 +93,205 @@ type xlsxEncoder struct {
 // neutralizing. An empty or nil value leaves the cell empty. A value that
 // does not parse as its kind, or that Excel cannot hold exactly (an integer
 // beyond 15 digits, a date before 1900-03-01), is written as text instead.
+// Text longer than Excel's 32,767 characters a cell is cut there, and
+// characters XML cannot carry (control characters, invalid UTF-8) become
+// U+FFFD.
 //
-// The workbook reaches w only on Close, which must be called on every path:
-// it also removes the temporary files excelize makes for large sheets.
+// The workbook is streamed: the sheets' XML is deflated into the zip as
+// rows are encoded, so memory stays flat however many rows come. The
+// encoder is a [Flusher]: Flush pushes the rows encoded so far out to w as
+// a deflate sync flush (a few bytes of output each time, so call it now
+// and then, not after every row), though the workbook is only complete at
+// Close, which adds its other parts and the zip's directory. Sheets are
+// ZIP64 parts, so that one may pass 4 GiB.
+//
 // NewXLSX returns an error for an invalid sheet name. Encode returns an
 // error wrapping [ErrRowCount] for a row past opts.Rows when that is not
-// negative, and Close one when fewer rows came; nothing is written to w
-// then.
-//
-// The workbook is zipped straight to w rather than built in memory first.
-// A sheet whose XML reaches 4 GiB (near the row limit with many columns)
-// is zipped as ZIP64 in the form Excel opens without asking to repair it.
-func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (_ Encoder, err error) {
+// negative, and Close one when fewer rows came. After any error Close
+// writes nothing more: what reached w by then is not a complete workbook.
+func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
 	sheet := opts.Sheet
 	if sheet == "" {
 		sheet = "Sheet1"
 	}
-	if strings.Contains(sheet, "'") {
-		// excelize quotes the sheet in the autofilter's defined name
-		// without doubling apostrophes, which would corrupt the workbook.
-		return nil, fmt.Errorf("export: sheet name %q: apostrophes are not allowed", sheet)
+	if err := checkSheetName(sheet); err != nil {
+		return nil, fmt.Errorf("export: xlsx: sheet name %q: %w", sheet, err)
 	}
-	f := excelize.NewFile(excelize.Options{TmpDir: opts.TmpDir})
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			err = fmt.Errorf("export: xlsx: %w", err)
-		}
-	}()
+	fixed, err := xlsxFixedParts()
+	if err != nil {
+		return nil, fmt.Errorf("export: xlsx: %w", err)
+	}
 	e := &xlsxEncoder{
-		w:        w,
-		f:        f,
-		base:     sheet,
-		kinds:    make([]Kind, len(cols)),
-		names:    Names(cols),
-		widths:   make([]float64, len(cols)),
-		rows:     opts.Rows,
-		cellVals: make([]excelize.Cell, len(cols)),
-		cells:    make([]any, len(cols)),
+		z:      newXLSXZip(w),
+		fixed:  fixed,
+		base:   sheet,
+		kinds:  make([]Kind, len(cols)),
+		refs:   make([][]byte, len(cols)),
+		widths: make([]float64, len(cols)),
+		rows:   opts.Rows,
+		buf:    make([]byte, 0, xlsxChunk+8<<10),
 	}
 	for i, c := range cols {
 		e.kinds[i] = c.Kind
 		e.widths[i] = colWidth(c)
+		name, _ := excelize.ColumnNumberToName(i + 1)
+		e.refs[i] = []byte(name)
 	}
-	// Styles are made once here: excelize dedupes NewStyle, but only by
-	// comparing against every style, which is too slow per cell.
-	if e.boldStyle, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}}); err != nil {
-		return nil, err
-	}
-	if e.intStyle, err = f.NewStyle(&excelize.Style{NumFmt: 1}); err != nil { // "0"
-		return nil, err
-	}
-	if e.dateStyle, err = f.NewStyle(&excelize.Style{CustomNumFmt: ptr(dateFormat)}); err != nil {
-		return nil, err
-	}
-	if e.dateTimeStyle, err = f.NewStyle(&excelize.Style{CustomNumFmt: ptr(dateTimeFormat)}); err != nil {
-		return nil, err
+	one := []byte("1")
+	for i, c := range cols {
+		e.header = appendCellText(e.header, e.refs[i], one, styleBold, []byte(c.Name))
 	}
 	if err := e.beginSheet(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("export: xlsx: %w", err)
 	}
 	return e, nil
 }
 
-func ptr[T any](v T) *T { return &v }
+// checkSheetName applies Excel's rules for a sheet's name, as excelize
+// does, and refuses apostrophes: the autofilter's defined name quotes the
+// sheet's name, and an apostrophe would need doubling there.
+func checkSheetName(name string) error {
+	switch {
+	case utf16Len(name) > 31:
+		return errors.New("longer than 31 characters")
+	case strings.ContainsAny(name, ":\\/?*[]"):
+		return errors.New(`none of : \ / ? * [ ] is allowed`)
+	case strings.Contains(name, "'"):
+		return errors.New("apostrophes are not allowed")
+	}
+	return nil
+}
 
-// beginSheet starts the next worksheet: names it, declares its used range,
-// and writes its column widths, frozen pane and header row.
+// utf16Len returns the length of s in UTF-16 code units, which is how
+// Excel counts characters.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(utf16.RuneLen(r), 1)
+	}
+	return n
+}
+
+// Style ids of cells, as in the cached styles part (see xlsxFixedParts).
+const (
+	styleNone     = 0
+	styleBold     = 1 // the header row
+	styleInt      = 2 // number format "0"
+	styleDate     = 3 // yyyy-mm-dd
+	styleDateTime = 4 // yyyy-mm-dd hh:mm:ss
+)
+
+// beginSheet starts the next worksheet: names it, and writes its head
+// (used range, frozen pane, column widths) and header row.
 func (e *xlsxEncoder) beginSheet() error {
-	e.sheets++
-	if e.sheets == 1 {
-		e.sheet = e.base
-		if e.sheet != "Sheet1" {
-			if err := e.f.SetSheetName("Sheet1", e.sheet); err != nil {
-				return err
-			}
-		}
-	} else {
-		e.sheet = e.continuationName()
-		if _, err := e.f.NewSheet(e.sheet); err != nil {
-			return err
-		}
+	first := len(e.sheets) == 0
+	name := e.base
+	if !first {
+		name = e.continuationName()
 	}
-	// The stream writer writes the dimension out when it is made, so it
-	// is set first; from the announced count, as no more is known yet.
-	// excelize's new sheets say "A1", which is wrong for any data.
-	dim := ""
+	e.sheets = append(e.sheets, name)
+	if err := e.z.begin("xl/worksheets/sheet"+strconv.Itoa(len(e.sheets))+".xml", zipVersion45); err != nil {
+		return err
+	}
+	b := append(e.buf[:0], e.fixed.sheetStart...)
 	if e.rows >= 0 {
-		data := min(e.rows-e.encoded, maxSheetRows-1)
-		dim = "A1"
+		// From the announced count, as no more is known yet.
+		b = append(b, `<dimension ref="A1`...)
 		if len(e.kinds) > 0 {
-			last, _ := excelize.ColumnNumberToName(len(e.kinds))
-			dim += ":" + last + strconv.FormatInt(data+1, 10)
+			data := min(e.rows-e.encoded, maxSheetRows-1)
+			b = append(b, ':')
+			b = append(b, e.refs[len(e.refs)-1]...)
+			b = strconv.AppendInt(b, data+1, 10)
 		}
+		b = append(b, `"></dimension>`...)
 	}
-	if err := e.f.SetSheetDimension(e.sheet, dim); err != nil {
-		return err
+	b = append(b, `<sheetViews><sheetView `...)
+	if first {
+		b = append(b, `tabSelected="true" `...)
 	}
-	sw, err := e.f.NewStreamWriter(e.sheet)
-	if err != nil {
-		return err
+	b = append(b, `workbookViewId="0">`...)
+	if len(e.kinds) > 0 {
+		b = append(b, `<pane activePane="bottomLeft" state="frozen" topLeftCell="A2" ySplit="1"></pane>`+
+			`<selection activeCell="A2" pane="bottomLeft" sqref="A2"></selection>`...)
 	}
-	e.sw = sw
-	// Widths and panes go before the first SetRow: the stream writer
-	// writes them out with it and refuses them after. excelize puts each
-	// column it is given before those it has, and writes them in that
-	// order, so they are given last to first to come out ascending, as
-	// the schema wants and readers expect.
-	for i := len(e.widths); i > 0; i-- {
-		if err := sw.SetColWidth(i, i, e.widths[i-1]); err != nil {
-			return err
-		}
+	b = append(b, `</sheetView></sheetViews>`...)
+	if first {
+		b = append(b, `<sheetFormatPr defaultRowHeight="15"></sheetFormatPr>`...)
 	}
 	if len(e.kinds) > 0 {
-		err := sw.SetPanes(&excelize.Panes{
-			Freeze:      true,
-			YSplit:      1,
-			TopLeftCell: "A2",
-			ActivePane:  "bottomLeft",
-			Selection:   []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
-		})
-		if err != nil {
-			return err
+		b = append(b, `<cols>`...)
+		for i, w := range e.widths {
+			b = append(b, `<col min="`...)
+			b = strconv.AppendInt(b, int64(i+1), 10)
+			b = append(b, `" max="`...)
+			b = strconv.AppendInt(b, int64(i+1), 10)
+			b = append(b, `" width="`...)
+			b = strconv.AppendFloat(b, w, 'f', -1, 64)
+			b = append(b, `" customWidth="1"/>`...)
 		}
+		b = append(b, `</cols>`...)
 	}
-	for i, name := range e.names {
-		e.cellVals[i] = excelize.Cell{StyleID: e.boldStyle, Value: name}
-		e.cells[i] = &e.cellVals[i]
-	}
-	if err := sw.SetRow("A1", e.cells); err != nil {
-		return err
-	}
+	b = append(b, `<sheetData><row r="1">`...)
+	b = append(b, e.header...)
+	b = append(b, `</row>`...)
+	e.buf = b
 	e.rowNum = 1
 	return nil
 }
 
-// continuationName returns the name of sheet number e.sheets: the first
-// sheet's name and "-N", shortened to Excel's 31 characters and to differ
-// from every sheet's name, which Excel compares ignoring case.
+// continuationName returns the name of the next sheet: the first sheet's
+// name and "-N", shortened to Excel's 31 characters and to differ from
+// every sheet's name, which Excel compares ignoring case.
 func (e *xlsxEncoder) continuationName() string {
-	suffix := "-" + strconv.Itoa(e.sheets)
+	suffix := "-" + strconv.Itoa(len(e.sheets)+1)
 	base := []rune(e.base)
-	base = base[:min(len(base), 31-len(suffix))]
+	for len(base) > 0 && utf16Len(string(base))+len(suffix) > 31 {
+		base = base[:len(base)-1]
+	}
 	for {
 		name := string(base) + suffix
-		if i, _ := e.f.GetSheetIndex(name); i == -1 || len(base) == 0 {
+		taken := false
+		for _, s := range e.sheets {
+			taken = taken || strings.EqualFold(s, name)
+		}
+		if !taken || len(base) == 0 {
 			return name
 		}
 		base = base[:len(base)-1]
 	}
 }
 
-// endSheet completes the current sheet: its autofilter, set last, when
-// the sheet's last row is known, but before Flush, which writes it out.
+// endSheet completes the current sheet with its autofilter, now that its
+// last row is known, and its part of the zip.
 func (e *xlsxEncoder) endSheet() error {
+	b := append(e.buf, `</sheetData>`...)
 	if len(e.kinds) > 0 {
-		last, _ := excelize.ColumnNumberToName(len(e.kinds))
-		if err := e.f.AutoFilter(e.sheet, "A1:"+last+strconv.FormatInt(e.rowNum, 10), nil); err != nil {
-			return err
-		}
+		b = append(b, `<autoFilter ref="`...)
+		b = e.appendRange(b, e.rowNum)
+		b = append(b, `"></autoFilter>`...)
 	}
-	return e.sw.Flush()
+	e.buf = append(b, `</worksheet>`...)
+	if err := e.deflate(); err != nil {
+		return err
+	}
+	e.last = append(e.last, e.rowNum)
+	return e.z.end()
+}
+
+// appendRange appends the absolute reference of a sheet's columns down to
+// row last: "$A$1:$BV$9".
+func (e *xlsxEncoder) appendRange(b []byte, last int64) []byte {
+	b = append(b, `$A$1:$`...)
+	b = append(b, e.refs[len(e.refs)-1]...)
+	b = append(b, '$')
+	return strconv.AppendInt(b, last, 10)
+}
+
+// deflate hands the sheet XML gathered so far to the zip.
+func (e *xlsxEncoder) deflate() error {
+	_, err := e.z.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
 }
 
 // colWidth gives a column room for its name plus the filter button, and
@@ -306,48 +334,189 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 			return e.err
 		}
 	}
-	for i, v := range row {
-		e.cells[i] = nil
-		if len(v) == 0 {
-			continue
-		}
-		c := &e.cellVals[i]
-		c.StyleID, c.Value = e.typed(e.kinds[i], v)
-		e.cells[i] = c
-	}
 	e.rowNum++
-	if err := e.sw.SetRow("A"+strconv.FormatInt(e.rowNum, 10), e.cells); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
-		return e.err
+	e.num = strconv.AppendInt(e.num[:0], e.rowNum, 10)
+	b := append(e.buf, `<row r="`...)
+	b = append(b, e.num...)
+	b = append(b, `">`...)
+	for i, v := range row {
+		if len(v) > 0 {
+			b = e.appendCell(b, i, v)
+		}
 	}
+	e.buf = append(b, `</row>`...)
 	e.encoded++
+	if len(e.buf) >= xlsxChunk {
+		if err := e.deflate(); err != nil {
+			e.err = fmt.Errorf("export: xlsx: %w", err)
+			return e.err
+		}
+	}
 	return nil
 }
 
-// typed returns the style and value of a cell for v of kind k: a number or
-// a date serial when v parses as its kind, else v as text.
-func (e *xlsxEncoder) typed(k Kind, v []byte) (style int, value any) {
-	switch k {
+// appendCell appends the cell of column i of the current row holding v: a
+// number or a date serial when v parses as its column's kind, else v as
+// text.
+func (e *xlsxEncoder) appendCell(b []byte, i int, v []byte) []byte {
+	switch k := e.kinds[i]; k {
 	case Integer:
 		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && -maxExactInteger <= n && n <= maxExactInteger {
-			return e.intStyle, n
+			b = appendCellStart(b, e.refs[i], e.num, styleInt)
+			b = strconv.AppendInt(append(b, `><v>`...), n, 10)
+			return append(b, `</v></c>`...)
 		}
 	case Decimal:
 		if isPlainDecimal(v) {
 			if x, err := strconv.ParseFloat(string(v), 64); err == nil {
-				return 0, x
+				b = appendCellStart(b, e.refs[i], e.num, styleNone)
+				b = strconv.AppendFloat(append(b, `><v>`...), x, 'f', -1, 64)
+				return append(b, `</v></c>`...)
 			}
 		}
-	case Date:
-		if serial, ok := parseSerial(v, Date); ok {
-			return e.dateStyle, serial
-		}
-	case Timestamp, Timestamptz:
+	case Date, Timestamp, Timestamptz:
 		if serial, ok := parseSerial(v, k); ok {
-			return e.dateTimeStyle, serial
+			if k == Date { // a whole number of days: as AppendFloat writes it, faster
+				b = appendCellStart(b, e.refs[i], e.num, styleDate)
+				b = strconv.AppendInt(append(b, `><v>`...), int64(serial), 10)
+			} else {
+				b = appendCellStart(b, e.refs[i], e.num, styleDateTime)
+				b = strconv.AppendFloat(append(b, `><v>`...), serial, 'f', -1, 64)
+			}
+			return append(b, `</v></c>`...)
 		}
 	}
-	return 0, string(v)
+	return appendCellText(b, e.refs[i], e.num, styleNone, v)
+}
+
+// appendCellStart appends a cell's opening tag but its closing '>'.
+func appendCellStart(b, col, row []byte, style byte) []byte {
+	b = append(b, `<c r="`...)
+	b = append(b, col...)
+	b = append(b, row...)
+	b = append(b, '"')
+	if style != styleNone {
+		b = append(b, ` s="`...)
+		b = append(b, '0'+style)
+		b = append(b, '"')
+	}
+	return b
+}
+
+// maxCellChars is Excel's limit of characters in a cell, in UTF-16 units.
+const maxCellChars = 32767
+
+// appendCellText appends a cell holding v as an inline string, as
+// excelize writes one: cut to maxCellChars, its whitespace preserved when
+// it starts or ends with some, XML-escaped, and Excel's own escapes
+// (_xHHHH_) escaped.
+func appendCellText(b, col, row []byte, style byte, v []byte) []byte {
+	b = appendCellStart(b, col, row, style)
+	b = append(b, ` t="inlineStr"><is><t`...)
+	if len(v) > maxCellChars { // UTF-16 units never outnumber UTF-8 bytes
+		v = cutUTF16(v, maxCellChars)
+	}
+	if len(v) > 0 && (isXMLSpace(v[0]) || isXMLSpace(v[len(v)-1])) {
+		b = append(b, ` xml:space="preserve"`...)
+	}
+	b = append(b, '>')
+	start := len(b)
+	b = appendEscaped(b, v)
+	if hasExcelEscape(v) { // escaping neither makes nor breaks "_x"
+		b = append(b[:start], escapeExcelEscapes(string(b[start:]))...)
+	}
+	return append(b, `</t></is></c>`...)
+}
+
+func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// cutUTF16 returns the longest prefix of v of at most n UTF-16 code units,
+// each invalid byte counting as one.
+func cutUTF16(v []byte, n int) []byte {
+	units := 0
+	for i := 0; i < len(v); {
+		r, size := utf8.DecodeRune(v[i:])
+		if r >= 0x10000 {
+			units += 2
+		} else {
+			units++
+		}
+		if units > n {
+			return v[:i]
+		}
+		i += size
+	}
+	return v
+}
+
+// asciiEscapes are the escapes of ASCII bytes in cell text: those of
+// encoding/xml's EscapeText, but for newlines, which excelize writes as
+// they are, and U+FFFD for control characters XML cannot carry.
+var asciiEscapes = func() (t [utf8.RuneSelf]string) {
+	for c := range byte(0x20) {
+		t[c] = "\uFFFD"
+	}
+	t['\n'] = ""
+	t['\t'] = "&#x9;"
+	t['\r'] = "&#xD;"
+	t['"'] = "&#34;"
+	t['\''] = "&#39;"
+	t['&'] = "&amp;"
+	t['<'] = "&lt;"
+	t['>'] = "&gt;"
+	return t
+}()
+
+// plainText marks the bytes that appendEscaped copies as they are.
+var plainText = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = c == '\n' || asciiEscapes[c] == ""
+	}
+	return t
+}()
+
+// appendEscaped appends v escaped for XML text as excelize escapes a
+// cell's text: encoding/xml's EscapeText (invalid UTF-8 and characters
+// outside XML's range become U+FFFD), newlines left as they are.
+func appendEscaped(b, v []byte) []byte {
+	last := 0
+	for i := 0; i < len(v); {
+		if plainText[v[i]] {
+			i++
+			continue
+		}
+		if c := v[i]; c < utf8.RuneSelf {
+			b = append(b, v[last:i]...)
+			b = append(b, asciiEscapes[c]...)
+			i++
+			last = i
+			continue
+		}
+		r, size := utf8.DecodeRune(v[i:])
+		if size == 1 || r == 0xFFFE || r == 0xFFFF { // RuneError of an invalid byte
+			b = append(b, v[last:i]...)
+			b = append(b, "\uFFFD"...)
+			last = i + size
+		}
+		i += size
+	}
+	return append(b, v[last:]...)
+}
+
+// Flush deflates the rows encoded so far and writes them out; see
+// [Flusher].
+func (e *xlsxEncoder) Flush() error {
+	if e.err != nil {
+		return e.err
+	}
+	if err := e.deflate(); err != nil {
+		e.err = fmt.Errorf("export: xlsx: %w", err)
+		return e.err
+	}
+	if err := e.z.flush(); err != nil {
+		e.err = fmt.Errorf("export: xlsx: %w", err)
+	}
+	return e.err
 }
 
 func (e *xlsxEncoder) Close() error {
@@ -356,17 +525,16 @@ func (e *xlsxEncoder) Close() error {
 	}
 	e.closed = true
 	if e.err == nil {
-		e.err = e.finish()
-	}
-	// Close removes excelize's temporary files, whatever happened before.
-	if err := e.f.Close(); err != nil && e.err == nil {
-		e.err = fmt.Errorf("export: xlsx: removing temporary files: %w", err)
+		if err := e.finish(); err != nil {
+			e.err = err
+		}
 	}
 	e.closeErr, e.err = e.err, ErrClosed
 	return e.closeErr
 }
 
-// finish completes the last sheet and writes the workbook to w.
+// finish completes the last sheet and writes the workbook's other parts
+// and the zip's directory.
 func (e *xlsxEncoder) finish() error {
 	if e.rows >= 0 && e.encoded != e.rows {
 		return fmt.Errorf("export: xlsx: %w: %d rows encoded, %d announced", ErrRowCount, e.encoded, e.rows)
@@ -374,11 +542,7 @@ func (e *xlsxEncoder) finish() error {
 	if err := e.endSheet(); err != nil {
 		return fmt.Errorf("export: xlsx: %w", err)
 	}
-	// File.Write builds the whole zip in a bytes.Buffer before copying it
-	// out; a zip writer on w instead streams it, and the buffer stays empty.
-	w := e.w
-	e.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newXLSXZip(w) })
-	if err := e.f.Write(io.Discard); err != nil {
+	if err := e.writeWorkbook(); err != nil {
 		return fmt.Errorf("export: xlsx: writing workbook: %w", err)
 	}
 	return nil

@@ -2,195 +2,206 @@ package export
 
 import (
 	"archive/zip"
-	"compress/flate"
-	"errors"
-	"fmt"
-	"hash"
+	"bytes"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"math"
+
+	"github.com/klauspost/compress/flate"
 )
 
-// xlsxZip is the excelize.ZipWriter that zips a workbook straight to the
-// encoder's writer, rather than into the bytes.Buffer excelize would build
-// the whole file in. It differs from a plain zip.Writer in two ways:
+// xlsxZip writes a workbook's parts as a zip stream: each part's local
+// header, then its data deflated as it comes, then a data descriptor with
+// its CRC and sizes; the central directory at the end. Nothing is kept
+// but the part being written and the central directory's entries.
 //
-//   - Parts are deflated at flate.BestSpeed. Deflating is about 40% of the
-//     whole encoding at the default level; BestSpeed made
-//     BenchmarkEncode/xlsx a third faster (85 to 56 µs a row) for a file
-//     30% larger (4.5 to 5.8 MB for 10,000 rows).
+// Parts go through zip.Writer.CreateRaw, deflated here, rather than
+// through zip.Writer.CreateHeader, for two reasons:
 //
-//   - A part that may reach 4 GiB (a sheet near Excel's row limit with
-//     many columns: at 74 columns a sheet passes 4 GiB of XML at about a
-//     million rows) says so in its local header, as Excel requires.
+//   - Deflate is klauspost/compress's at level 1 (BestSpeed). The sheet's
+//     deflating was most of the encoder's time with the standard library's
+//     BestSpeed; BenchmarkEncode/xlsx is about twice as fast with this one,
+//     for a file a few percent larger.
 //
-// Excel asks to repair a workbook with a part of 4 GiB or more unless that
-// part's local header says "version needed to extract: 4.5" (ZIP64), and it
-// also refuses local headers that carry a ZIP64 extra field when the sizes
-// follow the data in a data descriptor. Apache POI's bug 57342 and the
-// opczip library written for it, excelize's writeZip64LFH (which patches
-// the version into the local headers of the workbooks it buffers), Go
-// issue 77060, and the minizip-ng and DuckDB reports of Excel refusing
-// workbooks with ZIP64 extras in local headers all agree on that form. A
-// streaming zip.Writer cannot give it: CreateHeader always writes version
-// 2.0 in the local header, sizes being unknown when it is written, and
-// puts the ZIP64 sizes in the data descriptor and central directory only.
-// So parts go through CreateRaw, which writes the header as given, and are
-// deflated here; their header is written at their first byte, when
-// excelize hands over either the whole part in one Write or a reader that
-// knows its size (the sheets' temporary files), and says 4.5 when the part
-// may reach 4 GiB. After the data come a data descriptor with 64-bit sizes
-// and, in the central directory, a ZIP64 extra field: archive/zip's own.
+//   - The local header of a part whose size is not known when it goes out
+//     (a sheet: rows are still coming) says "version needed to extract:
+//     4.5" (ZIP64), since it may pass 4 GiB. Excel asks to repair a
+//     workbook with a part of 4 GiB or more unless that part's local
+//     header says 4.5, and it refuses local headers that carry a ZIP64
+//     extra field when the sizes follow the data in a data descriptor
+//     (Apache POI's bug 57342, Go issue 77060, the minizip-ng and DuckDB
+//     reports). A streaming zip.Writer cannot give that form: CreateHeader
+//     writes version 2.0 in the local header. CreateRaw writes the header
+//     as given. Saying 4.5 on every sheet, whatever its size, is what
+//     opczip does, the writer of dhatim/fastexcel's streamed workbooks,
+//     which Excel opens. After the data, archive/zip writes a data
+//     descriptor with 64-bit sizes for parts of 4 GiB or more and, in the
+//     central directory, a ZIP64 extra field and a ZIP64 end record.
 //
-// Measured with TestXLSXZip64 (INFORME_XLSX_ZIP64=1): a sheet of 4.5 GB of
-// XML (1,500 rows of 100 cells of 30,000 characters) zips to 7.4 MB in 52 s.
-// Python's zipfile (testzip) and openpyxl in read-only mode read every cell
-// of it, both as written here and re-zipped by a plain streaming zip.Writer
-// (version 2.0 in the local header): what differs is only the version,
-// which they do not check and Excel does. LibreOffice 7.4 reads a 4.2 GB
-// sheet but loads no workbook with a part past 4 GiB, neither of those nor
-// one zipped by Info-ZIP's zip: a limit of LibreOffice, not of this form.
-// Excel itself could not be run here; the form is the one the reports
-// above found it to open.
+// Parts of known size, the workbook's small fixed parts, say 2.0 as a
+// plain zip.Writer would.
+//
+// Measured with TestXLSXZip64 (INFORME_XLSX_ZIP64=1) on the encoder this
+// one replaced, which wrote the same form: Python's zipfile and openpyxl
+// in read-only mode read every cell of a 4.5 GB sheet. LibreOffice 7.4
+// reads a 4.2 GB sheet but loads no workbook with a part past 4 GiB, from
+// any zip writer: a limit of LibreOffice, not of this form. Excel itself
+// could not be run here.
 type xlsxZip struct {
-	zw    *zip.Writer
-	fw    *flate.Writer // reused by every part
-	entry *zipEntry     // the part being written, if any
+	zw   *zip.Writer
+	fw   *flate.Writer // reused by every part
+	out  countingWriter
+	fh   *zip.FileHeader // the part being written, nil between parts
+	crc  uint32
+	size int64 // uncompressed bytes of the part so far
 }
 
-// zip64Threshold is the size from which a part's local header says ZIP64:
-// 4 GiB less room for deflate's worst case (stored blocks add 5 bytes in
-// 65,535), so that neither size can pass 32 bits unannounced. Tests lower
-// it.
-var zip64Threshold int64 = math.MaxUint32 - 1<<20
+// zipOffset is where the zip starts in the writer's output, for
+// archive/zip's offsets. Only tests move it, past 4 GiB, so that
+// archive/zip writes its ZIP64 records on a small workbook.
+var zipOffset int64
+
+// Versions needed to extract, in a part's headers.
+const (
+	zipVersion20 = 20 // deflate
+	zipVersion45 = 45 // ZIP64
+)
 
 func newXLSXZip(w io.Writer) *xlsxZip {
-	return &xlsxZip{zw: zip.NewWriter(w)}
+	zw := zip.NewWriter(w)
+	zw.SetOffset(zipOffset)
+	return &xlsxZip{zw: zw}
 }
 
-// Create starts the part name; the previous one is complete.
-func (z *xlsxZip) Create(name string) (io.Writer, error) {
-	if err := z.endEntry(); err != nil {
-		return nil, err
-	}
-	z.entry = &zipEntry{z: z, name: name, crc: crc32.NewIEEE()}
-	return z.entry, nil
-}
-
-// AddFS is part of excelize.ZipWriter; excelize does not call it when
-// writing a workbook.
-func (z *xlsxZip) AddFS(fs.FS) error {
-	return errors.New("export: xlsx: AddFS is not supported")
-}
-
-// Close completes the last part and writes the central directory.
-func (z *xlsxZip) Close() error {
-	if err := z.endEntry(); err != nil {
-		return err
-	}
-	return z.zw.Close()
-}
-
-// endEntry completes the current part's deflate stream and records its
-// CRC and sizes in its header, which archive/zip keeps and writes out in
-// the data descriptor and central directory at the next part or Close.
-func (z *xlsxZip) endEntry() error {
-	e := z.entry
-	if e == nil {
-		return nil
-	}
-	z.entry = nil
-	if e.fh == nil {
-		if err := e.begin(0); err != nil {
-			return err
-		}
-	}
-	if err := z.fw.Close(); err != nil {
-		return err
-	}
-	fh := e.fh
-	fh.CRC32 = e.crc.Sum32()
-	fh.UncompressedSize64 = uint64(e.size)
-	fh.CompressedSize64 = uint64(e.out.n)
-	// The 32-bit fields matter only below 4 GiB: from there archive/zip
-	// writes the 64-bit ones.
-	fh.UncompressedSize = uint32(min(fh.UncompressedSize64, math.MaxUint32))
-	fh.CompressedSize = uint32(min(fh.CompressedSize64, math.MaxUint32))
-	return nil
-}
-
-// zipEntry is one part being written.
-type zipEntry struct {
-	z    *xlsxZip
-	name string
-	fh   *zip.FileHeader // nil until the first byte
-	out  *countingWriter // the compressed bytes, into the zip
-	crc  hash.Hash32
-	size int64 // uncompressed bytes so far
-}
-
-// begin writes the part's local header for size bytes of data, or an
-// unknown amount when size is negative.
-func (e *zipEntry) begin(size int64) error {
-	const (
-		zip20 = 20 // deflate
-		zip45 = 45 // ZIP64
-	)
-	version := uint16(zip20)
-	if size < 0 || size >= zip64Threshold {
-		version = zip45
-	}
-	e.fh = &zip.FileHeader{
-		Name:           e.name,
+// begin starts the part name, whose local header says version, 45 when
+// its size is not known yet. Write then deflates its data, and end
+// completes it.
+func (z *xlsxZip) begin(name string, version uint16) error {
+	z.fh = &zip.FileHeader{
+		Name:           name,
 		Method:         zip.Deflate,
 		Flags:          0x8, // CRC and sizes follow the data
 		CreatorVersion: version,
 		ReaderVersion:  version,
 	}
-	w, err := e.z.zw.CreateRaw(e.fh)
+	w, err := z.zw.CreateRaw(z.fh)
 	if err != nil {
 		return err
 	}
-	e.out = &countingWriter{w: w}
-	if e.z.fw == nil {
-		e.z.fw, err = flate.NewWriter(e.out, flate.BestSpeed)
+	z.out = countingWriter{w: w}
+	z.crc, z.size = 0, 0
+	if z.fw == nil {
+		z.fw, err = flate.NewWriter(&z.out, flate.BestSpeed)
 		return err
 	}
-	e.z.fw.Reset(e.out)
+	z.fw.Reset(&z.out)
 	return nil
 }
 
-func (e *zipEntry) Write(p []byte) (int, error) {
-	if e.fh == nil {
-		// excelize writes every part but the sheets in one Write.
-		if err := e.begin(int64(len(p))); err != nil {
-			return 0, err
-		}
-	}
-	if e.fh.ReaderVersion < 45 && e.size+int64(len(p)) >= zip64Threshold {
-		return 0, fmt.Errorf("export: xlsx: zip part %s passed 4 GiB after its header went out without ZIP64", e.name)
-	}
-	e.size += int64(len(p))
-	e.crc.Write(p)
-	return e.z.fw.Write(p)
+// Write deflates p into the current part.
+func (z *xlsxZip) Write(p []byte) (int, error) {
+	z.crc = crc32.Update(z.crc, crc32.IEEETable, p)
+	z.size += int64(len(p))
+	return z.fw.Write(p)
 }
 
-// ReadFrom copies r into the part. io.Copy calls it with excelize's
-// reader of a sheet's temporary file, which knows its size, so the header
-// is written knowing whether the part needs ZIP64.
-func (e *zipEntry) ReadFrom(r io.Reader) (int64, error) {
-	if e.fh == nil {
-		size := int64(-1)
-		if s, ok := r.(interface{ Size() int64 }); ok {
-			size = s.Size()
-		}
-		if err := e.begin(size); err != nil {
-			return 0, err
+// flush pushes the part's data written so far out to the underlying
+// writer, as a deflate sync flush: a few bytes, and readers of the stream
+// can inflate everything so far.
+func (z *xlsxZip) flush() error {
+	if z.fh != nil {
+		if err := z.fw.Flush(); err != nil {
+			return err
 		}
 	}
-	buf := make([]byte, 256<<10)
-	return io.CopyBuffer(struct{ io.Writer }{e}, r, buf) // struct{}: not ReadFrom again
+	return z.zw.Flush()
+}
+
+// end completes the current part's deflate stream and records its CRC and
+// sizes in its header, which archive/zip writes out in the data descriptor
+// and the central directory.
+func (z *xlsxZip) end() error {
+	if err := z.fw.Close(); err != nil {
+		return err
+	}
+	setSizes(z.fh, z.crc, z.size, z.out.n)
+	z.fh = nil
+	return nil
+}
+
+// setSizes records a part's CRC and sizes in its header. The 32-bit fields
+// matter only below 4 GiB: from there archive/zip writes the 64-bit ones.
+func setSizes(fh *zip.FileHeader, crc uint32, size, compressed int64) {
+	fh.CRC32 = crc
+	fh.UncompressedSize64 = uint64(size)
+	fh.CompressedSize64 = uint64(compressed)
+	fh.UncompressedSize = uint32(min(fh.UncompressedSize64, math.MaxUint32))
+	fh.CompressedSize = uint32(min(fh.CompressedSize64, math.MaxUint32))
+}
+
+// zipPart is a part deflated once and written as it is into every workbook.
+type zipPart struct {
+	name       string
+	deflated   []byte
+	crc        uint32
+	size       int64
+	compressed int64
+}
+
+// newZipPart deflates data, a part of the workbook that never changes.
+func newZipPart(name string, data []byte) (zipPart, error) {
+	var buf bytes.Buffer
+	fw, err := flate.NewWriter(&buf, flate.BestSpeed)
+	if err != nil {
+		return zipPart{}, err
+	}
+	if _, err := fw.Write(data); err != nil {
+		return zipPart{}, err
+	}
+	if err := fw.Close(); err != nil {
+		return zipPart{}, err
+	}
+	return zipPart{
+		name:       name,
+		deflated:   buf.Bytes(),
+		crc:        crc32.ChecksumIEEE(data),
+		size:       int64(len(data)),
+		compressed: int64(buf.Len()),
+	}, nil
+}
+
+// writePart writes p, deflated before, as a part of known size.
+func (z *xlsxZip) writePart(p zipPart) error {
+	fh := &zip.FileHeader{
+		Name:           p.name,
+		Method:         zip.Deflate,
+		Flags:          0x8,
+		CreatorVersion: zipVersion20,
+		ReaderVersion:  zipVersion20,
+	}
+	setSizes(fh, p.crc, p.size, p.compressed)
+	w, err := z.zw.CreateRaw(fh)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(p.deflated)
+	return err
+}
+
+// part writes data as the part name, of known size.
+func (z *xlsxZip) part(name string, data []byte) error {
+	if err := z.begin(name, zipVersion20); err != nil {
+		return err
+	}
+	if _, err := z.Write(data); err != nil {
+		return err
+	}
+	return z.end()
+}
+
+// close writes the central directory and flushes the zip to the writer.
+func (z *xlsxZip) close() error {
+	return z.zw.Close()
 }
 
 // countingWriter counts the bytes written through it.

@@ -8,506 +8,275 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/report"
 )
 
-// exportSpec is one whole export: its filter, its rows, and the statement
-// report.Store.Export runs for it.
+// exportSpec is one whole export: its filter, rows and the query informe
+// runs for it.
 type exportSpec struct {
-	label   string // "all rows", "client 123"
-	client  int64  // client_id filter, 0 for none
-	rows    int64
-	query   pageQuery
-	planned time.Duration // count and query start
+	label  string
+	client int64 // client_id filter, 0 for none
+	rows   int64
+	query  query
 }
 
-// params returns the export's query parameters in format f.
-func (e *exportSpec) params(f string) string {
-	p := "format=" + f
+func (e *exportSpec) path(format string) string {
+	p := "/api/general-report/export?format=" + format
 	if e.client != 0 {
-		p += "&client_id=" + strconv.FormatInt(e.client, 10)
+		p += fmt.Sprintf("&client_id=%d", e.client)
 	}
 	return p
 }
 
-func (e *exportSpec) path(f string) string { return "/api/general-report/export?" + e.params(f) }
+// exportSet is the exports measured: the whole report, the client with the
+// most rows, and the client nearest 100 rows (the warm-ups).
+type exportSet struct{ all, client, warm *exportSpec }
 
-// planExport opens the export with report.Store.Export (see traced) and
-// notes its rows and query.
-func planExport(ctx context.Context, url string, e *exportSpec) error {
-	q, page, d, err := traced(ctx, url, func(s *report.Store) (*report.Cursor, error) {
-		return s.Export(ctx, report.Query{ClientID: e.client})
-	})
-	e.planned = d
-	if err != nil {
-		return fmt.Errorf("plan export %s: %w", e.label, err)
+// exports chooses the clients and notes their queries, once per run.
+func (b *bench) exports(ctx context.Context) (*exportSet, error) {
+	if b.exportSet != nil {
+		return b.exportSet, nil
 	}
-	e.rows, e.query = page.Total, q
-	return nil
-}
-
-// exportSpecs are the exports the export and odata parts measure.
-type exportSpecs struct {
-	all    *exportSpec // the whole report
-	client *exportSpec // the client with the most rows
-	warm   *exportSpec // the client nearest small rows: warm-ups and the small case
-}
-
-// specs chooses and plans the exports, once per run.
-func (b *bench) specs(ctx context.Context) (*exportSpecs, error) {
-	if b.exportSpecs != nil {
-		return b.exportSpecs, nil
-	}
-	logf("choosing the clients to export (the largest, and the one nearest %d rows)", small)
-	var big, little, bigRows, littleRows int64
-	// Rows per client from the maintained counts (checked below against
-	// informe's own count of the view).
+	var big, little int64
 	err := b.pool.QueryRow(ctx, `
 		WITH c AS (SELECT k.client_id AS id, sum(r.rows) AS n
 		           FROM contracts k JOIN report_contract_rows r ON r.contract_id = k.id GROUP BY 1)
-		SELECT b.id, b.n, l.id, l.n
-		FROM (SELECT id, n FROM c ORDER BY n DESC, id LIMIT 1) b,
-		     (SELECT id, n FROM c ORDER BY abs(n - $1), id LIMIT 1) l`, small).Scan(&big, &bigRows, &little, &littleRows)
+		SELECT (SELECT id FROM c ORDER BY n DESC, id LIMIT 1), (SELECT id FROM c ORDER BY abs(n - $1), id LIMIT 1)`, small).Scan(&big, &little)
 	if err != nil {
 		return nil, fmt.Errorf("choose clients: %w", err)
 	}
-	s := &exportSpecs{
-		all:    &exportSpec{label: "all rows"},
-		client: &exportSpec{label: fmt.Sprintf("client %d", big), client: big},
-		warm:   &exportSpec{label: fmt.Sprintf("client %d", little), client: little},
-	}
+	s := &exportSet{all: &exportSpec{label: "all rows"}, client: &exportSpec{label: fmt.Sprint("client ", big), client: big},
+		warm: &exportSpec{label: fmt.Sprint("client ", little), client: little}}
 	for _, e := range []*exportSpec{s.all, s.client, s.warm} {
-		if err := planExport(ctx, b.dbURL, e); err != nil {
-			return nil, err
+		q, pg, err := traced(ctx, b.dbURL, report.Query{ClientID: e.client}, true)
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %w", e.label, err)
 		}
+		e.query, e.rows = q, pg.Total
 	}
 	if s.all.rows != b.total {
 		return nil, fmt.Errorf("the export counts %d rows, the maintained counts %d", s.all.rows, b.total)
 	}
-	if s.client.rows != bigRows || s.warm.rows != littleRows {
-		return nil, fmt.Errorf("informe counts %d and %d rows for clients %d and %d, the view %d and %d",
-			s.client.rows, s.warm.rows, big, little, bigRows, littleRows)
-	}
-	b.exportSpecs = s
-	b.res.exportSpecs = []*exportSpec{s.all, s.client, s.warm}
+	b.exportSet = s
 	return s, nil
 }
 
-// exportResult is what one informe process (or `informe export`) measured
-// for one whole export.
-type exportResult struct {
-	format  string
-	spec    *exportSpec
-	via     string // "HTTP", "CLI file", "CLI stdout"
-	samples []sample
-	baseRSS int64 // informe's VmRSS after its warm-up, bytes (HTTP)
-	peakRSS int64 // its VmHWM after the measured requests; the CLI's max RSS
-	copy    *copyRun
+// exportTable is the table the export parts fill.
+func exportTable(title string, notes ...string) table {
+	return table{title: title, notes: notes, header: []string{"export", "via", "rows", "bytes", "wall s", "min-max ms", "TTFB ms",
+		"rows/s", "x COPY", "CPU s", "PG CPU s", "RSS growth MiB"}}
 }
 
-func (r *exportResult) wall() time.Duration {
-	return median(collect(r.samples, func(s sample) time.Duration { return s.wall }))
+// exportCase is a whole export measured next to COPY: over HTTP from a
+// fresh informe warmed up with a small client's export, or (cli) by
+// `informe export` to a file, written, synced and renamed; with extra
+// flags for either.
+type exportCase struct {
+	label, format string
+	cli           bool
+	extra         []string
+	ss            samples
+	growth, peak  int64 // the CLI's growth is its peak RSS
 }
 
-func (r *exportResult) ttfb() time.Duration {
-	return median(collect(r.samples, func(s sample) time.Duration { return s.ttfb }))
-}
-
-func (r *exportResult) rowsPerSec() float64 { return perSecond(r.spec.rows, r.wall()) }
-func (r *exportResult) growth() int64       { return r.peakRSS - r.baseRSS }
-func (r *exportResult) bytes() int64        { return r.samples[len(r.samples)-1].bytes }
-
-// copyRun is COPY (an export's query) TO STDOUT WITH CSV through pgx on an
-// open connection, timed runs times.
-type copyRun struct {
-	spec      *exportSpec
-	walls     []time.Duration
-	ttfbs     []time.Duration // to the first CopyData
-	pgCPU     []float64       // the backend's CPU seconds
-	clientCPU []float64       // the benchmark's, reading
-	bytes     int64
-}
-
-func (c *copyRun) wall() time.Duration { return median(c.walls) }
-func (c *copyRun) rowsPerSec() float64 { return perSecond(c.spec.rows, c.wall()) }
-func (c *copyRun) ttfb() time.Duration { return median(c.ttfbs) }
-func (c *copyRun) sql() string         { return "COPY (" + c.spec.query.inline() + ") TO STDOUT WITH CSV" }
-func (c *copyRun) add(d, ttfb time.Duration, n int64) {
-	c.walls, c.ttfbs, c.bytes = append(c.walls, d), append(c.ttfbs, ttfb), n
-}
-
-// once runs c's COPY once on pool and checks its rows; with perfDir, its
-// backend is profiled as perfName.
-func (c *copyRun) once(ctx context.Context, pool *pgxpool.Pool, perfDir, perfName string) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
+// nextToCopy measures the cases of export e and COPY of its query through
+// one pgx connection, interleaved for runs rounds, adds their rows to t
+// and returns COPY's samples.
+func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) (samples, error) {
+	var copied samples
+	steps := []func(context.Context) error{func(ctx context.Context) error {
+		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
+		copied = append(copied, s)
 		return err
-	}
-	defer conn.Release()
-	var pid int
-	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-		return err
-	}
-	var prof *profiler
-	if perfName != "" {
-		if prof, err = startPerf(perfDir, perfName, pid); err != nil {
-			return err
+	}}
+	sessions := map[*exportCase]*informe{}
+	var ss []*informe
+	for _, c := range cases {
+		if c.cli {
+			steps = append(steps, func(ctx context.Context) error {
+				s, rss, err := b.cliExport(ctx, c.format, c.extra...)
+				c.ss, c.peak, c.growth = append(c.ss, s), max(c.peak, rss), max(c.peak, rss)
+				return err
+			})
+			continue
 		}
+		s, err := b.session(ctx, b.current, c.label, b.exportSet.warm.path(c.format), e.path(c.format), e.rows, c.extra...)
+		if err != nil {
+			return nil, errors.Join(err, measureAll(ctx, 0, ss))
+		}
+		sessions[c], ss = s, append(ss, s)
 	}
-	ticks0, err := procTicks(pid)
-	if err != nil {
-		return err
+	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
+	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
+		return nil, errors.Join(err, measureAll(ctx, 0, ss))
 	}
-	self0 := selfCPU()
-	var w countWriter
-	began := time.Now()
-	tag, err := conn.Conn().PgConn().CopyTo(ctx, &w, c.sql())
-	d := time.Since(began)
-	self := selfCPU() - self0
-	ticks1, terr := procTicks(pid)
-	if perr := prof.stop(); perr != nil {
-		return perr
-	}
-	if terr != nil {
-		return terr
-	}
-	if err != nil {
-		return fmt.Errorf("copy %s: %w", c.spec.label, err)
-	}
-	if tag.RowsAffected() != c.spec.rows {
-		return fmt.Errorf("copy %s: %d rows, want %d", c.spec.label, tag.RowsAffected(), c.spec.rows)
-	}
-	c.add(d, w.first.Sub(began), w.n)
-	c.pgCPU, c.clientCPU = append(c.pgCPU, float64(ticks1-ticks0)/clockTicks), append(c.clientCPU, self)
-	return nil
-}
-
-// exportSession is a fresh informe, warmed up with a small export of its
-// format, whose whole export is measured several times, interleaved with
-// other sessions.
-type exportSession struct {
-	inf *informe
-	r   *exportResult
-}
-
-func (b *bench) startExportSession(ctx context.Context, format string, spec, warm *exportSpec) (*exportSession, error) {
-	inf, err := b.current.start(ctx, startOptions{})
-	if err != nil {
+	if err := measureAll(ctx, runs, ss, steps...); err != nil {
 		return nil, err
 	}
-	r := &exportResult{format: format, spec: spec, via: "HTTP"}
-	if _, err := inf.measure(ctx, warm.path(format), nil, b.backends()); err != nil {
-		inf.stop()
-		return nil, fmt.Errorf("warm-up: %w", err)
+	t.exportRow("COPY csv, "+e.label, "pgx", e.rows, copied, 0, nil)
+	for _, c := range cases {
+		via := "informe export"
+		if s := sessions[c]; s != nil {
+			c.ss, c.growth, c.peak, via = s.ss, s.growth, s.peak, "HTTP"
+		}
+		t.exportRow(c.label, via, e.rows, c.ss, c.growth, copied)
 	}
-	if r.baseRSS, _, err = procMemory(inf.cmd.Process.Pid); err != nil {
-		inf.stop()
-		return nil, err
-	}
-	return &exportSession{inf: inf, r: r}, nil
+	return copied, nil
 }
 
-// measure measures the session's export once; with perfName (and --perf)
-// informe and its database backends are profiled meanwhile.
-func (s *exportSession) measure(ctx context.Context, b *bench, perfName string) error {
-	logf("  %s export of %s (%d rows)", s.r.format, s.r.spec.label, s.r.spec.rows)
-	var prof *profiler
-	if perfName != "" && b.perfDir != "" {
-		pids, err := b.backends().ticks(ctx)
+// exportRow adds one export's figures, next to COPY's (nil for none).
+func (t *table) exportRow(label, via string, rows int64, ss samples, growth int64, copied samples) {
+	x, ttfb, pg := "-", "-", "-"
+	if copied != nil {
+		x = fmt.Sprintf("%.2f", copied.wall().Seconds()/ss.wall().Seconds())
+	}
+	if via != "informe export" {
+		ttfb, pg = ms(ss.ttfb()), fmt.Sprintf("%.2f", ss.pgCPU())
+	}
+	t.add(label, via, rows, ss.bytes(), fmt.Sprintf("%.3f", ss.wall().Seconds()), ss.spread(), ttfb,
+		fmt.Sprintf("%.0f", float64(rows)/ss.wall().Seconds()), x, fmt.Sprintf("%.2f", ss.cpu()), pg, mibs(growth))
+}
+
+// vsCopy checks an export's speed against COPY's.
+func (b *bench) vsCopy(goal string, c *exportCase, copied samples) {
+	b.res.check(goal, c.label, copied.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.wall().Seconds())
+}
+
+// export measures the whole report through GET /api/general-report/export
+// in CSV, NDJSON and JSON and through `informe export`, and a big client's
+// CSV and NDJSON export, each next to COPY of the same query.
+func (b *bench) export(ctx context.Context) error {
+	set, err := b.exports(ctx)
+	if err != nil {
+		return err
+	}
+	t := exportTable("Whole exports",
+		fmt.Sprintf("%d rounds, COPY and every informe interleaved; medians; CPU s are informe's (the CLI's own), PG CPU s its backends'", b.o.exportRuns),
+		"COPY: COPY (the query informe runs) TO STDOUT WITH CSV through pgx, one connection; x COPY: informe's rows/s over COPY's",
+		"RSS growth: informe's VmHWM at the end over its VmRSS after the warm-up; the CLI's is its peak RSS",
+		fmt.Sprintf("the seed has no big client: the benchmark gives client %d every %dth contract", bigClient, bigClientEvery))
+	for _, e := range []*exportSpec{set.client, set.all} {
+		var cases []*exportCase
+		for _, f := range []string{"csv", "ndjson", "json"} {
+			cases = append(cases, &exportCase{label: f + " export, " + e.label, format: f})
+		}
+		if e == set.client {
+			cases = cases[:2]
+		} else {
+			cases = append(cases, &exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
+		}
+		copied, err := b.nextToCopy(ctx, &t, e, b.o.exportRuns, cases...)
 		if err != nil {
 			return err
 		}
-		list := []int{s.inf.cmd.Process.Pid}
-		for pid := range pids {
-			list = append(list, pid)
+		if e == set.client {
+			b.vsCopy("export-client-copy", cases[0], copied)
+			b.vsCopy("export-client-copy", cases[1], copied)
+			continue
 		}
-		if prof, err = startPerf(b.perfDir, perfName, list...); err != nil {
-			return err
+		b.vsCopy("export-whole-copy", cases[0], copied)
+		b.vsCopy("export-whole-copy", cases[1], copied)
+		for _, c := range cases[:3] {
+			b.res.check("export-rss", c.label, float64(c.growth)/mib, "peak %s MiB", mibs(c.peak))
 		}
+		cliWall, httpWall := cases[3].ss.wall().Seconds(), cases[0].ss.wall().Seconds()
+		b.res.check("export-cli", cases[3].label, cliWall/httpWall, "%.2f vs %.2f s", cliWall, httpWall)
 	}
-	smp, err := s.inf.measure(ctx, s.r.spec.path(s.r.format), nil, b.backends())
-	if perr := prof.stop(); err == nil && perr != nil {
-		err = perr
-	}
-	if err != nil {
-		return fmt.Errorf("%s export of %s: %w", s.r.format, s.r.spec.label, err)
-	}
-	s.r.samples = append(s.r.samples, smp)
-	return nil
+	b.res.tables = append(b.res.tables, t)
+	pl, err := explain(ctx, b.pool, "whole export (not analyzed)", "SETTINGS", set.all.query.inline())
+	b.res.plans = append(b.res.plans, pl)
+	return err
 }
 
-// finish notes the peak RSS, stops informe and checks from its log that
-// every measured export streamed all its rows.
-func (s *exportSession) finish() error {
-	var err error
-	if _, s.r.peakRSS, err = procMemory(s.inf.cmd.Process.Pid); err != nil {
-		s.inf.stop()
-		return err
-	}
-	s.inf.stop()
-	rows, err := s.inf.loggedRows("/api/general-report/export")
-	if err != nil {
-		return err
-	}
-	if len(rows) != len(s.r.samples)+1 {
-		return fmt.Errorf("informe logged %d exports, want %d", len(rows), len(s.r.samples)+1)
-	}
-	for _, n := range rows[1:] {
-		if n != s.r.spec.rows {
-			return fmt.Errorf("%s export of %s: informe streamed %d rows, want %d", s.r.format, s.r.spec.label, n, s.r.spec.rows)
-		}
-	}
-	return nil
-}
-
-// exports measures issue 8: the whole report exported over HTTP in every
-// format, a client's rows, and `informe export`, each informe a fresh
-// process warmed up with a small export of its format; the text formats,
-// the CLI and COPY interleaved run by run, so that load that comes and goes
-// weighs on all alike.
-func (b *bench) exports(ctx context.Context) error {
-	res := b.res
-	specs, err := b.specs(ctx)
-	if err != nil {
-		return err
-	}
-	all, client, warm := specs.all, specs.client, specs.warm
-
-	// The small exports that peak RSS is compared with.
-	for _, f := range append(append([]string{}, rssFormats...), "xlsx") {
-		logf("export: %s, %s (%d rows), fresh informe", f, warm.label, warm.rows)
-		s, err := b.startExportSession(ctx, f, warm, warm)
-		if err != nil {
-			return err
-		}
-		for range b.o.runs {
-			if err := s.measure(ctx, b, ""); err != nil {
-				s.inf.stop()
-				return err
-			}
-		}
-		if err := s.finish(); err != nil {
-			return err
-		}
-		res.exports = append(res.exports, s.r)
-	}
-
-	// The client's export, next to COPY of its query.
-	clientCopy := &copyRun{spec: client}
-	logf("export: csv and ndjson, %s (%d rows), next to COPY", client.label, client.rows)
-	if err := clientCopy.once(ctx, b.pool, "", ""); err != nil { // warms the cache
-		return err
-	}
-	clientCopy.walls, clientCopy.ttfbs, clientCopy.pgCPU, clientCopy.clientCPU = nil, nil, nil, nil
-	var clientSessions []*exportSession
-	for _, f := range []string{"csv", "ndjson"} {
-		s, err := b.startExportSession(ctx, f, client, warm)
-		if err != nil {
-			return err
-		}
-		defer s.inf.stop()
-		s.r.copy = clientCopy
-		clientSessions = append(clientSessions, s)
-	}
-	for range b.o.runs {
-		if err := clientCopy.once(ctx, b.pool, "", ""); err != nil {
-			return err
-		}
-		for _, s := range clientSessions {
-			if err := s.measure(ctx, b, ""); err != nil {
-				return err
-			}
-		}
-	}
-	for _, s := range clientSessions {
-		if err := s.finish(); err != nil {
-			return err
-		}
-		res.exports = append(res.exports, s.r)
-	}
-	res.exportCopies = append(res.exportCopies, clientCopy)
-
-	// The whole report: COPY, the text formats over HTTP and the CLI,
-	// interleaved.
-	allCopy := &copyRun{spec: all}
-	var sessions []*exportSession
-	for _, f := range []string{"csv", "ndjson", "json"} {
-		s, err := b.startExportSession(ctx, f, all, warm)
-		if err != nil {
-			return err
-		}
-		defer s.inf.stop()
-		s.r.copy = allCopy
-		sessions = append(sessions, s)
-	}
-	cliFile := &exportResult{format: "csv", spec: all, via: "CLI file", copy: allCopy}
-	cliStdout := &exportResult{format: "csv", spec: all, via: "CLI stdout", copy: allCopy}
-	for i := range b.o.exportRuns {
-		logf("export: the whole report, round %d of %d: COPY through pgx, then informe", i+1, b.o.exportRuns)
-		perf := func(name string) string { // the first round is profiled
-			if i > 0 || b.perfDir == "" {
-				return ""
-			}
-			return name
-		}
-		if err := allCopy.once(ctx, b.pool, b.perfDir, perf("perf-export-copy")); err != nil {
-			return err
-		}
-		for _, s := range sessions {
-			if err := s.measure(ctx, b, perf("perf-export-"+s.r.format)); err != nil {
-				return err
-			}
-		}
-		clis := []*exportResult{cliFile}
-		if i == 0 { // stdout only tells the file's cost apart: once is enough
-			clis = append(clis, cliStdout)
-		}
-		for _, r := range clis {
-			logf("  informe export, csv, %s", r.via)
-			smp, rss, err := b.cliExport(ctx, r.via == "CLI file")
-			if err != nil {
-				return err
-			}
-			r.samples = append(r.samples, smp)
-			r.peakRSS = max(r.peakRSS, rss)
-		}
-	}
-	for _, s := range sessions {
-		if err := s.finish(); err != nil {
-			return err
-		}
-		res.exports = append(res.exports, s.r)
-	}
-	res.exports = append(res.exports, cliFile, cliStdout)
-	res.exportCopies = append(res.exportCopies, allCopy)
-	httpCSV := sessions[0].r
-	for _, r := range []*exportResult{cliFile, cliStdout} {
-		if r.bytes() != httpCSV.bytes() {
-			return fmt.Errorf("informe export (%s) wrote %d bytes, the HTTP export %d", r.via, r.bytes(), httpCSV.bytes())
-		}
-	}
-
-	logf("export: xlsx, the whole report, fresh informe")
-	xs, err := b.startExportSession(ctx, "xlsx", all, warm)
-	if err != nil {
-		return err
-	}
-	for range b.o.xlsxRuns {
-		if err := xs.measure(ctx, b, ""); err != nil {
-			xs.inf.stop()
-			return err
-		}
-	}
-	if err := xs.finish(); err != nil {
-		return err
-	}
-	res.exports = append(res.exports, xs.r)
-
-	logf("export: query plans")
-	plans, err := explainExports(ctx, b.pool, all, client)
-	if err != nil {
-		return err
-	}
-	res.plans = append(res.plans, plans...)
-	return nil
-}
-
-// cliExport runs `informe export` of the whole report as CSV, to a file
-// (written, synced and renamed, as the command does) or to stdout (read and
-// discarded), and returns its wall time, bytes and peak RSS.
-func (b *bench) cliExport(ctx context.Context, toFile bool) (sample, int64, error) {
-	var s sample
-	out := filepath.Join(b.tmp, "export.csv")
-	args := []string{"export", "--format", "csv", "--output", out}
-	var stdout countWriter
-	if !toFile {
-		args[len(args)-1] = "-"
-	}
-	cmd := exec.CommandContext(ctx, b.current.bin, args...)
+// cliExport runs `informe export` of the whole report to a file and
+// returns its time, bytes, CPU seconds and peak RSS.
+func (b *bench) cliExport(ctx context.Context, format string, extra ...string) (sample, int64, error) {
+	out := filepath.Join(b.tmp, "export."+format)
+	cmd := exec.CommandContext(ctx, b.current.bin, append([]string{"export", "--format", format, "--output", out}, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+b.dbURL)
-	var stderr limitedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	self0 := selfCPU()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	began := time.Now()
 	err := cmd.Run()
-	s.wall = time.Since(began)
-	s.clientCPU = selfCPU() - self0
+	s := sample{wall: time.Since(began), status: http.StatusOK}
 	if err != nil {
-		return s, 0, fmt.Errorf("informe export: %w: %s", err, stderr.String())
+		return s, 0, fmt.Errorf("informe export: %w: %.2000s", err, stderr.String())
 	}
-	s.status = http.StatusOK
-	s.bytes = stdout.n
-	if !toFile {
-		s.ttfb = stdout.first.Sub(began)
-	} else {
-		fi, err := os.Stat(out)
-		if err != nil {
-			return s, 0, err
-		}
-		s.bytes = fi.Size()
-		if err := os.Remove(out); err != nil {
-			return s, 0, err
-		}
+	fi, err := os.Stat(out)
+	if err != nil {
+		return s, 0, err
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss << 10 // kB
-	}
+	s.bytes = fi.Size()
 	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	return s, rss, nil
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // kB
+	return s, rss, os.Remove(out)
 }
 
-// limitedBuffer keeps the first 4 KiB written to it.
-type limitedBuffer struct{ b []byte }
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.b = append(l.b, p[:min(len(p), max(0, 4096-len(l.b)))]...)
-	return len(p), nil
+// xlsx measures the whole report as XLSX next to CSV (and COPY): the XLSX
+// export's first byte, its time over CSV's, and informe's memory meanwhile.
+func (b *bench) xlsx(ctx context.Context) error {
+	set, err := b.exports(ctx)
+	if err != nil {
+		return err
+	}
+	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, and COPY, alternating; medians")
+	csv, x := &exportCase{label: "csv export, all rows", format: "csv"}, &exportCase{label: "xlsx export, all rows", format: "xlsx"}
+	if _, err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, csv, x); err != nil {
+		return err
+	}
+	b.res.check("xlsx-ttfb", x.label, x.ss.ttfb().Seconds(), "")
+	b.res.check("xlsx-csv", x.label, x.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", x.ss.wall().Seconds(), csv.ss.wall().Seconds())
+	b.res.check("xlsx-rss", x.label, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
+	b.res.tables = append(b.res.tables, t)
+	return nil
 }
 
-func (l *limitedBuffer) String() string { return string(l.b) }
-
-// explainExports returns the plan of the whole export's query (EXPLAIN
-// only: analyzing it reads a million rows) and the analyzed plan of the
-// client's export.
-func explainExports(ctx context.Context, pool *pgxpool.Pool, all, client *exportSpec) ([]plan, error) {
-	var plans []plan
-	for _, p := range []struct {
-		title, prefix string
-		e             *exportSpec
-	}{
-		{"whole export, " + all.label + ": plan (not analyzed)", "EXPLAIN (SETTINGS) ", all},
-		{"export of " + client.label + ", arguments " + client.query.args(), "EXPLAIN (ANALYZE, BUFFERS, SETTINGS) ", client},
-	} {
-		rows, err := pool.Query(ctx, p.prefix+p.e.query.inline())
-		if err != nil {
-			return nil, fmt.Errorf("explain %s: %w", p.title, err)
-		}
-		var text string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			text += line + "\n"
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, errors.Join(fmt.Errorf("explain %s", p.title), err)
-		}
-		plans = append(plans, plan{p.title, text})
+// parts measures whole CSV and NDJSON exports, and `informe export` to a
+// file, read through 1, 2 and 4 connections at once (--export-parts), next
+// to COPY through one connection.
+func (b *bench) parts(ctx context.Context) error {
+	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
+	defer func() { b.res.tables = append(b.res.tables, t) }()
+	lists := func(cmd string) bool {
+		help, _ := exec.CommandContext(ctx, b.current.bin, cmd, "--help").CombinedOutput()
+		return strings.Contains(string(help), "--export-parts")
 	}
-	var b string
-	for _, e := range []*exportSpec{all, client} {
-		b += fmt.Sprintf("%s: %.2f ms\n", e.label, float64(e.planned.Microseconds())/1000)
+	if !lists("serve") {
+		t.notes = append(t.notes, "SKIPPED: `informe serve --help` lists no --export-parts")
+		logf("parts: skipped, informe serve has no --export-parts")
+		return nil
 	}
-	plans = append(plans, plan{"count and query start of the exports (report.Store.Export, in its own snapshot)", b})
-	return plans, nil
+	cli := lists("export")
+	if !cli {
+		t.notes = append(t.notes, "`informe export --help` lists no --export-parts: the command is not measured")
+	}
+	set, err := b.exports(ctx)
+	if err != nil {
+		return err
+	}
+	var cases []*exportCase
+	for _, n := range []int{1, 2, 4} {
+		flag := []string{fmt.Sprint("--export-parts=", n)}
+		cases = append(cases, &exportCase{label: "csv export, " + flag[0], format: "csv", extra: flag},
+			&exportCase{label: "ndjson export, " + flag[0], format: "ndjson", extra: flag})
+		if cli {
+			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, " + flag[0], format: "csv", extra: flag, cli: true})
+		}
+	}
+	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cases...)
+	if err != nil {
+		return err
+	}
+	for _, c := range cases {
+		goal := "parts-many"
+		if c.extra[0] == "--export-parts=1" {
+			goal = "parts-one"
+		}
+		b.vsCopy(goal, c, copied)
+	}
+	return nil
 }

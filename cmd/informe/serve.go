@@ -17,6 +17,7 @@ import (
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -130,7 +131,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: ":8080", Usage: "API listen `address`", Sources: cli.EnvVars("INFORME_ADDR")},
 			&cli.StringFlag{Name: "ops-addr", Value: ":9090", Usage: "listen `address` for /metrics, /healthz and /readyz; empty disables", Sources: cli.EnvVars("INFORME_OPS_ADDR")},
 			logFormatFlag, trustedProxiesFlag,
-		}, servingFlags()...),
+		}, append(servingFlags(), tlsFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			pool, err := postgres.OpenPool(ctx, cmd.String("database-url"), poolOptions(cmd))
 			if err != nil {
@@ -171,6 +172,10 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	if err != nil {
 		return err
 	}
+	site, err := web.New()
+	if err != nil {
+		return err
+	}
 	reports := report.NewStore(pool, counting)
 	if err := reports.CheckCounting(ctx); err != nil {
 		return err
@@ -193,6 +198,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		},
 		ReadyWhenBusy:  cmd.Bool("ready-when-busy"),
 		TrustedProxies: proxies,
+		Site:           site,
 	}
 	app.Delivery = api.Delivery{
 		Spool: spool.Limits{
@@ -213,6 +219,22 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	apiSrv := newHTTPServer(app.Handler(), logger)
 	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
 	apiSrv.ConnContext = api.ConnContext
+	httpAddr := "" // the plain-HTTP listener's, with HTTPS on
+	httpSrv, err := setUpTLS(cmd, apiSrv, apiLn.Addr(), logger)
+	if err != nil {
+		apiLn.Close()
+		return err
+	}
+	if httpSrv != nil {
+		httpLn, err := net.Listen("tcp", cmd.String("http-addr"))
+		if err != nil {
+			apiLn.Close()
+			return err
+		}
+		httpAddr = httpLn.Addr().String()
+		go httpSrv.Serve(httpLn) //nolint:errcheck // ends with Close below
+		defer httpSrv.Close()
+	}
 	var opsSrv *http.Server
 	opsAddr := ""
 	if addr := cmd.String("ops-addr"); addr != "" {
@@ -227,8 +249,15 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		defer opsSrv.Close()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- apiSrv.Serve(apiLn) }()
-	logger.Info("serving", slog.String("addr", apiLn.Addr().String()), slog.String("ops_addr", opsAddr))
+	go func() {
+		if apiSrv.TLSConfig != nil {
+			errc <- apiSrv.ServeTLS(apiLn, "", "")
+			return
+		}
+		errc <- apiSrv.Serve(apiLn)
+	}()
+	logger.Info("serving", slog.String("addr", apiLn.Addr().String()), slog.String("ops_addr", opsAddr),
+		slog.Bool("https", apiSrv.TLSConfig != nil), slog.String("http_addr", httpAddr))
 	if ready != nil {
 		ready(apiLn.Addr().String(), opsAddr)
 	}

@@ -44,6 +44,7 @@ type served struct {
 	cmd      *exec.Cmd
 	log      *lockedBuffer // its stderr: the JSON log
 	api, ops string        // base URLs
+	http     string        // with HTTPS on, the plain-HTTP listener's base URL
 	exited   chan error    // receives cmd.Wait's result
 }
 
@@ -61,19 +62,22 @@ func startServe(t *testing.T, bin, dbURL string, args ...string) *served {
 		t.Fatal(err)
 	}
 	s := &served{cmd: cmd, log: &lockedBuffer{}, exited: make(chan error, 1)}
-	addrs := make(chan [2]string, 1)
+	type serving struct {
+		Msg      string `json:"msg"`
+		Addr     string `json:"addr"`
+		OpsAddr  string `json:"ops_addr"`
+		HTTPS    bool   `json:"https"`
+		HTTPAddr string `json:"http_addr"`
+	}
+	addrs := make(chan serving, 1)
 	go func() {
 		lines := bufio.NewScanner(stderr)
 		lines.Buffer(nil, 1<<20)
 		for lines.Scan() {
 			fmt.Fprintln(s.log, lines.Text())
-			var l struct {
-				Msg     string `json:"msg"`
-				Addr    string `json:"addr"`
-				OpsAddr string `json:"ops_addr"`
-			}
+			var l serving
 			if json.Unmarshal(lines.Bytes(), &l) == nil && l.Msg == "serving" {
-				addrs <- [2]string{l.Addr, l.OpsAddr}
+				addrs <- l
 			}
 		}
 		s.exited <- cmd.Wait()
@@ -81,7 +85,13 @@ func startServe(t *testing.T, bin, dbURL string, args ...string) *served {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	select {
 	case a := <-addrs:
-		s.api, s.ops = "http://"+a[0], "http://"+a[1]
+		s.api, s.ops = "http://"+a.Addr, "http://"+a.OpsAddr
+		if a.HTTPS {
+			s.api = "https://" + a.Addr
+		}
+		if a.HTTPAddr != "" {
+			s.http = "http://" + a.HTTPAddr
+		}
 	case err := <-s.exited:
 		t.Fatalf("serve exited before serving (%v):\n%s", err, s.log)
 	case <-time.After(60 * time.Second):

@@ -22,6 +22,10 @@ type request struct {
 	reason     string          // why it was cut (delivery.Reason)
 	clientGone bool            // the client went away first (logged as 499)
 	odata      bool            // an OData request: errors in OData's shape
+	// page: a request of the web page (its own paths, or credentials from
+	// its cookie): a 401 carries no challenge, so that the browser shows no
+	// credential dialog over the page.
+	page bool
 }
 
 type requestKey struct{}

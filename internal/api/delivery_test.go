@@ -148,10 +148,21 @@ const smallRcvBuf = 4 << 10
 // receive buffer of smallRcvBuf bytes.
 func dialSmall(tb testing.TB, base string) net.Conn {
 	tb.Helper()
+	return dialTCP(tb, base, smallRcvBuf, 0)
+}
+
+// dialTCP connects to the server at base (http://host:port) with a
+// receive buffer of rcvBuf bytes and, unless mss is 0, a maximum segment
+// size of mss bytes.
+func dialTCP(tb testing.TB, base string, rcvBuf, mss int) net.Conn {
+	tb.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, smallRcvBuf)
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvBuf)
+			if serr == nil && mss != 0 {
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, mss)
+			}
 		}); err != nil {
 			return err
 		}
@@ -185,12 +196,19 @@ func (ts *testServer) rawRequest(tb testing.TB, conn net.Conn, proto, target str
 func (ts *testServer) rawGet(tb testing.TB, target string, header ...string) *http.Response {
 	tb.Helper()
 	conn := dialSmall(tb, ts.URL)
+	return ts.rawGetOn(tb, conn, bufio.NewReader(conn), target, header...)
+}
+
+// rawGetOn sends GET target over HTTP/1.1 on conn and reads the
+// response's status and header from r, which reads conn.
+func (ts *testServer) rawGetOn(tb testing.TB, conn net.Conn, r *bufio.Reader, target string, header ...string) *http.Response {
+	tb.Helper()
 	ts.rawRequest(tb, conn, "HTTP/1.1", target, header...)
 	req, err := http.NewRequest(http.MethodGet, ts.URL+target, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	resp, err := http.ReadResponse(r, req)
 	if err != nil {
 		tb.Fatalf("reading the response header: %v", err)
 	}
@@ -255,6 +273,36 @@ func (b *slowBody) finish(tb testing.TB) {
 	}
 }
 
+// rateReader reads r at about rate bytes a second, in reads of a
+// twentieth of a second's worth, never catching up on time it spent idle.
+type rateReader struct {
+	r    io.Reader
+	rate int64
+	next time.Time // when the next read may start
+}
+
+func (rr *rateReader) Read(p []byte) (int, error) {
+	time.Sleep(time.Until(rr.next))
+	p = p[:min(int64(len(p)), max(rr.rate/20, 1))]
+	n, err := rr.r.Read(p)
+	if now := time.Now(); rr.next.Before(now) {
+		rr.next = now
+	}
+	rr.next = rr.next.Add(time.Duration(n) * time.Second / time.Duration(rr.rate))
+	return n, err
+}
+
+// variedTasks is bigTasks with details that differ from row to row and
+// within a row, so that a byte out of place shows.
+func variedTasks(tb testing.TB, pool *pgxpool.Pool, n, size int) {
+	tb.Helper()
+	bigTasks(tb, pool, n, 0)
+	if _, err := pool.Exec(context.Background(),
+		`UPDATE tasks SET detail = left(repeat(md5(id::text), $1 / 32 + 1), $1)`, size); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // kernelSendBuffer returns the largest send buffer Linux gives a TCP
 // socket that does not set its own (the third field of
 // net.ipv4.tcp_wmem), or 4 MiB, its default, where that is unknown.
@@ -276,19 +324,29 @@ func kernelSendBuffer(tb testing.TB) int64 {
 // is id, failing the test if there is none.
 func requestLine(tb testing.TB, logs, id string) map[string]any {
 	tb.Helper()
+	if m := logLine(tb, logs, "request", id); m != nil {
+		return m
+	}
+	tb.Fatalf("no log line for request %s:\n%s", id, logs)
+	return nil
+}
+
+// logLine returns the fields of the log line with message msg of the
+// request whose id is id, nil if there is none.
+func logLine(tb testing.TB, logs, msg, id string) map[string]any {
+	tb.Helper()
 	for _, l := range strings.Split(logs, "\n") {
-		if !strings.Contains(l, `"request_id":"`+id+`"`) {
+		if !strings.Contains(l, `"request_id":"`+id+`"`) || !strings.Contains(l, `"msg":`+fmt.Sprintf("%q", msg)) {
 			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			tb.Fatalf("log line %s: %v", l, err)
 		}
-		if m["msg"] == "request" {
+		if m["msg"] == msg {
 			return m
 		}
 	}
-	tb.Fatalf("no log line for request %s:\n%s", id, logs)
 	return nil
 }
 

@@ -134,6 +134,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 		// known under other methods), no OData header or error shape.
 		h.Del("Allow")
 		h.Del("OData-Version")
+		if state(c).page {
+			// The page's own requests: no challenge, so that browsers
+			// show the page's message, not a password dialog.
+			break
+		}
 		// Both schemes are offered, so that clients that wait for a
 		// challenge (Excel's Basic credential) send theirs.
 		bearer := `Bearer realm="informe"`

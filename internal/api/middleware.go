@@ -20,6 +20,7 @@ import (
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/secret"
+	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 )
 
@@ -39,6 +40,7 @@ func (s *Server) observe(c *gin.Context) {
 		st.odata = true
 		c.Header("OData-Version", odata.Version)
 	}
+	st.page = s.Site != nil && pagePath(c.Request.URL.Path)
 	c.Request = c.Request.WithContext(withRequest(c.Request.Context(), st))
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
@@ -130,21 +132,32 @@ func (s *Server) recoverPanics(c *gin.Context) {
 	c.Next()
 }
 
-// authenticate checks the token of every request, before routing. The
-// token comes from the Authorization header, as a bearer token or as the
-// password of Basic credentials (any user name: Excel's credential dialogs
-// offer Basic, not bearer), or, for spreadsheet tools that cannot send
-// headers, from the access_token query parameter (RFC 6750 section 2.3);
-// the header wins when both are present.
+// authenticate checks the token of every request, before routing, except
+// the web page's public paths (the page, its assets, signing in and out).
+// The token comes from the Authorization header, as a bearer token or as
+// the password of Basic credentials (any user name: Excel's credential
+// dialogs offer Basic, not bearer), or, for spreadsheet tools that cannot
+// send headers, from the access_token query parameter (RFC 6750 section
+// 2.3), or, for the web page, from its cookie ([web.CookieName]); the header
+// wins over the parameter, and either over the cookie.
 func (s *Server) authenticate(c *gin.Context) {
 	st := state(c)
+	if s.Site != nil && publicPage(c.Request.URL.Path) {
+		c.Next()
+		return
+	}
 	token, given, ok := credentials(c.Request)
 	st.tokenGiven = given
+	if !given {
+		if token, ok = web.SessionToken(c.Request); ok {
+			st.tokenGiven, st.page = true, true
+		}
+	}
 	if !ok {
 		s.fail(c, failure.Errorf(failure.Unauthorized, auth.InvalidToken))
 		return
 	}
-	p, err := s.lookUpToken(c.Request.Context(), token)
+	p, err := s.lookUpToken(c.Request.Context(), token, s.Tokens.Authenticate)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -153,17 +166,18 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-// lookUpToken authenticates token, waiting for a pool connection no longer
-// than the acquire timeout, like every other request of the database: an
-// exhausted pool answers 503 busy, not a request that hangs.
-func (s *Server) lookUpToken(ctx context.Context, token string) (auth.Principal, error) {
+// lookUpToken authenticates token with check (the token store's
+// Authenticate, or Check when signing in), waiting for a pool connection no
+// longer than the acquire timeout, like every other request of the
+// database: an exhausted pool answers 503 busy, not a request that hangs.
+func (s *Server) lookUpToken(ctx context.Context, token string, check func(context.Context, string) (auth.Principal, error)) (auth.Principal, error) {
 	if s.Limits.AcquireTimeout <= 0 {
-		return s.Tokens.Authenticate(ctx, token)
+		return check(ctx, token)
 	}
 	// The lookup is one indexed row: the whole of it fits the timeout.
 	actx, cancel := context.WithTimeout(ctx, s.Limits.AcquireTimeout)
 	defer cancel()
-	p, err := s.Tokens.Authenticate(actx, token)
+	p, err := check(actx, token)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		return p, failure.Wrap(failure.Busy, postgres.ErrBusy, postgres.BusyMessage)
 	}

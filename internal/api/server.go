@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -34,6 +35,9 @@ type Server struct {
 	Limits  Limits
 	// Delivery says how bodies reach clients (the spool's bounds).
 	Delivery Delivery
+	// Site is the web page served at /; nil serves no page (/ is then an
+	// unknown path, 401 without a token).
+	Site *web.Site
 	// ReadyWhenBusy makes /readyz answer 200 (status "busy") rather than
 	// 503 when every pool connection is in use.
 	ReadyWhenBusy bool
@@ -69,7 +73,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 
 // Handler returns the API listener's routes. Every request is
 // authenticated before it is routed, so an unknown path answers 401
-// without a valid token and 404 with one.
+// without a valid token and 404 with one; only the web page's public paths
+// (the page at /, its assets, signing in and out; see publicPage) need no
+// token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
 	s.feeds = newFeeds()
@@ -105,6 +111,15 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
 	r.Match(get, odataPrefix+"/GeneralReport", s.require(auth.ReportRead), s.odataReport)
 	r.Match(get, odataPrefix+"/Users", s.require(auth.UsersRead), s.odataUsers)
+
+	// The web page; / and its assets need no token (see publicPage).
+	if s.Site != nil {
+		r.Match(get, "/", s.page)
+		r.Match(get, web.AssetPrefix+":name", s.asset)
+		r.POST(signInPath, s.signIn)
+		r.POST(signOutPath, s.signOut)
+		r.GET(sessionPath, s.currentSession)
+	}
 	return r
 }
 

@@ -56,9 +56,13 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	return values, out, nil
 }
 
-// cursor is a store's cursor, as the handlers drive it.
+// cursor is a store's cursor, as the handlers drive it, the way pgx.Rows
+// is: Next advances, Values holds the current row, Err reports what ended
+// the iteration, Close releases the snapshot's connection.
 type cursor interface {
-	export.Rows
+	Next() bool
+	Values() [][]byte
+	Err() error
 	Close() error
 }
 
@@ -77,7 +81,6 @@ type later struct {
 func (s *Server) stream(c *gin.Context, cur cursor, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
-	opts.TmpDir = s.Delivery.Spool.Dir
 	spec := export.Spec{Format: out.format, Columns: cols, Options: opts}
 	var parts *delivery.Parts
 	if len(rest.curs) > 0 {

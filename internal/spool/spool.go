@@ -48,7 +48,12 @@ const chunkSize = 32 << 10
 // Defaults for the zero values of [Limits] fields.
 const (
 	DefaultMemory     = 256 << 10        // bytes queued in memory per response
-	DefaultNoProgress = 60 * time.Second // see Limits.NoProgress
+	// A client's kernel accepts bytes in steps as large as its receive
+	// buffer: it keeps its window closed until much of the buffer has been
+	// read (a 128 KiB buffer read at 2 KB/s accepts nothing for about a
+	// minute). Five minutes leaves room for that; a stalled client holds
+	// only its spool, not a database connection, while it waits.
+	DefaultNoProgress = 5 * time.Minute // see Limits.NoProgress
 )
 
 var (
@@ -167,6 +172,7 @@ type segment struct {
 type Stats struct {
 	Written     int64         // bytes the producer wrote: the body's length once closed
 	Sent        int64         // bytes delivered to the destination
+	Direct      int64         // of those, bytes the producer passed straight through
 	Spilled     bool          // some bytes went through the temporary file
 	DiskWritten int64         // bytes written to the temporary file
 	DiskPeak    int64         // the temporary file's largest size
@@ -352,6 +358,7 @@ func (s *Spool) passThrough(p []byte) (bool, error) {
 	s.writing = false
 	s.progressAt = time.Now()
 	s.sent += int64(n)
+	s.stats.Direct += int64(n)
 	if err != nil {
 		s.failLocked(err)
 		err = s.err

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -706,5 +707,69 @@ func TestHeldDiskFailure(t *testing.T) {
 	_ = s.Wait()
 	if dst.buf.Len() != 0 {
 		t.Errorf("%d bytes sent, want none", dst.buf.Len())
+	}
+}
+
+// roomy is a destination that says how much room it has.
+type roomy struct {
+	sink
+	room atomic.Int64
+}
+
+func (d *roomy) Room() int { return int(d.room.Load()) }
+
+// TestStraightThrough checks that a destination with room gets the bytes
+// from the producer's own calls, not through the spool's goroutine, and
+// that one that falls behind gets them through the spool and then straight
+// again, every byte in order either way.
+func TestStraightThrough(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		room     func(i int) int64 // room before the i-th write
+		all, any bool              // every byte passed straight through; some did
+	}{
+		{"KeepsUp", func(int) int64 { return 1 << 30 }, true, true},
+		{"FallsBehindThenCatchesUp", func(i int) int64 {
+			if i >= 20 && i < 40 {
+				return 0
+			}
+			return 1 << 30
+		}, false, true},
+		{"NeverRoom", func(int) int64 { return 0 }, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := data(4<<20, 9)
+			dst := &roomy{}
+			s := New(dst, Limits{}, nil)
+			for i, p := 0, want; len(p) > 0; i++ {
+				n := min(len(p), 64<<10)
+				dst.room.Store(tt.room(i))
+				if _, err := s.Write(p[:n]); err != nil {
+					t.Fatal(err)
+				}
+				if i%7 == 0 {
+					if err := s.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				p = p[n:]
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if got := dst.bytes(); !bytes.Equal(got, want) {
+				t.Fatalf("got %d bytes, want %d (equal prefix %d)", len(got), len(want), commonPrefix(got, want))
+			}
+			st := s.Stats()
+			if got := st.Direct == int64(len(want)); got != tt.all {
+				t.Errorf("%d of %d bytes passed straight through; want all: %v", st.Direct, len(want), tt.all)
+			}
+			if got := st.Direct > 0; got != tt.any {
+				t.Errorf("%d bytes passed straight through; want some: %v", st.Direct, tt.any)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package fileexport
 
 import (
 	"crypto/rand"

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The shared plumbing: informe processes, timed requests, CPU and memory
+// from /proc, medians.
+
+// launcher starts `informe serve` processes of one binary.
+type launcher struct {
+	bin, label   string // label: "current" or "baseline REV"
+	dbURL, token string
+	logDir       string   // each process logs to a file of its own here
+	args         []string // --serve-arg flags
+	pg           *backends
+}
+
+// informe is a running `informe serve` child process; as a session (a
+// case) it asks for path, which streams rows, again and again.
+type informe struct {
+	*launcher
+	cmd          *exec.Cmd
+	base, ops    string // http://127.0.0.1:port of the API and of /metrics
+	client       *http.Client
+	log          string
+	exited       chan struct{}
+	once         sync.Once
+	warmRSS      int64 // VmRSS after the warm-up request
+	label, path  string
+	rows         int64
+	ss           samples
+	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
+}
+
+// start starts `informe serve` on free loopback ports with extra flags and
+// waits until it answers an authenticated request.
+func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error) {
+	addr, ops := freeAddr(), freeAddr()
+	log, err := os.CreateTemp(l.logDir, "informe-*.log")
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close() // the child has its own descriptor
+	args := append([]string{"serve", "--addr", addr, "--ops-addr", ops, "--log-format", "json"}, l.args...)
+	cmd := exec.Command(l.bin, append(args, extra...)...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+l.dbURL)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start informe: %w", err)
+	}
+	inf := &informe{launcher: l, cmd: cmd, base: "http://" + addr, ops: "http://" + ops, log: log.Name(), exited: make(chan struct{}),
+		client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
+	go func() { _ = cmd.Wait(); close(inf.exited) }()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		s, err := inf.fetch(ctx, "/users", nil, nil)
+		if err == nil && s.status == http.StatusOK {
+			return inf, nil
+		}
+		select {
+		case <-inf.exited:
+			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, inf.log)
+		case <-ctx.Done():
+			inf.stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			inf.stop()
+			return nil, fmt.Errorf("informe not ready after 30 s: status %d, %v", s.status, err)
+		}
+	}
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err) // no loopback: nothing can run
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// stop sends SIGTERM and waits, killing it after 30 s; calls after the
+// first do nothing.
+func (inf *informe) stop() {
+	inf.once.Do(func() {
+		inf.client.CloseIdleConnections()
+		_ = inf.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-inf.exited:
+		case <-time.After(30 * time.Second):
+			_ = inf.cmd.Process.Kill()
+			<-inf.exited
+		}
+	})
+}
+
+func (inf *informe) pid() int { return inf.cmd.Process.Pid }
+
+// sample is one timed request (or COPY, or command).
+type sample struct {
+	wall   time.Duration // request sent to last body byte
+	ttfb   time.Duration // request written to first response byte
+	bytes  int64
+	status int
+	header http.Header
+	cpu    float64 // informe's CPU seconds during it
+	pgCPU  float64 // its PostgreSQL backends' CPU seconds
+}
+
+type samples []sample
+
+func (ss samples) wall() time.Duration {
+	return median(pick(ss, func(s sample) time.Duration { return s.wall }))
+}
+func (ss samples) ttfb() time.Duration {
+	return median(pick(ss, func(s sample) time.Duration { return s.ttfb }))
+}
+func (ss samples) cpu() float64   { return mean(pick(ss, func(s sample) float64 { return s.cpu })) }
+func (ss samples) pgCPU() float64 { return mean(pick(ss, func(s sample) float64 { return s.pgCPU })) }
+func (ss samples) bytes() int64   { return ss[len(ss)-1].bytes }
+func (ss samples) spread() string {
+	w := pick(ss, func(s sample) time.Duration { return s.wall })
+	return ms(slices.Min(w)) + "-" + ms(slices.Max(w))
+}
+
+// stallLimit is how long a request may go without a byte before the
+// benchmark gives up on a hung server.
+const stallLimit = time.Minute
+
+var errStalled = errors.New("no byte for a minute (hung?)")
+
+// fetch requests url (a path on informe, or absolute) with hdr, copies the
+// body to sink (discarded when nil) and times it. Any status is no error:
+// the caller judges s.status.
+func (inf *informe) fetch(ctx context.Context, url string, hdr http.Header, sink io.Writer) (sample, error) {
+	if strings.HasPrefix(url, "/") {
+		url = inf.base + url
+	}
+	return fetch(ctx, inf.client, url, inf.token, hdr, sink)
+}
+
+func fetch(ctx context.Context, client *http.Client, url, token string, hdr http.Header, sink io.Writer) (sample, error) {
+	var s sample
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stall := time.AfterFunc(stallLimit, func() { cancel(errStalled) })
+	defer stall.Stop()
+	var wrote, first time.Time
+	trace := &httptrace.ClientTrace{
+		WroteRequest:         func(httptrace.WroteRequestInfo) { wrote = time.Now() },
+		GotFirstResponseByte: func() { first = time.Now() },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
+	if err != nil {
+		return s, err
+	}
+	maps.Copy(req.Header, hdr)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if sink == nil {
+		sink = io.Discard
+	}
+	began := time.Now()
+	resp, err := client.Do(req)
+	if err == nil {
+		s.bytes, err = io.Copy(sink, readFunc(func(p []byte) (int, error) {
+			stall.Reset(stallLimit)
+			return resp.Body.Read(p)
+		}))
+		resp.Body.Close()
+		s.status, s.header = resp.StatusCode, resp.Header
+	}
+	s.wall, s.ttfb = time.Since(began), first.Sub(wrote)
+	if err != nil {
+		return s, fmt.Errorf("GET %s after %d bytes: %w", url, s.bytes, errors.Join(err, context.Cause(ctx)))
+	}
+	return s, nil
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// measure makes one request that must answer 200, reads the whole body and
+// notes the CPU seconds informe and its backends spent meanwhile.
+func (inf *informe) measure(ctx context.Context, path string, hdr http.Header) (sample, error) {
+	pg0, err := inf.pg.cpu(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	cpu0 := procCPU(inf.pid())
+	s, err := inf.fetch(ctx, path, hdr, nil)
+	if err == nil && s.status != http.StatusOK {
+		err = fmt.Errorf("GET %s: %d %s", path, s.status, http.StatusText(s.status))
+	}
+	if err != nil {
+		return s, err
+	}
+	s.cpu = procCPU(inf.pid()) - cpu0
+	pg1, err := inf.pg.cpu(ctx)
+	for pid, t := range pg1 {
+		s.pgCPU += t - pg0[pid]
+	}
+	return s, err
+}
+
+// warm makes the warm-up request and notes VmRSS after it, which
+// growth is measured from.
+func (inf *informe) warm(ctx context.Context, path string, hdr http.Header) error {
+	if _, err := inf.measure(ctx, path, hdr); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	var err error
+	inf.warmRSS, _, err = procMemory(inf.pid())
+	return err
+}
+
+// memory returns VmHWM now over VmRSS after the warm-up, and VmHWM.
+func (inf *informe) memory() (growth, peak int64) {
+	_, peak, _ = procMemory(inf.pid())
+	return peak - inf.warmRSS, peak
+}
+
+// logLine is one request line of informe's JSON log.
+type logLine struct {
+	Msg     string `json:"msg"`
+	Path    string `json:"path"`
+	Status  int    `json:"status"`
+	Rows    int64  `json:"rows"`
+	Aborted bool   `json:"aborted"`
+}
+
+// logged returns the request lines for path in the stopped process's log.
+func (inf *informe) logged(path string) ([]logLine, error) {
+	f, err := os.Open(inf.log)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []logLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l logLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg == "request" && l.Path == path {
+			lines = append(lines, l)
+		}
+	}
+	return lines, sc.Err()
+}
+
+// session starts a fresh informe for a case: warmed up with warmPath,
+// then measured asking for path, which streams rows, again and again.
+func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*informe, error) {
+	inf, err := l.start(ctx, extra...)
+	if err == nil {
+		if err = inf.warm(ctx, warmPath, nil); err != nil {
+			inf.stop()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	inf.label, inf.path, inf.rows = label, path, rows
+	return inf, nil
+}
+
+func (s *informe) step(ctx context.Context) error {
+	smp, err := s.measure(ctx, s.path, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.label, err)
+	}
+	s.ss = append(s.ss, smp)
+	return nil
+}
+
+// finish notes the peak RSS, stops informe and checks from its log that
+// every measured request streamed all its rows.
+func (s *informe) finish() error {
+	s.growth, s.peak = s.memory()
+	s.stop()
+	endpoint, _, _ := strings.Cut(s.path, "?")
+	lines, err := s.logged(endpoint)
+	if err != nil {
+		return err
+	}
+	if len(lines) != len(s.ss)+1 { // the warm-up is the first
+		return fmt.Errorf("%s: informe logged %d requests, want %d", s.label, len(lines), len(s.ss)+1)
+	}
+	for _, l := range lines[1:] {
+		if l.Status != http.StatusOK || l.Aborted || l.Rows != s.rows {
+			return fmt.Errorf("%s: informe logged status %d, %d rows, aborted %v; want 200 and %d rows", s.label, l.Status, l.Rows, l.Aborted, s.rows)
+		}
+	}
+	return nil
+}
+
+// interleave runs the steps runs times, in reverse order every other
+// round, so that load that comes and goes weighs on all alike.
+func interleave(ctx context.Context, runs int, steps ...func(context.Context) error) error {
+	for i := range runs {
+		for j := range steps {
+			if i%2 == 1 {
+				j = len(steps) - 1 - j
+			}
+			if err := steps[j](ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measureAll interleaves the sessions' requests, and more steps, for runs
+// rounds and finishes the sessions; their informes stop whatever happens
+// (with runs 0, they only stop).
+func measureAll(ctx context.Context, runs int, ss []*informe, more ...func(context.Context) error) error {
+	defer func() {
+		for _, s := range ss {
+			s.stop()
+		}
+	}()
+	if runs == 0 {
+		return nil
+	}
+	for _, s := range ss {
+		more = append(more, s.step)
+	}
+	if err := interleave(ctx, runs, more...); err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if err := s.finish(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// procCPU returns a process's CPU seconds so far, from the nanoseconds of
+// /proc/PID/task/*/schedstat (finer than the 10 ms ticks of /proc/PID/stat,
+// which a 100-row page hardly reaches).
+func procCPU(pid int) float64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, _ := os.ReadDir(dir)
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		n, _ := strconv.ParseInt(strings.Fields(string(b) + " 0")[0], 10, 64)
+		ns += n
+	}
+	return float64(ns) / 1e9
+}
+
+// procMemory returns a process's VmRSS and VmHWM, in bytes.
+func procMemory(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for line := range strings.Lines(string(b)) {
+		key, val, _ := strings.Cut(line, ":")
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		switch key {
+		case "VmRSS":
+			rss = kb << 10
+		case "VmHWM":
+			hwm = kb << 10
+		}
+	}
+	return rss, hwm, err
+}
+
+// backends are informe's PostgreSQL backends: those of the benchmark's
+// database with application_name informe (the benchmark's own pool calls
+// itself informe-bench).
+type backends struct {
+	pool *pgxpool.Pool
+	db   string
+}
+
+// cpu returns each backend's CPU seconds so far.
+func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
+	rows, _ := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", b.db)
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	m := map[int]float64{}
+	for _, pid := range pids {
+		m[pid] = procCPU(pid)
+	}
+	return m, err
+}
+
+// countWriter counts and discards what is written to it, and notes when
+// the first byte came.
+type countWriter struct {
+	n     int64
+	first time.Time
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	if w.n == 0 && len(p) > 0 {
+		w.first = time.Now()
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+func pick[T any](ss []sample, f func(sample) T) []T {
+	out := make([]T, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration { return percentile(ds, 50) }
+
+// percentile returns the p-th percentile of ds (the mean of the middle two
+// for the median of an even count, nearest rank otherwise).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	if p == 50 && len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(max(len(xs), 1))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+
+func mibs(n int64) string { return fmt.Sprintf("%.1f", float64(n)/mib) }
+
+const mib = 1 << 20
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// goal is a target: the figure it judges, a comparison and a limit, in a
+// unit, maybe relative to something ("x" of "baseline").
+type goal struct {
+	figure string  // what is measured
+	cmp    string  // "<", "<=" or ">="
+	limit  float64 // in unit
+	unit   string  // "x", "ms", "s", "MiB", "%", "" (a count)
+	of     string  // what a ratio or difference is of: "baseline", "pgx COPY"
+}
+
+// goals are every target of the benchmark, by key: the one table of them.
+var goals = map[string]goal{
+	"page-wall-baseline": {"wall time", "<=", 1.05, "x", "baseline"},
+	"page-cpu-baseline":  {"informe CPU s", "<=", 1.05, "x", "baseline"},
+	"page-ttfb-baseline": {"first byte", "<=", 1, "ms", "over baseline"},
+	"page-csv-copy":      {"rows/s", ">=", 0.8, "x", "psql COPY"},
+	"page-text-copy":     {"rows/s", ">=", 0.6, "x", "psql COPY"},
+	"page-csv-ttfb":      {"first byte", "<", 50, "ms", ""},
+	"page-xlsx-wall":     {"wall time", "<", 1.2, "s", ""},
+	"page-xlsx-rss":      {"peak RSS growth", "<", 64, "MiB", ""},
+	"page-depth":         {"last full page's wall time", "<=", 1.3, "x", "page 1"},
+	"page-rss":           {"peak RSS growth over a 100-row page's", "<", 8, "MiB", ""},
+	"export-client-copy": {"rows/s", ">=", 0.9, "x", "pgx COPY"},
+	"export-whole-copy":  {"rows/s", ">=", 1.3, "x", "pgx COPY"},
+	"export-rss":         {"peak RSS growth", "<", 8, "MiB", ""},
+	"export-cli":         {"wall time", "<=", 1.1, "x", "HTTP export"},
+	"xlsx-ttfb":          {"first byte", "<", 1, "s", ""},
+	"xlsx-csv":           {"wall time", "<=", 1.5, "x", "CSV export"},
+	"xlsx-rss":           {"peak RSS growth", "<", 32, "MiB", ""},
+	"parts-one":          {"rows/s", ">=", 0.9, "x", "pgx COPY"},
+	"parts-many":         {"rows/s", ">=", 1.3, "x", "pgx COPY"},
+	"odata-json":         {"rows/s of the whole feed", ">=", 0.7, "x", "JSON export"},
+	"odata-depth":        {"worst full page's wall time", "<=", 1.2, "x", "page 1"},
+	"odata-rss":          {"peak RSS growth of a whole read", "<", 8, "MiB", ""},
+	"slow-p99":           {"p99 of 10-row JSON pages", "<", 50, "ms", ""},
+	"slow-hold":          {"connection hold", "<=", 1.5, "x", "fast clients'"},
+	"burst-whole":        {"responses neither whole nor 503", "<=", 0, "", ""},
+	"burst-rss":          {"informe's peak RSS", "<", 256, "MiB", ""},
+	"gzip-wall":          {"wall time", "<=", 1.3, "x", "identity"},
+	"gzip-size":          {"bytes", "<", 10, "%", "identity's"},
+	"part-ran":           {"ran to its end", "<=", 0, "", ""},
+}
+
+func (g goal) String() string {
+	s := fmt.Sprintf("%s %s", g.cmp, num(g.limit, g.unit, 0))
+	if g.of != "" {
+		s += " " + g.of
+	}
+	return s
+}
+
+func (g goal) met(v float64) bool {
+	switch g.cmp {
+	case "<":
+		return v < g.limit
+	case "<=":
+		return v <= g.limit
+	case ">=":
+		return v >= g.limit
+	}
+	panic("goal: comparison " + g.cmp)
+}
+
+// num writes v in unit, with 2 decimals for ratios and seconds, else 1,
+// and extra more.
+func num(v float64, unit string, extra int) string {
+	d := 1 + extra
+	if unit == "x" || unit == "s" {
+		d++
+	}
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case unit == "":
+		return fmt.Sprintf("%g", v)
+	case unit == "x", unit == "%":
+		return fmt.Sprintf("%.*f%s", d, v, unit)
+	}
+	return fmt.Sprintf("%.*f %s", d, v, unit)
+}
+
+// check is a target applied to what one case measured.
+type check struct {
+	goal    string  // key in goals
+	subject string  // the case, e.g. "json page 1 (10,000 rows)"
+	value   float64 // in the goal's unit
+	detail  string  // the figures behind value
+}
+
+func (c check) pass() bool { return goals[c.goal].met(c.value) }
+
+func (c check) verdict() string {
+	if c.pass() {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// check records a measured figure against the goal key.
+func (r *results) check(key, subject string, value float64, detail string, args ...any) {
+	if _, ok := goals[key]; !ok {
+		panic("no goal " + key)
+	}
+	r.checks = append(r.checks, check{key, subject, value, fmt.Sprintf(detail, args...)})
+}
+
+// ratio is a/b, with NaN (a MISS) when b is zero.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// table is a titled table of cells, printed as text or as Markdown.
+type table struct {
+	title  string
+	notes  []string
+	header []string
+	rows   [][]string
+}
+
+func (t *table) add(cells ...any) {
+	row := make([]string, len(cells))
+	for i, c := range cells {
+		row[i] = fmt.Sprint(c)
+	}
+	t.rows = append(t.rows, row)
+}
+
+func (t table) text(w io.Writer) {
+	fmt.Fprintf(w, "\n%s\n", t.title)
+	for _, n := range t.notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range t.all() {
+		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+func (t table) markdown(w io.Writer) {
+	fmt.Fprintf(w, "\n## %s\n\n", t.title)
+	for _, n := range t.notes {
+		fmt.Fprintln(w, "- "+n)
+	}
+	if len(t.notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	for i, row := range t.all() {
+		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
+		if i == 0 {
+			fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
+		}
+	}
+}
+
+// all is the header and the rows; nothing when there are no rows.
+func (t table) all() [][]string {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return append([][]string{t.header}, t.rows...)
+}
+
+// plan is an EXPLAIN output.
+type plan struct{ title, text string }
+
+// results is everything one run measured.
+type results struct {
+	intro  []string
+	tables []table
+	checks []check
+	plans  []plan
+}
+
+// targets evaluates every check: the table of targets.
+func (r *results) targets() table {
+	passed := 0
+	t := table{header: []string{"", "case", "figure", "measured", "target", "detail"}}
+	for _, c := range r.checks {
+		g := goals[c.goal]
+		if c.pass() {
+			passed++
+		}
+		measured := num(c.value, g.unit, 0)
+		if measured == num(g.limit, g.unit, 0) { // show on which side it fell
+			measured = num(c.value, g.unit, 2)
+		}
+		t.add(c.verdict(), c.subject, g.figure, measured, g, c.detail)
+	}
+	t.title = fmt.Sprintf("Targets: %d of %d met", passed, len(r.checks))
+	return t
+}
+
+func (r *results) write(text, md io.Writer) {
+	tt := r.targets()
+	fmt.Fprintln(md, "# informe benchmark")
+	fmt.Fprintln(md)
+	for _, l := range r.intro {
+		fmt.Fprintln(text, l)
+		fmt.Fprintln(md, "- "+l)
+	}
+	for _, t := range r.tables {
+		t.text(text)
+	}
+	tt.text(text)
+	tt.markdown(md)
+	for _, t := range r.tables {
+		t.markdown(md)
+	}
+	if len(r.plans) > 0 {
+		fmt.Fprintln(md, "\n## Query plans")
+	}
+	for _, p := range r.plans {
+		fmt.Fprintf(md, "\n### %s\n\n```\n%s```\n", p.title, p.text)
+	}
+}
+
+// machine describes the run's conditions.
+func machine(began time.Time) string {
+	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+}
+
+// loadAverage returns /proc/loadavg's 1-, 5- and 15-minute averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}

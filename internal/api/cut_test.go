@@ -1,0 +1,287 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/spool"
+)
+
+// The tests of failures told as they are: a response informe cuts is
+// logged at ERROR as aborted, with the reason it was cut, and counted with
+// that reason; 499 (client gone) is only for a client that closed or
+// reset its connection; a database lost before the first byte is a 503
+// with Retry-After in every format; a full spool disk is a bound, never a
+// cut.
+
+// wantCut checks how informe recorded request id, whose response it cut
+// mid-stream for reason: a "response cut" line at ERROR with the reason,
+// the request logged with status 0, aborted and the reason, no "client
+// gone", and the cut counted with its reason.
+func (ts *opsServer) wantCut(tb testing.TB, id, reason string) {
+	tb.Helper()
+	if !waitFor(10*time.Second, func() bool { return logLine(tb, ts.Logs.String(), "request", id) != nil }) {
+		tb.Fatalf("request %s was never logged:\n%s", id, ts.Logs.String())
+	}
+	logs := ts.Logs.String()
+	cut := logLine(tb, logs, "response cut", id)
+	if cut == nil {
+		tb.Fatalf("no cut logged for request %s:\n%s", id, logs)
+	}
+	if cut["level"] != "ERROR" || cut["reason"] != reason {
+		tb.Errorf("cut logged at %v with reason %v; want ERROR, %s", cut["level"], cut["reason"], reason)
+	}
+	line := requestLine(tb, logs, id)
+	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != reason {
+		tb.Errorf("request logged with status %v, aborted %v, reason %v; want 0, true, %s", line["status"], line["aborted"], line["reason"], reason)
+	}
+	if gone := logLine(tb, logs, "client gone", id); gone != nil {
+		tb.Errorf("informe's cut logged as the client's: %v", gone)
+	}
+	series := fmt.Sprintf(`informe_http_responses_cut_total{reason=%q}`, reason)
+	if got := ts.metric(tb, series); got != 1 {
+		tb.Errorf("%s = %v, want 1", series, got)
+	}
+	if got := ts.metric(tb, `informe_http_responses_cut_total{reason="client_gone"}`); got != 0 {
+		tb.Errorf(`informe_http_responses_cut_total{reason="client_gone"} = %v, want 0`, got)
+	}
+}
+
+// terminate ends the backend pid (pg_terminate_backend).
+func terminate(tb testing.TB, mon *pgx.Conn, pid int) {
+	tb.Helper()
+	var ok bool
+	if err := mon.QueryRow(context.Background(), "SELECT pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
+		tb.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ok, err)
+	}
+}
+
+// TestCutDatabaseGoneSlowClient checks that a backend terminated
+// mid-export, while the client is far behind the database (the spool
+// holds what it has not read), is told as the database's failure: a cut
+// with reason database_unavailable at ERROR, not a client gone (499). The
+// client, reading on, gets a body that ends without its chunked end.
+func TestCutDatabaseGoneSlowClient(t *testing.T) {
+	pool, mon := gatedDB(t)
+	ts := newOpsServer(t, pool, func(s *api.Server) {
+		// The rows before the gate wait in memory for the client.
+		s.Delivery.Spool = spool.Limits{Memory: 64 << 20}
+	})
+	const id = "database-gone"
+	open := closeGate(t, mon, "rows")
+	resp := ts.rawGet(t, "/api/general-report/export?format=ndjson", "X-Request-Id", id)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status = %d", resp.StatusCode)
+	}
+	// The client reads nothing while the database side reaches the gate.
+	terminate(t, mon, waitingAtGate(t, mon))
+	open()
+	ts.wantCut(t, id, "database_unavailable")
+	if logs := ts.Logs.String(); !strings.Contains(logs, "57P01") {
+		t.Errorf("the cause is not logged:\n%s", logs)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("the body read to its chunked end after %d bytes; want it cut", len(body))
+	}
+}
+
+// TestCutTimeouts checks that an export cut by informe's timeouts, its
+// query waiting at the gate after the first rows were sent, is told as
+// such: the statement timeout (PostgreSQL cancels the query, 57014) as
+// statement_timeout, the request timeout (informe cancels it) as
+// request_timeout.
+func TestCutTimeouts(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		limits api.Limits
+		reason string
+	}{
+		{"Statement", api.Limits{StatementTimeout: time.Second}, "statement_timeout"},
+		{"Request", api.Limits{RequestTimeout: time.Second}, "request_timeout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pool, mon := gatedDB(t)
+			ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits = tt.limits })
+			closeGate(t, mon, "rows")
+			r := ts.start(t, "/api/general-report/export?format=csv")
+			r.wait(t)
+			if r.status != http.StatusOK {
+				t.Fatalf("status = %d; body %.300s", r.status, r.body.Bytes())
+			}
+			if !errors.Is(r.err, io.ErrUnexpectedEOF) {
+				t.Errorf("the body ended with %v after %d bytes, want an unexpected EOF", r.err, r.body.Len())
+			}
+			ts.wantCut(t, r.header.Get("X-Request-Id"), tt.reason)
+		})
+	}
+}
+
+// TestClientGoneMidExport checks that a client that closes or resets its
+// connection mid-export is the one case logged as 499: "client gone" at
+// INFO, counted as client_gone, no "response cut", nothing at ERROR.
+func TestClientGoneMidExport(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reset bool // RST instead of FIN
+	}{{"Closed", false}, {"Reset", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			pool, mon := gatedDB(t)
+			ts := newOpsServer(t, pool, func(s *api.Server) {
+				// The rows before the gate wait in memory for the client.
+				s.Delivery.Spool = spool.Limits{Memory: 64 << 20}
+			})
+			id := "gone-" + strings.ToLower(tt.name)
+			closeGate(t, mon, "rows")
+			conn := dialSmall(t, ts.URL)
+			resp := ts.rawGetOn(t, conn, bufio.NewReader(conn), "/api/general-report/export?format=csv", "X-Request-Id", id)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d", resp.StatusCode)
+			}
+			waitingAtGate(t, mon)
+			if _, err := io.ReadFull(resp.Body, make([]byte, 64<<10)); err != nil {
+				t.Fatalf("reading the export's start: %v", err)
+			}
+			if tt.reset {
+				if err := conn.(*net.TCPConn).SetLinger(0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conn.Close()
+			if !waitFor(10*time.Second, func() bool { return logLine(t, ts.Logs.String(), "request", id) != nil }) {
+				t.Fatalf("the request was never logged:\n%s", ts.Logs.String())
+			}
+			logs := ts.Logs.String()
+			line := requestLine(t, logs, id)
+			if line["status"] != float64(499) || line["aborted"] != nil {
+				t.Errorf("request logged with status %v, aborted %v; want 499, not aborted", line["status"], line["aborted"])
+			}
+			if gone := logLine(t, logs, "client gone", id); gone == nil || gone["level"] != "INFO" {
+				t.Errorf(`"client gone" logged as %v; want it at INFO`, gone)
+			}
+			if cut := logLine(t, logs, "response cut", id); cut != nil {
+				t.Errorf("the client's going logged as informe's cut: %v", cut)
+			}
+			for _, l := range strings.Split(logs, "\n") {
+				if strings.Contains(l, `"level":"ERROR"`) {
+					t.Errorf("logged at ERROR: %s", l)
+				}
+			}
+			if got := ts.metric(t, `informe_http_responses_cut_total{reason="client_gone"}`); got != 1 {
+				t.Errorf(`informe_http_responses_cut_total{reason="client_gone"} = %v, want 1`, got)
+			}
+		})
+	}
+}
+
+// TestDatabaseGoneBeforeFirstByte checks that a backend terminated while
+// an export waits before its first row is a 503 with Retry-After and a
+// JSON message in every format, XLSX included, carrying none of the
+// headers of the body it did not send.
+func TestDatabaseGoneBeforeFirstByte(t *testing.T) {
+	pool, mon := gatedDB(t)
+	ts := newOpsServer(t, pool, nil)
+	for _, format := range formats {
+		t.Run(format, func(t *testing.T) {
+			open := closeGateAt(t, mon, "rows", 1)
+			r := ts.start(t, "/api/general-report/export?format="+format)
+			terminate(t, mon, waitingAtGate(t, mon))
+			open()
+			r.wait(t)
+			if r.err != nil {
+				t.Fatalf("reading the response: %v", r.err)
+			}
+			resp := response{Status: r.status, Header: r.header, Body: r.body.Bytes()}
+			resp.wantError(t, http.StatusServiceUnavailable, "Service Unavailable")
+			if got, want := r.header.Get("Retry-After"), "5"; got != want {
+				t.Errorf("Retry-After = %q, want %q", got, want)
+			}
+			for _, h := range []string{"Content-Disposition", "X-Total-Count", "Content-Encoding"} {
+				if v := r.header.Get(h); v != "" {
+					t.Errorf("error carries %s: %q", h, v)
+				}
+			}
+			id := r.header.Get("X-Request-Id")
+			if !waitFor(10*time.Second, func() bool { return logLine(t, ts.Logs.String(), "request", id) != nil }) {
+				t.Fatal("the request was never logged")
+			}
+			if got := requestLine(t, ts.Logs.String(), id)["status"]; got != float64(503) {
+				t.Errorf("request logged with status %v, want 503", got)
+			}
+		})
+	}
+}
+
+// TestSpoolDiskFull checks that a full spool disk is a bound: with the
+// spool's files on a 1 MiB filesystem, several slow readers of a big
+// export, whose spools all want far more than that, each get their whole
+// body; the database side waited for them instead, and the disk's failure
+// is logged at WARN. It needs to mount a tmpfs, as root.
+func TestSpoolDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("the test needs a 1 MiB filesystem, which mounting a tmpfs (as root) gives: %v: %s", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	pool := pgtest.New(t)
+	variedTasks(t, pool, 3000, 1000) // about 4 MB of CSV
+	ts := newOpsServer(t, pool, func(s *api.Server) {
+		s.Delivery.Spool = spool.Limits{Memory: 64 << 10, Disk: 64 << 20, Dir: dir, NoProgress: 30 * time.Second}
+	})
+	const target = "/api/general-report/export?format=csv"
+	want := ts.get(t, target, "Accept-Encoding", "identity")
+	if want.Status != http.StatusOK {
+		t.Fatalf("status = %d; body %.300s", want.Status, want.Body)
+	}
+	t.Run("Readers", func(t *testing.T) {
+		for i := range 4 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				id := fmt.Sprintf("disk-full-%d", i)
+				conn := dialSmall(t, ts.URL)
+				resp := ts.rawGetOn(t, conn, bufio.NewReader(&rateReader{r: conn, rate: 1 << 20}), target, "X-Request-Id", id)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status = %d", resp.StatusCode)
+				}
+				got, err := io.ReadAll(resp.Body)
+				if err != nil {
+					t.Fatalf("the body ended with %v after %d of %d bytes; the server's log: %v", err, len(got), len(want.Body), logLine(t, ts.Logs.String(), "response cut", id))
+				}
+				if !bytes.Equal(got, want.Body) {
+					t.Fatalf("the body (%d bytes) differs from a fast client's (%d bytes)", len(got), len(want.Body))
+				}
+				if !waitFor(10*time.Second, func() bool { return logLine(t, ts.Logs.String(), "request", id) != nil }) {
+					t.Fatal("the request was never logged")
+				}
+				if got := requestLine(t, ts.Logs.String(), id)["status"]; got != float64(200) {
+					t.Errorf("request logged with status %v, want 200", got)
+				}
+			})
+		}
+	})
+	logs := ts.Logs.String()
+	if !strings.Contains(logs, `"level":"WARN","msg":"the spool's disk failed`) {
+		t.Errorf("no disk failure logged: the disk never filled, and the test proves nothing:\n%s", logs)
+	}
+	if strings.Contains(logs, `"msg":"response cut"`) || strings.Contains(logs, `"level":"ERROR"`) {
+		t.Errorf("a response was cut, or an error logged:\n%s", logs)
+	}
+}

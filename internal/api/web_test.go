@@ -1,0 +1,239 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/web"
+	"github.com/informe/informe/metrics"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// newWebServer serves the API and the web page over pool, with a token
+// carrying every scope.
+func newWebServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
+	tb.Helper()
+	site, err := web.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := serve(tb, &api.Server{
+		Reports: report.NewStore(pool, report.Maintained),
+		Users:   users.NewStore(pool),
+		Tokens:  auth.NewStore(pool),
+		Metrics: metrics.New(pool),
+		Site:    site,
+	})
+	ts.Pool = pool
+	ts.Token = ts.newToken(tb, "all", nil, time.Time{})
+	return ts
+}
+
+// TestPage checks that the page and its assets need no token, carry the
+// security headers, and that the assets are cached by their hashed names.
+func TestPage(t *testing.T) {
+	ts := newWebServer(t, fixtureDB(t))
+	for _, tt := range []struct {
+		name, lang, want string
+	}{
+		{"Spanish", "es-CL,es;q=0.9", `lang="es"`},
+		{"English", "en-US,en;q=0.9", `lang="en"`},
+		{"EnglishPreferred", "fr, en;q=0.8, es;q=0.5", `lang="en"`},
+		{"Default", "", `lang="es"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ts.do(t, http.MethodGet, "/", "Accept-Language", tt.lang)
+			if r.Status != 200 || !strings.Contains(string(r.Body), tt.want) {
+				t.Fatalf("GET / = %d, want 200 with %s; body %.200s", r.Status, tt.want, r.Body)
+			}
+			for k, want := range map[string]string{
+				"Content-Security-Policy": web.ContentSecurityPolicy,
+				"X-Content-Type-Options":  "nosniff",
+				"Referrer-Policy":         "no-referrer",
+				"Content-Type":            "text/html; charset=utf-8",
+			} {
+				if got := r.Header.Get(k); got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+	t.Run("CSPForbidsInline", func(t *testing.T) {
+		for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*"} {
+			if strings.Contains(web.ContentSecurityPolicy, bad) {
+				t.Errorf("CSP allows %s", bad)
+			}
+		}
+		if !strings.Contains(web.ContentSecurityPolicy, "frame-ancestors 'none'") {
+			t.Error("CSP lacks frame-ancestors 'none'")
+		}
+		body := string(ts.do(t, http.MethodGet, "/").Body)
+		if regexp.MustCompile(`<script>|<style|style="|\son[a-z]+=`).MatchString(body) {
+			t.Error("the page has inline script or style")
+		}
+	})
+	t.Run("Assets", func(t *testing.T) {
+		body := string(ts.do(t, http.MethodGet, "/").Body)
+		refs := regexp.MustCompile(`/assets/[a-z]+\.[0-9a-f]{12}\.(json|js|css)`).FindAllString(body, -1)
+		slices.Sort(refs)
+		refs = slices.Compact(refs) // the catalogue is also preloaded
+		if len(refs) != 3 {
+			t.Fatalf("asset references = %v, want script, style sheet and catalogue", refs)
+		}
+		for _, ref := range refs {
+			r := ts.do(t, http.MethodGet, ref)
+			if r.Status != 200 || len(r.Body) == 0 {
+				t.Fatalf("GET %s = %d", ref, r.Status)
+			}
+			if got := r.Header.Get("Cache-Control"); !strings.Contains(got, "immutable") {
+				t.Errorf("%s Cache-Control = %q, want immutable", ref, got)
+			}
+			if r.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("%s lacks nosniff", ref)
+			}
+		}
+		ts.do(t, http.MethodGet, "/assets/app.000000000000.js").wantError(t, 404, "Not Found")
+	})
+	t.Run("APIUnchanged", func(t *testing.T) {
+		ts.do(t, http.MethodGet, "/nope").wantError(t, 401, "Invalid Token")
+		ts.do(t, http.MethodGet, "/users").wantError(t, 401, "Invalid Token")
+		ts.do(t, http.MethodGet, "/web/session").wantError(t, 401, "Invalid Token")
+	})
+}
+
+// TestPageAbsentWithoutSite checks that a server without the page answers
+// / as any unknown path: 401 without a token.
+func TestPageAbsentWithoutSite(t *testing.T) {
+	ts := newServer(t, fixtureDB(t))
+	ts.do(t, http.MethodGet, "/").wantError(t, 401, "Invalid Token")
+}
+
+// TestSignIn checks the sign-in endpoint's answers and its cookie, and that
+// informe takes the cookie like the header.
+func TestSignIn(t *testing.T) {
+	ts := newWebServer(t, fixtureDB(t))
+	ctx := context.Background()
+	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
+	revoked := ts.newToken(t, "revoked", nil, time.Time{})
+	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {
+		t.Fatal(err)
+	}
+	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	noScope := ts.newToken(t, "no-scope", nil, time.Time{})
+	if _, err := ts.Pool.Exec(ctx, "UPDATE api_tokens SET scopes = '{}' WHERE name = 'no-scope'"); err != nil {
+		t.Fatal(err)
+	}
+	origin := []string{"Origin", ts.URL, "Content-Type", "application/json"}
+	for _, tt := range []struct {
+		name   string
+		body   string
+		header []string
+		status int
+		msg    string
+	}{
+		{"OK", `{"token":"` + ts.Token + `"}`, origin, 200, ""},
+		{"OKUsersOnly", `{"token":"` + usersOnly + `"}`, origin, 200, ""},
+		{"ErrUnknown", `{"token":"` + wellFormedToken() + `"}`, origin, 401, web.SignInMessage("unknown", "es")},
+		{"ErrGarbage", `{"token":"hello"}`, origin, 401, web.SignInMessage("unknown", "es")},
+		{"ErrExpired", `{"token":"` + expired + `","lang":"en"}`, origin, 401, web.SignInMessage("expired", "en")},
+		{"ErrRevoked", `{"token":"` + revoked + `"}`, origin, 401, web.SignInMessage("revoked", "es")},
+		{"ErrNoScope", `{"token":"` + noScope + `"}`, origin, 403, web.SignInMessage("scope", "es")},
+		{"ErrMissing", `{"token":"  "}`, origin, 401, web.SignInMessage("missing", "es")},
+		{"ErrNotJSON", `token=x`, origin, 400, "the body must be JSON"},
+		{"ErrOtherOrigin", `{"token":"` + ts.Token + `"}`, []string{"Origin", "https://evil.example"}, 403, web.SignInMessage("origin", "es")},
+		{"ErrNoOrigin", `{"token":"` + ts.Token + `"}`, nil, 403, web.SignInMessage("origin", "es")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ts.post(t, "/web/sign-in", tt.body, tt.header...)
+			if tt.status != 200 {
+				r.wantError(t, tt.status, tt.msg)
+				if r.Header.Get("Set-Cookie") != "" {
+					t.Error("a refused sign-in sets a cookie")
+				}
+				if r.Header.Get("Www-Authenticate") != "" {
+					t.Error("the page's 401 carries a challenge (browsers would show a credential dialog)")
+				}
+				return
+			}
+			if r.Status != 200 {
+				t.Fatalf("status = %d; body %s", r.Status, r.Body)
+			}
+			c := r.Header.Get("Set-Cookie")
+			for _, want := range []string{web.CookieName + "=informe_", "Path=/", "HttpOnly", "SameSite=Strict"} {
+				if !strings.Contains(c, want) {
+					t.Errorf("Set-Cookie = %q, want %s", c, want)
+				}
+			}
+			for _, bad := range []string{"Expires", "Max-Age", "Secure"} { // session cookie; plain HTTP here
+				if strings.Contains(c, bad) {
+					t.Errorf("Set-Cookie = %q has %s", c, bad)
+				}
+			}
+		})
+	}
+
+	cookie := []string{"Cookie", web.CookieName + "=" + ts.Token}
+	t.Run("CookieAuthenticates", func(t *testing.T) {
+		want := ts.get(t, "/api/general-report?format=csv&client_id=1")
+		got := ts.do(t, http.MethodGet, "/api/general-report?format=csv&client_id=1", cookie...)
+		if got.Status != 200 || string(got.Body) != string(want.Body) {
+			t.Fatalf("with the cookie: %d %s, want %s", got.Status, got.Body, want.Body)
+		}
+		if r := ts.do(t, http.MethodGet, "/web/session", cookie...); r.Status != 200 || !strings.Contains(string(r.Body), `"name":"all"`) {
+			t.Errorf("GET /web/session = %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("CookieScopes", func(t *testing.T) {
+		ts.do(t, http.MethodGet, "/api/general-report", "Cookie", web.CookieName+"="+usersOnly).wantError(t, 403, "report:read")
+	})
+	t.Run("BadCookieNoChallenge", func(t *testing.T) {
+		r := ts.do(t, http.MethodGet, "/users", "Cookie", web.CookieName+"="+revoked)
+		r.wantError(t, 401, "Invalid Token")
+		if r.Header.Get("Www-Authenticate") != "" {
+			t.Error("a 401 to the page's cookie carries a challenge")
+		}
+	})
+	t.Run("HeaderWinsOverCookie", func(t *testing.T) {
+		ts.do(t, http.MethodGet, "/users", append([]string{"Authorization", "Bearer " + wellFormedToken()}, cookie...)...).wantError(t, 401, "Invalid Token")
+	})
+	t.Run("SignOut", func(t *testing.T) {
+		ts.post(t, "/web/sign-out", "", "Origin", "https://evil.example").wantError(t, 403, web.SignInMessage("origin", "es"))
+		r := ts.post(t, "/web/sign-out", "", append([]string{"Origin", ts.URL}, cookie...)...)
+		if r.Status != 204 {
+			t.Fatalf("sign-out = %d %s", r.Status, r.Body)
+		}
+		if c := r.Header.Get("Set-Cookie"); !strings.Contains(c, web.CookieName+"=;") || !strings.Contains(c, "Max-Age=0") {
+			t.Errorf("sign-out Set-Cookie = %q, want the cookie cleared", c)
+		}
+	})
+	t.Run("TokenNotLogged", func(t *testing.T) {
+		for _, tok := range []string{ts.Token, expired, revoked, usersOnly} {
+			if strings.Contains(ts.Logs.String(), tok) {
+				t.Fatal("a token is in the log")
+			}
+		}
+	})
+}
+
+// post sends POST target with body and reads the whole response.
+func (ts *testServer) post(tb testing.TB, target, body string, header ...string) response {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+target, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	return roundTrip(tb, req)
+}

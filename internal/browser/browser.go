@@ -1,0 +1,88 @@
+// Package browser starts a headless Chromium for the web page's tests and
+// checks (the browser tests and scripts/check-web), with the flags it needs
+// to run as root in a container, a fresh profile, a language, and downloads
+// into a folder. informe itself never imports it.
+package browser
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+)
+
+// ErrNotFound is returned by [Start] when no Chromium is installed.
+var ErrNotFound = errors.New("browser: chromium not found (scripts/ensure-chromium installs it)")
+
+// Path returns the Chromium binary: $CHROMIUM, else Debian's chromium, else
+// chromium or google-chrome on the PATH.
+func Path() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNotFound
+}
+
+// Options are how to start the browser.
+type Options struct {
+	ProfileDir  string // a fresh, empty folder for the profile (required)
+	DownloadDir string // where downloads go, named by their GUID; "" refuses them
+	Lang        string // Accept-Language, e.g. "es-CL"; "" leaves the browser's
+	Width       int    // window size, default 1280x900
+	Height      int
+}
+
+// Start starts Chromium and returns a chromedp context on its first tab;
+// cancel stops the browser.
+func Start(ctx context.Context, o Options) (context.Context, context.CancelFunc, error) {
+	path, err := Path()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Width == 0 {
+		o.Width, o.Height = 1280, 900
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(o.ProfileDir),
+		chromedp.Headless,
+		chromedp.NoSandbox, // Chromium refuses to run as root with its sandbox
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.WindowSize(o.Width, o.Height),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	if o.Lang != "" {
+		opts = append(opts, chromedp.Flag("lang", o.Lang), chromedp.Flag("accept-lang", o.Lang))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	cancel := func() { cancelBrowser(); cancelAlloc() }
+	behavior := browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny}
+	if o.DownloadDir != "" {
+		events := true
+		behavior = browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: o.DownloadDir, EventsEnabled: &events,
+		}
+	}
+	if err := chromedp.Do(bctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, behavior)
+		return err
+	})); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return bctx, cancel, nil
+}

@@ -1,0 +1,150 @@
+// Package fileexport writes the general report to a file or to stdout:
+// the logic of `informe export`. It owns checking the command's options
+// into a [Plan] before anything is opened or written, the file that
+// appears whole or not at all, and [Run], which reads the rows of one
+// snapshot into package delivery's pipeline (encoder -> compressor ->
+// spool), the one the HTTP export uses, with a progress bar on a terminal.
+package fileexport
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/report"
+)
+
+// formats are the export's formats: the API's, and tsv for CSV with tabs.
+var formats = []string{"csv", "tsv", "ndjson", "json", "xlsx"}
+
+// extensions give the format of an output file by its extension (before
+// any .gz).
+var extensions = map[string]string{
+	".csv": "csv", ".tsv": "tsv", ".ndjson": "ndjson", ".jsonl": "ndjson", ".json": "json", ".xlsx": "xlsx",
+}
+
+// Flags are the export's options as the command was given them.
+type Flags struct {
+	// Query holds the filters, columns and delimiter as the API's query
+	// parameters (contract_id, rut, columns, delimiter...), so that they
+	// are checked, and fail, as the API's are.
+	Query url.Values
+	// Output is the file to write, or "-" for stdout.
+	Output string
+	// Format is csv, tsv, ndjson, json or xlsx; "" takes it from Output's
+	// extension.
+	Format string
+	// Gzip compresses the output; an Output ending in .gz implies it.
+	Gzip bool
+	// BOM and NoHeader are the CSV options of the same names.
+	BOM, NoHeader bool
+}
+
+// Plan is a checked export: everything that can be wrong with the [Flags]
+// has been found before anything is opened or written.
+type Plan struct {
+	query  report.Query
+	format export.Format
+	csv    export.CSVOptions
+	gzip   bool
+	output string // "-" for stdout, else the file's absolute path
+}
+
+// NewPlan checks f. The filters and columns go through report.ParseQuery
+// and the delimiter through the API's parameter rules, so their messages
+// are the API's; the format comes from f.Format or else from the output's
+// extension (an ending .gz asks for gzip); the output folder must exist and
+// be writable. It touches nothing. Its errors are messages for the user.
+func NewPlan(f Flags) (Plan, error) {
+	var p Plan
+	var err error
+	if p.query, err = report.ParseQuery(f.Query); err != nil {
+		return p, errors.New(failure.MessageOf(err)) // what the API answers
+	}
+	delim, err := param.OneOf(f.Query, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)
+	if err != nil {
+		return p, errors.New(failure.MessageOf(err))
+	}
+	p.csv = export.CSVOptions{Delimiter: export.Delimiter(delim), BOM: f.BOM, NoHeader: f.NoHeader}
+
+	if f.Output == "" {
+		return p, errors.New("--output must name a file, or be - for stdout")
+	}
+	name := strings.TrimSuffix(f.Output, ".gz")
+	p.gzip = f.Gzip || name != f.Output
+	format := strings.ToLower(f.Format)
+	if format == "" {
+		if f.Output == "-" {
+			return p, fmt.Errorf("give --format (%s) to write to stdout", strings.Join(formats, ", "))
+		}
+		var ok bool
+		if format, ok = extensions[strings.ToLower(filepath.Ext(name))]; !ok {
+			return p, fmt.Errorf("cannot tell the format of %s from its extension: give --format (%s), or name a .csv, .tsv, .ndjson, .jsonl, .json or .xlsx file, optionally ending in .gz",
+				f.Output, strings.Join(formats, ", "))
+		}
+	}
+	switch format {
+	case "tsv":
+		if f.Query.Has("delimiter") && p.csv.Delimiter != '\t' {
+			return p, fmt.Errorf("tsv is tab-separated: --delimiter %s contradicts it (use csv)", delim)
+		}
+		p.format, p.csv.Delimiter = export.CSV, '\t'
+	case "csv", "ndjson", "json", "xlsx":
+		if p.format, err = export.ParseFormat(format); err != nil {
+			return p, err
+		}
+	default:
+		return p, fmt.Errorf("unknown format %q: allowed values are %s", f.Format, strings.Join(formats, ", "))
+	}
+
+	if p.output, err = checkOutput(f.Output); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// checkOutput returns the absolute path of the file to write, with
+// symlinks resolved so that the file they point to is the one replaced, or
+// "-" for stdout. It fails when the folder is missing or cannot be written
+// to, or when the output is not a regular file (a folder, a device).
+func checkOutput(output string) (string, error) {
+	if output == "-" {
+		return output, nil
+	}
+	path, err := filepath.Abs(output)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("%s is not a regular file; give a file name, or - for stdout", output)
+		}
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return "", err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return "", err // ENOTDIR: the folder is a file, said below
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("the output folder %s does not exist", dir)
+	case err != nil:
+		return "", err
+	case !fi.IsDir():
+		return "", fmt.Errorf("%s is not a folder", dir)
+	}
+	const writable = 2 // W_OK
+	if err := syscall.Access(dir, writable); err != nil {
+		return "", fmt.Errorf("cannot write in the output folder %s: %w", dir, err)
+	}
+	return path, nil
+}

@@ -1,0 +1,191 @@
+package fileexport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/compress"
+	"github.com/informe/informe/internal/delivery"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/report"
+)
+
+// spoolMemory is how far the reading and encoding may run ahead of the
+// output: the spool lets the file be written while the next rows are read
+// and encoded, as a response is sent.
+const spoolMemory = 4 << 20
+
+// progressEvery is how many rows pass between moves of the progress bar.
+const progressEvery = 1000
+
+// errInterrupted is the failure of an export whose context was cancelled:
+// Ctrl-C or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
+// Summary says what an export wrote.
+type Summary struct {
+	Rows    int64         // rows written
+	Bytes   int64         // bytes written, compressed if the output is
+	Elapsed time.Duration // from opening the snapshot to the output complete
+	Output  string        // the file's path, or "stdout"
+}
+
+// String is the line the command prints at the end of an export.
+func (s Summary) String() string {
+	secs := s.Elapsed.Seconds()
+	return fmt.Sprintf("exported %d rows, %d bytes in %.1fs (%.0f rows/s) to %s", s.Rows, s.Bytes, secs, float64(s.Rows)/max(secs, 1e-9), s.Output)
+}
+
+// Run writes the rows of p from one snapshot of store to p's output, stdout
+// being stdout, through the HTTP export's pipeline; when stderr is a
+// terminal, a progress bar shows there. A file is written atomically: on
+// any error, or when ctx is cancelled (Ctrl-C, SIGTERM), the target is left
+// as it was and no temporary file remains. On stdout nothing is atomic, but
+// a failed export gets no closing bytes (a JSON array's "]", the gzip
+// trailer), so that it cannot be taken for a complete one.
+//
+// Its error says why the export failed, "interrupted" when ctx was
+// cancelled, and that the output file, if any, was left unchanged.
+func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
+	start := time.Now()
+	cur, err := store.Export(ctx, p.query)
+	if err != nil {
+		return Summary{}, p.failed(ctx, err)
+	}
+	defer cur.Close()
+	total := cur.Page().Total
+
+	dst := stdout
+	var file *atomicFile
+	if p.output != "-" {
+		if file, err = createAtomic(p.output); err != nil {
+			return Summary{}, p.failed(ctx, err)
+		}
+		defer file.Abort() // after a Commit, nothing
+		dst = file
+	}
+	coding := compress.Identity
+	if p.gzip {
+		coding = compress.Gzip
+	}
+	// Rows: the count from the snapshot, which XLSX declares as the sheet's
+	// range before the first row. A reader of stdout that is slow is
+	// waited for, never cut as stalled: NoProgress is negative.
+	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: "general-report", Rows: total}}
+	w, err := delivery.Start(dst, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}})
+	if err != nil {
+		return Summary{}, p.failed(ctx, err)
+	}
+
+	bar := newProgressBar(total, stderr)
+	for cur.Next() {
+		if err = w.Encode(cur.Values()); err != nil {
+			break
+		}
+		if bar != nil && w.Rows()%progressEvery == 0 {
+			_ = bar.Set64(w.Rows())
+		}
+	}
+	if err == nil {
+		err = cur.Err()
+	}
+	if cerr := cur.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		w.Abort(err)
+	}
+	err = w.Wait()
+	if err == nil {
+		// A signal after the last row still means "stop": nothing replaced.
+		err = ctx.Err()
+	}
+	if err == nil && file != nil {
+		err = file.Commit()
+	}
+	if bar != nil {
+		if err == nil {
+			_ = bar.Set64(w.Rows())
+			_ = bar.Finish()
+		} else {
+			_ = bar.Exit()
+		}
+	}
+	if err != nil {
+		return Summary{}, p.failed(ctx, err)
+	}
+	where := p.output
+	if where == "-" {
+		where = "stdout"
+	}
+	return Summary{Rows: w.Rows(), Bytes: w.Len(), Elapsed: time.Since(start), Output: where}, nil
+}
+
+// failed returns the error of p's export that ended with err: why, and that
+// the output file, if any, was left as it was.
+func (p Plan) failed(ctx context.Context, err error) error {
+	err = why(ctx, err)
+	if p.output == "-" {
+		return err
+	}
+	return fmt.Errorf("%w; %s was left unchanged", err, p.output)
+}
+
+// why says what ended an export with err, as [delivery.Reason] tells it
+// for the HTTP side: a cancelled ctx is a signal, "interrupted"; the
+// database's failures are said without the words the API adds for its
+// clients (a status, "try again"), keeping PostgreSQL's own.
+func why(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	var fe *failure.Error
+	switch delivery.Reason(ctx, err) {
+	case delivery.DatabaseUnavailable:
+		if errors.As(err, &fe) && fe.Err != nil {
+			err = fe.Err
+		}
+		return fmt.Errorf("the database cannot be reached: %w", err)
+	case delivery.StatementTimeout:
+		// The cause starts with failure.ErrStatementTimeout's words.
+		if errors.As(err, &fe) && fe.Err != nil {
+			return fe.Err
+		}
+	}
+	return err
+}
+
+// newProgressBar returns a bar of total rows on w when w is a terminal and
+// there are rows to count, else nil: rows of total, rate and time left,
+// redrawn at most ten times a second.
+func newProgressBar(total int64, w io.Writer) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if total == 0 || !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("exporting"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowTotalBytes(true), // the count as "rows/total"
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("rows"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionSetRenderBlankState(true),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+}

@@ -1,0 +1,187 @@
+// Package web is the page people use to export without writing URLs: one
+// HTML document, its script and style sheet, and the catalogue of datasets
+// they read, all embedded in the binary. It renders the document in the
+// reader's language, serves the assets under names that carry their
+// content's hash (so they may be cached for good), sets the headers that
+// keep the page safe to serve, and owns the cookie that carries a signed-in
+// token. It knows net/http only; the routes are the API's.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/informe/informe/internal/catalog"
+)
+
+//go:embed static
+var static embed.FS
+
+// AssetPrefix is the path under which the assets are served.
+const AssetPrefix = "/assets/"
+
+// Site is the page and its assets, ready to serve.
+type Site struct {
+	page   *template.Template
+	assets map[string]asset // by hashed name
+	urls   map[string]string
+}
+
+type asset struct {
+	body  []byte
+	ctype string
+}
+
+// New reads the embedded files, builds the catalogue of datasets and names
+// every asset by its content's hash. It fails only if the embedded files or
+// the catalogue are broken, which the tests catch.
+func New() (*Site, error) {
+	sets, err := catalog.Datasets()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := json.Marshal(struct {
+		Datasets []catalog.Dataset `json:"datasets"`
+	}{sets})
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	s := &Site{assets: map[string]asset{}, urls: map[string]string{}}
+	files := map[string][]byte{"catalog.json": cat}
+	for _, name := range []string{"app.js", "app.css"} {
+		b, err := static.ReadFile("static/" + name)
+		if err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+		files[name] = b
+	}
+	for name, b := range files {
+		sum := sha256.Sum256(b)
+		ext := path.Ext(name)
+		hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		ctype := mime.TypeByExtension(ext)
+		if ext == ".js" {
+			ctype = "text/javascript; charset=utf-8"
+		}
+		s.assets[hashed] = asset{body: b, ctype: ctype}
+		s.urls[name] = AssetPrefix + hashed
+	}
+	s.page, err = template.ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return s, nil
+}
+
+// Page writes the HTML document in the reader's language (see [Language]).
+func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
+	var b bytes.Buffer
+	err := s.page.Execute(&b, struct {
+		Lang                   string
+		Script, Style, Catalog string
+	}{Language(r), s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"]})
+	if err != nil {
+		// The template is fixed and its data plain strings: this cannot
+		// happen unless the embedded file is broken.
+		http.Error(w, "page template: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	SetSecurityHeaders(h)
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Vary", "Accept-Language, Cookie")
+	h.Set("Content-Language", Language(r))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b.Bytes())
+	}
+}
+
+// Asset serves the asset with the hashed name, reporting false (and writing
+// nothing) if there is none. An asset never changes under its name, so it
+// is cached for a year.
+func (s *Site) Asset(w http.ResponseWriter, r *http.Request, name string) bool {
+	a, ok := s.assets[name]
+	if !ok {
+		return false
+	}
+	h := w.Header()
+	SetSecurityHeaders(h)
+	h.Set("Content-Type", a.ctype)
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("Content-Length", fmt.Sprint(len(a.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(a.body)
+	}
+	return true
+}
+
+// Size returns the bytes of the HTML document (in Spanish) and of every
+// asset together, uncompressed: what a first visit downloads.
+func (s *Site) Size() int {
+	var b bytes.Buffer
+	_ = s.page.Execute(&b, struct{ Lang, Script, Style, Catalog string }{"es", s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"]})
+	n := b.Len()
+	for _, a := range s.assets {
+		n += len(a.body)
+	}
+	return n
+}
+
+// ContentSecurityPolicy allows the page's own script, style sheet and
+// requests only: no inline script or style, no other origin, no framing.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// SetSecurityHeaders sets the headers every response of the page carries.
+// Referrer-Policy is no-referrer because URLs may carry tokens.
+func SetSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// Languages are the page's languages; the first is the default.
+var Languages = []string{"es", "en"}
+
+// LangCookie is the cookie that keeps the language the reader chose.
+const LangCookie = "informe_lang"
+
+// Language returns the language to show r's reader: the one they chose
+// (the language cookie), else the first of Accept-Language's that the page
+// speaks, by quality, else Spanish.
+func Language(r *http.Request) string {
+	if c, err := r.Cookie(LangCookie); err == nil && isLanguage(c.Value) {
+		return c.Value
+	}
+	best, bestQ := Languages[0], -1.0
+	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		lang, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(tag)), "-")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if _, err := fmt.Sscanf(v, "%g", &q); err != nil {
+				continue
+			}
+		}
+		if isLanguage(lang) && q > bestQ && q > 0 {
+			best, bestQ = lang, q
+		}
+	}
+	return best
+}
+
+func isLanguage(s string) bool { return slices.Contains(Languages, s) }
