@@ -37,6 +37,10 @@ type Flusher interface {
 	Flush() error
 }
 
+// ErrNoContinue is returned by [NewEncoder] for an XLSX encoder with
+// [Options].Continue: a workbook is one zip archive, not a concatenation.
+var ErrNoContinue = errors.New("export: an XLSX workbook cannot continue another encoder's body")
+
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
 var ErrClosed = errors.New("export: encoder closed")
 
@@ -49,6 +53,16 @@ type Options struct {
 	// unknown; only XLSX reads it (see [XLSXOptions.Rows]), and its Encode
 	// and Close fail when the rows encoded differ ([ErrRowCount]).
 	Rows int64
+	// Continue makes the encoder write the continuation of a body that
+	// another encoder of the same format and columns began and will end:
+	// its rows only, so that the first encoder's output, then this one's,
+	// then the first one's closing bytes make the body one encoder would
+	// have written. CSV leaves out the byte order mark and the header;
+	// a JSON array (or envelope) puts a comma before every row, the first
+	// included, and neither opens nor closes the array; NDJSON is
+	// unchanged. The first encoder must have encoded a row before the
+	// continuation's bytes follow its own. XLSX cannot continue a body.
+	Continue bool
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -58,15 +72,24 @@ type Options struct {
 func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
 	switch f {
 	case JSON:
-		return NewJSON(w, cols, opts.Envelope), nil
+		e := NewJSON(w, cols, opts.Envelope)
+		e.(*jsonEncoder).cont = opts.Continue
+		return e, nil
 	case NDJSON:
 		return NewNDJSON(w, cols), nil
 	case CSV:
 		if err := opts.CSV.validate(); err != nil {
 			return nil, err
 		}
-		return NewCSV(w, cols, opts.CSV), nil
+		c := opts.CSV
+		if opts.Continue {
+			c.NoHeader, c.BOM = true, false
+		}
+		return NewCSV(w, cols, c), nil
 	case XLSX:
+		if opts.Continue {
+			return nil, ErrNoContinue
+		}
 		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)

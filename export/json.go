@@ -31,6 +31,7 @@ type jsonEncoder struct {
 	env      Envelope
 	hasEnv   bool
 	ndjson   bool
+	cont     bool // continues another encoder's array: see Options.Continue
 
 	scratch  []byte
 	rows     int
@@ -102,7 +103,7 @@ func (e *jsonEncoder) Encode(row [][]byte) error {
 	}
 	b := e.scratch[:0]
 	if !e.ndjson {
-		if e.rows == 0 {
+		if e.rows == 0 && !e.cont {
 			b = e.open(b)
 		} else {
 			b = append(b, ',')
@@ -144,7 +145,7 @@ func (e *jsonEncoder) Close() error {
 		return e.closeErr
 	}
 	e.closed = true
-	if e.err == nil && !e.ndjson {
+	if e.err == nil && !e.ndjson && !e.cont {
 		b := e.scratch[:0]
 		if e.rows == 0 {
 			b = e.open(b)

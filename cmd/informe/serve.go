@@ -50,6 +50,10 @@ var (
 		Name: "export-queue", Value: 16, Sources: cli.EnvVars("INFORME_EXPORT_QUEUE"),
 		Usage: "big requests that may wait for a turn; past it they get a 503 with Retry-After",
 	}
+	exportPartsFlag = &cli.IntFlag{
+		Name: "export-parts", Value: 2, Sources: cli.EnvVars("INFORME_EXPORT_PARTS"),
+		Usage: "connections an unfiltered whole CSV or JSON export reads through at once, in one snapshot, each taking a free --max-exports turn; 1 reads through one",
+	}
 	exportWaitFlag = &cli.DurationFlag{
 		Name: "export-wait", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_EXPORT_WAIT"),
 		Usage: "longest wait of a big request for its turn before a 503",
@@ -107,7 +111,7 @@ var trustedProxiesFlag = &cli.StringFlag{
 func servingFlags() []cli.Flag {
 	return []cli.Flag{
 		countsFlag, poolSizeFlag, acquireTimeoutFlag, pgCancelFlag, statementTimeoutFlag, requestTimeoutFlag,
-		exportsFlag, exportQueueFlag, exportWaitFlag, shutdownDelayFlag, shutdownTimeoutFlag, readyWhenBusyFlag,
+		exportsFlag, exportQueueFlag, exportWaitFlag, exportPartsFlag, shutdownDelayFlag, shutdownTimeoutFlag, readyWhenBusyFlag,
 		spoolMemoryFlag, spoolDiskFlag, spoolDiskTotalFlag, spoolDirFlag, stallTimeoutFlag,
 	}
 }
@@ -190,6 +194,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 			Exports:          int(cmd.Int("max-exports")),
 			ExportQueue:      int(cmd.Int("export-queue")),
 			ExportWait:       cmd.Duration("export-wait"),
+			ExportParts:      int(cmd.Int("export-parts")),
 		},
 		ReadyWhenBusy:  cmd.Bool("ready-when-busy"),
 		TrustedProxies: proxies,

@@ -93,6 +93,9 @@ func destination(c *gin.Context) io.Writer {
 // body describes a response body to deliver.
 type body struct {
 	encoding delivery.Encoding
+	// parts are the later parts of a parallel export, encoding already;
+	// nil for a body read through one cursor.
+	parts *delivery.Parts
 	// estimate is the body's expected size in bytes, to decide whether
 	// compression pays; negative when unknown (large).
 	estimate int64
@@ -125,14 +128,17 @@ func (s *Server) start(c *gin.Context, b body) (*delivery.Writer, error) {
 	return w, nil
 }
 
-// deliverRows answers 200 with cur's rows delivered as b says: it reads the
-// rows, ends the snapshot and done (the request's turn) at the last row,
-// then waits for the client. A failure before the first byte is an
-// ordinary error response; after it, the response is cut.
+// deliverRows answers 200 with cur's rows, then b's parts, delivered as b
+// says: it reads the rows, ends the snapshots and done (the request's
+// turn) at the last row, then waits for the client. A failure before the
+// first byte is an ordinary error response; after it, the response is
+// cut, and every part stops.
 func (s *Server) deliverRows(c *gin.Context, cur cursor, done func(), b body) {
 	w, err := s.start(c, b)
 	if err != nil {
+		b.parts.Abort(err)
 		cur.Close()
+		b.parts.Wait()
 		done()
 		s.fail(c, err)
 		return
@@ -145,7 +151,16 @@ func (s *Server) deliverRows(c *gin.Context, cur cursor, done func(), b body) {
 	if err == nil {
 		err = cur.Err()
 	}
+	if err != nil {
+		b.parts.Abort(err) // before Close, which would read the rest of cur's rows
+	}
 	cerr := cur.Close()
+	if err == nil {
+		if err = b.parts.AppendTo(w); err != nil {
+			b.parts.Abort(err)
+		}
+	}
+	b.parts.Wait()
 	done()
 	state(c).rows = int(w.Rows())
 	if err == nil && cerr != nil {

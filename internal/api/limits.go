@@ -36,7 +36,19 @@ type Limits struct {
 	ExportQueue int
 	// ExportWait is how long a big request waits for its turn at most.
 	ExportWait time.Duration
+	// ExportParts is how many connections an unfiltered whole export in a
+	// text format may read through at once, in one snapshot; 0 and 1 read
+	// through one. Each part past the first takes a turn of Exports, only
+	// if one is free at once: a busy server runs exports with fewer parts.
+	ExportParts int
+	// ExportPartRows is the fewest rows a part of an export reads; 0 means
+	// [DefaultExportPartRows].
+	ExportPartRows int64
 }
+
+// DefaultExportPartRows is the default [Limits].ExportPartRows: below
+// it, a second connection costs more than it gains.
+const DefaultExportPartRows = 50_000
 
 // SmallRows is the largest page that is not a big response.
 const SmallRows = 1000
@@ -94,6 +106,32 @@ func (t *turns) take(ctx context.Context) (func(), error) {
 }
 
 func (t *turns) give() { <-t.run }
+
+// tryTake takes up to n turns that are free now, without waiting, and
+// returns how many it took; [turns.giveBack] returns them.
+func (t *turns) tryTake(n int) int {
+	if t == nil {
+		return n
+	}
+	for took := range n {
+		select {
+		case t.run <- struct{}{}:
+		default:
+			return took
+		}
+	}
+	return n
+}
+
+// giveBack gives back n turns of tryTake.
+func (t *turns) giveBack(n int) {
+	if t == nil {
+		return
+	}
+	for range n {
+		t.give()
+	}
+}
 
 // big reports whether a response of rows rows (negative: all there are)
 // in format f counts as big.

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -49,7 +51,7 @@ func (s *Server) generalReport(c *gin.Context) {
 
 	p := cur.Page()
 	setPageHeaders(c, values, p)
-	s.stream(c, cur, done, out, pageFile(p), q.Columns, export.Options{
+	s.stream(c, cur, later{}, done, out, pageFile(p), q.Columns, export.Options{
 		Sheet:    "general-report",
 		Rows:     p.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
@@ -104,16 +106,42 @@ func (s *Server) exportReport(c *gin.Context) {
 		head(c, out, "general-report")
 		return
 	}
-	cur, err := s.Reports.Export(ctx, q)
+	// Parts past the first take turns that are free now, never waiting.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	extra := 0
+	if s.Limits.ExportParts > 1 && out.format != export.XLSX && !q.Filtered() {
+		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
+	}
+	curs, err := s.Reports.ExportParts(ctx, q, report.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
 	if err != nil {
+		s.turns.giveBack(extra)
 		s.fail(c, err)
 		return
 	}
-	defer cur.Close()
+	s.turns.giveBack(extra - (len(curs) - 1))
+	giveParts := sync.OnceFunc(func() { s.turns.giveBack(len(curs) - 1) })
+	defer giveParts()
+	for _, cur := range curs {
+		defer cur.Close()
+	}
+	rest := later{stop: stop}
+	for _, cur := range curs[1:] {
+		rest.curs = append(rest.curs, cur)
+	}
 
-	total := cur.Page().Total
+	total := curs[0].Page().Total
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, cur, done, out, "general-report", q.Columns, export.Options{Sheet: "general-report", Rows: total})
+	s.stream(c, curs[0], rest, func() { giveParts(); done() }, out, "general-report", q.Columns,
+		export.Options{Sheet: "general-report", Rows: total})
+}
+
+// exportPartRows is the fewest rows a part of a parallel export reads.
+func (s *Server) exportPartRows() int64 {
+	if s.Limits.ExportPartRows > 0 {
+		return s.Limits.ExportPartRows
+	}
+	return DefaultExportPartRows
 }
 
 // links returns an RFC 8288 Link header with first, prev, next and last

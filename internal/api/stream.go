@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 )
@@ -65,16 +66,31 @@ type cursor interface {
 	Close() error
 }
 
-// stream answers 200 with cur's rows of cols in out's format, the file
-// named file when it is an attachment; done ends the request's turn at the
-// last row. The handler has decided the status and set the headers that
-// depend on the data before; opts.Rows must hold the number of rows cur
-// reads.
-func (s *Server) stream(c *gin.Context, cur cursor, done func(), out output, file string, cols []export.Column, opts export.Options) {
+// later are the parts of a parallel export after the first: their
+// cursors, and the func that stops every part (cancels their queries).
+type later struct {
+	curs []delivery.Rows
+	stop func(error)
+}
+
+// stream answers 200 with cur's rows of cols in out's format, then those
+// of rest's cursors in order, the file named file when it is an
+// attachment; done ends the request's turn at the last row. The handler
+// has decided the status and set the headers that depend on the data
+// before; opts.Rows must hold the number of rows all cursors read.
+func (s *Server) stream(c *gin.Context, cur cursor, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
+	spec := export.Spec{Format: out.format, Columns: cols, Options: opts}
+	var parts *delivery.Parts
+	if len(rest.curs) > 0 {
+		cont := spec
+		cont.Options.Continue = true
+		parts = delivery.EncodeParts(rest.curs, cont, delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, rest.stop)
+	}
 	s.deliverRows(c, cur, done, body{
-		encoding:     export.Spec{Format: out.format, Columns: cols, Options: opts},
+		encoding:     spec,
+		parts:        parts,
 		estimate:     opts.Rows * int64(len(cols)) * 8,
 		compressible: out.format != export.XLSX,
 	})

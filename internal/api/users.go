@@ -47,5 +47,5 @@ func (s *Server) listUsers(c *gin.Context) {
 
 	total := cur.Total()
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, cur, done, out, "users", cols, export.Options{Sheet: "users", Rows: total})
+	s.stream(c, cur, later{}, done, out, "users", cols, export.Options{Sheet: "users", Rows: total})
 }

@@ -59,6 +59,28 @@ const BusyMessage = "Service Unavailable: every database connection is busy; try
 // The snapshot's queries run under ctx: cancelling it cancels them.
 // Connection failures come back as failure.Unavailable.
 func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
+	return begin(ctx, pool, "")
+}
+
+// BeginAt is [Begin] in the snapshot that another transaction exported
+// ([Snapshot.Export]), which must still be open: SET TRANSACTION
+// SNAPSHOT, before any other statement of the transaction.
+func BeginAt(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
+	return begin(ctx, pool, id)
+}
+
+// Export makes the snapshot importable by [BeginAt] on other connections
+// (pg_export_snapshot) and returns its id, valid while s is open. On
+// failure, the transaction is aborted: close s.
+func (s *Snapshot) Export() (string, error) {
+	var id string
+	if err := s.QueryRow("SELECT pg_export_snapshot()", nil, &id); err != nil {
+		return "", fmt.Errorf("export snapshot: %w", err)
+	}
+	return id, nil
+}
+
+func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
 	actx := ctx
 	if d, ok := ctx.Value(acquireTimeoutKey{}).(time.Duration); ok && d > 0 {
 		var cancel context.CancelFunc
@@ -78,6 +100,14 @@ func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
 		return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
 	}
 	snap := &Snapshot{conn: conn, tx: tx, ctx: ctx}
+	if id != "" {
+		// An identifier, not a value: SET takes no parameters. Only ids
+		// from pg_export_snapshot get here.
+		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
+			snap.Close()
+			return nil, ClassifyIn(ctx, fmt.Errorf("import snapshot: %w", err))
+		}
+	}
 	// Transaction-level settings (set_config's is_local), which PgBouncer in
 	// transaction pooling passes through, in one round trip.
 	var sets []string
@@ -268,6 +298,9 @@ func ClassifyIn(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // SelectList returns names as a comma-separated list of quoted identifiers.
 func SelectList(names []string) string {

@@ -1,0 +1,77 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// TestContinue checks that a body written by a first encoder, then by
+// encoders continuing it (Options.Continue), then closed by the first,
+// is the body one encoder writes, for every split of the rows that gives
+// the first encoder a row, and continuations without rows.
+func TestContinue(t *testing.T) {
+	rs := trickyRows()
+	for _, tc := range []struct {
+		name   string
+		format Format
+		opts   Options
+	}{
+		{"csv", CSV, Options{}},
+		{"csv bom semicolon", CSV, Options{CSV: CSVOptions{BOM: true, Delimiter: ';'}}},
+		{"csv no header", CSV, Options{CSV: CSVOptions{NoHeader: true}}},
+		{"json", JSON, Options{}},
+		{"json envelope", JSON, Options{Envelope: &Envelope{TotalPages: 3, CurrentPage: 2}}},
+		{"ndjson", NDJSON, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want bytes.Buffer
+			enc, err := NewEncoder(&want, tc.format, trickyColumns, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encodeAll(t, enc, rs)
+			cont := tc.opts
+			cont.Continue = true
+			for first := 1; first <= len(rs); first++ {
+				for second := first; second <= len(rs); second++ {
+					// Parts rs[:first], rs[first:second] and rs[second:].
+					var got bytes.Buffer
+					head, err := NewEncoder(&got, tc.format, trickyColumns, tc.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range rs[:first] {
+						if err := head.Encode(r); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := head.(Flusher).Flush(); err != nil {
+						t.Fatal(err)
+					}
+					for _, part := range [][][][]byte{rs[first:second], rs[second:]} {
+						enc, err := NewEncoder(&got, tc.format, trickyColumns, cont)
+						if err != nil {
+							t.Fatal(err)
+						}
+						encodeAll(t, enc, part)
+					}
+					if err := head.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got.Bytes(), want.Bytes()) {
+						t.Fatalf("parts %d, %d, %d rows:\n%q\nwant\n%q", first, second-first, len(rs)-second, got.Bytes(), want.Bytes())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestContinueXLSX checks that an XLSX encoder refuses to continue a body.
+func TestContinueXLSX(t *testing.T) {
+	_, err := NewEncoder(&bytes.Buffer{}, XLSX, trickyColumns, Options{Continue: true, Sheet: "s"})
+	if !errors.Is(err, ErrNoContinue) {
+		t.Fatalf("error %v, want ErrNoContinue", err)
+	}
+}

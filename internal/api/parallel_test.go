@@ -1,0 +1,263 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/metrics"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// partsServer serves the API over pool, reading unfiltered whole exports
+// through up to parts connections (1: through one), each part of at least
+// one row, out of 4 export turns.
+func partsServer(tb testing.TB, pool *pgxpool.Pool, parts int) *testServer {
+	tb.Helper()
+	ts := serve(tb, &api.Server{
+		Reports: report.NewStore(pool, report.Maintained),
+		Users:   users.NewStore(pool),
+		Tokens:  auth.NewStore(pool),
+		Metrics: metrics.New(pool),
+		Limits:  api.Limits{Exports: 4, ExportParts: parts, ExportPartRows: 1},
+	})
+	ts.Pool = pool
+	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", tokenSeq.Add(1)), nil, time.Time{})
+	return ts
+}
+
+// tokenSeq names the tokens of partsServer, several on one database.
+var tokenSeq atomic.Int64
+
+// partQuery is in the query of an export's part past the first;
+// pg_stat_activity shows it for a selection of few columns (the query's
+// first 1 KiB).
+const partQuery = "key_contract_id >= $1"
+
+// gatedTarget is an export whose query pg_stat_activity shows whole.
+const gatedTarget = "/api/general-report/export?columns=contract_id,task_code,task_detail&format="
+
+// gatedPart waits for an informe backend at the gate and checks that it
+// reads a part past the first of a parallel export; it returns its pid.
+func gatedPart(tb testing.TB, mon *pgx.Conn) int {
+	tb.Helper()
+	pid := waitingAtGate(tb, mon)
+	var query string
+	if err := mon.QueryRow(context.Background(), "SELECT query FROM pg_stat_activity WHERE pid = $1", pid).Scan(&query); err != nil {
+		tb.Fatal(err)
+	}
+	if !strings.Contains(query, partQuery) {
+		tb.Fatalf("the backend at the gate runs %.200q, not a later part of a parallel export", query)
+	}
+	return pid
+}
+
+// body returns r's body, gunzipped when it is gzip-encoded.
+func (r response) decoded(tb testing.TB) []byte {
+	tb.Helper()
+	if r.Header.Get("Content-Encoding") != "gzip" {
+		return r.Body
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(r.Body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatalf("gunzip: %v", err)
+	}
+	return b
+}
+
+// TestParallelExportEqualsSingle checks that a whole export read through
+// 2 and 3 connections is, byte for byte, the export read through one, in
+// every text format and option, compressed (compared gunzipped: the
+// compressor's flushes follow the clock) and with a column selection; and
+// that it was read in parts (the gate, closed once, catches a later part).
+func TestParallelExportEqualsSingle(t *testing.T) {
+	pool, mon := gatedDB(t)
+	single := partsServer(t, pool, 1)
+	targets := []string{
+		"format=csv", "format=csv&delimiter=tab&bom=true", "format=csv&header=false&delimiter=semicolon",
+		"format=ndjson", "format=json", "format=csv&columns=contract_id,task_code,process_role",
+		"format=json&columns=task_code",
+	}
+	for _, parts := range []int{2, 3} {
+		ts := partsServer(t, pool, parts)
+
+		open := closeGate(t, mon, "rows")
+		r := ts.start(t, gatedTarget+"ndjson")
+		gatedPart(t, mon)
+		open()
+		r.wait(t)
+		if r.err != nil || r.status != http.StatusOK {
+			t.Fatalf("gated export: status %d, %v", r.status, r.err)
+		}
+		if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
+			t.Fatal(err)
+		}
+
+		for _, target := range targets {
+			for _, enc := range []string{"identity", "gzip"} {
+				t.Run(fmt.Sprintf("%d/%s/%s", parts, target, enc), func(t *testing.T) {
+					want := single.get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
+					got := ts.get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
+					if want.Status != http.StatusOK || got.Status != http.StatusOK {
+						t.Fatalf("status %d (one connection %d); body %.300s", got.Status, want.Status, got.Body)
+					}
+					if g, w := got.Header.Get("Content-Encoding"), want.Header.Get("Content-Encoding"); g != w {
+						t.Fatalf("Content-Encoding %q, through one connection %q", g, w)
+					}
+					g, w := got.decoded(t), want.decoded(t)
+					if len(w) < 10<<10 {
+						t.Fatalf("the export is %d bytes: too small to prove anything", len(w))
+					}
+					if !bytes.Equal(g, w) {
+						i := 0
+						for i < min(len(g), len(w)) && g[i] == w[i] {
+							i++
+						}
+						t.Fatalf("%d bytes, through one connection %d; first difference at %d: %q vs %q",
+							len(g), len(w), i, g[i:min(i+80, len(g))], w[i:min(i+80, len(w))])
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestParallelExportSnapshot checks that the parts of a parallel export
+// read one snapshot while a writer commits inserts, deletes and updates
+// at both ends of the report and past the split: the export waits at the
+// gate (stage count: before its count; stage rows: a later part mid-read)
+// while the writer commits, and the body equals, byte for byte, the
+// single-connection export taken before the writes.
+func TestParallelExportSnapshot(t *testing.T) {
+	for _, stage := range []string{"count", "rows"} {
+		for _, format := range []string{"csv", "ndjson", "json"} {
+			t.Run(stage+"/"+format, func(t *testing.T) {
+				t.Parallel() // each on a database of its own
+				pool, mon := gatedDB(t)
+				target := gatedTarget + format
+				before := partsServer(t, pool, 1).get(t, target)
+				if before.Status != http.StatusOK {
+					t.Fatalf("status %d; body %.300s", before.Status, before.Body)
+				}
+				ts := partsServer(t, pool, 2)
+				open := closeGate(t, mon, stage)
+				r := ts.start(t, target)
+				if stage == "rows" {
+					gatedPart(t, mon)
+				} else {
+					waitingAtGate(t, mon)
+				}
+				w := startWriter(t, pool)
+				w.waitCommits(t, 3)
+				open()
+				w.waitCommits(t, 1)
+				r.wait(t)
+				w.finish(t)
+				if r.err != nil || r.status != http.StatusOK {
+					t.Fatalf("status %d, %v", r.status, r.err)
+				}
+				if now := partsServer(t, pool, 1).get(t, target); bytes.Equal(now.Body, before.Body) {
+					t.Fatal("the writes changed nothing the export reads: the test proves nothing")
+				}
+				if !bytes.Equal(r.body.Bytes(), before.Body) {
+					t.Fatalf("the parallel export during the writes (%d bytes) differs from the export before them (%d bytes)",
+						r.body.Len(), len(before.Body))
+				}
+			})
+		}
+	}
+}
+
+// released waits until no informe backend is busy and the pool holds no
+// connection acquired.
+func released(tb testing.TB, mon *pgx.Conn, pool *pgxpool.Pool) {
+	tb.Helper()
+	if !waitFor(10*time.Second, func() bool { return busyBackends(tb, mon) == 0 }) {
+		tb.Fatalf("%d informe backends still busy after 10s", busyBackends(tb, mon))
+	}
+	if !waitFor(10*time.Second, func() bool { return pool.Stat().AcquiredConns() == 0 }) {
+		tb.Fatalf("%d pool connections still acquired after 10s", pool.Stat().AcquiredConns())
+	}
+}
+
+// TestParallelExportClientGone checks that a client going away while a
+// later part waits in PostgreSQL stops every part: no backend stays busy,
+// no connection stays acquired, and the export turns come back (a next
+// export is read in parts again).
+func TestParallelExportClientGone(t *testing.T) {
+	pool, mon := gatedDB(t)
+	ts := partsServer(t, pool, 3)
+	closeGate(t, mon, "rows")
+	r := ts.start(t, gatedTarget+"csv")
+	gatedPart(t, mon)
+	if !waitFor(10*time.Second, func() bool { return r.got.Load() > 0 }) {
+		t.Fatal("the client got nothing before the gate, want the first row")
+	}
+	r.cancel()
+	released(t, mon, pool)
+	r.wait(t)
+	if r.err == nil {
+		t.Error("the client read the whole body")
+	}
+	if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // every turn back: 4 exports of 3 parts in turn
+		if got := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
+			t.Fatalf("next export: status %d; body %s", got.Status, got.Body)
+		}
+	}
+}
+
+// TestParallelExportPartKilled checks that PostgreSQL ending a later
+// part's backend (pg_terminate_backend) cuts the response (an unexpected
+// EOF after the 200), stops the other parts and releases every
+// connection; the server goes on serving exports.
+func TestParallelExportPartKilled(t *testing.T) {
+	pool, mon := gatedDB(t)
+	ts := partsServer(t, pool, 3)
+	open := closeGate(t, mon, "rows")
+	r := ts.start(t, gatedTarget+"ndjson")
+	pid := gatedPart(t, mon)
+	var ok bool
+	if err := mon.QueryRow(context.Background(), "SELECT pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, ok, err)
+	}
+	r.wait(t)
+	open()
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want the 200 sent before the failure", r.status)
+	}
+	if !errors.Is(r.err, io.ErrUnexpectedEOF) {
+		t.Fatalf("body read ended with %v after %d bytes, want an unexpected EOF", r.err, r.body.Len())
+	}
+	released(t, mon, pool)
+	logs := ts.Logs.String()
+	if !strings.Contains(logs, `"msg":"response cut"`) || !strings.Contains(logs, "57P01") {
+		t.Errorf("cut not logged with its cause:\n%s", logs)
+	}
+	if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
+		t.Errorf("next export: status %d; body %s", got.Status, got.Body)
+	}
+}

@@ -1,0 +1,163 @@
+package delivery
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/informe/informe/internal/spool"
+)
+
+// Rows are the rows of one part of a body, driven like pgx.Rows; Close
+// ends them (and their snapshot) on every path.
+type Rows interface {
+	Next() bool
+	Values() [][]byte
+	Err() error
+	Close() error
+}
+
+// Parts are the later parts of a body read through several cursors at
+// once: each is encoded, as its rows arrive, by a goroutine of its own into
+// a spool of its own (memory, then a temporary file, as [Options] bound
+// it), while the caller writes the first part through its [Writer];
+// [Parts.AppendTo] then copies them into the body in order, live once it
+// has caught up with a part. The nil *Parts has no parts.
+type Parts struct {
+	parts []*part
+	stop  func(error)
+	wg    sync.WaitGroup
+}
+
+type part struct {
+	pr   *io.PipeReader
+	rows int64 // set before the pipe's writer is closed
+}
+
+// EncodeParts starts encoding rows, each a part, with e, which must
+// continue a body (export.Options.Continue); o bounds each part's spool
+// (its Coding and Held are ignored: parts are compressed, or held, as the
+// body they join). A part that fails calls stop with its error, which
+// should stop the others and the first part (cancel their queries); the
+// body then fails with it at AppendTo. Every part's rows are closed by the
+// time [Parts.Wait] returns.
+func EncodeParts(rows []Rows, e Encoding, o Options, stop func(error)) *Parts {
+	if len(rows) == 0 {
+		return nil
+	}
+	ps := &Parts{stop: stop}
+	for _, r := range rows {
+		pr, pw := io.Pipe()
+		p := &part{pr: pr}
+		ps.parts = append(ps.parts, p)
+		ps.wg.Add(1)
+		go func() {
+			defer ps.wg.Done()
+			err := p.encode(r, pw, e, o)
+			if err != nil {
+				stop(err)
+			}
+			pw.CloseWithError(err)
+		}()
+	}
+	return ps
+}
+
+// encode encodes r into a spool delivering to pw, and returns once the
+// reader of pw has taken every byte, or the first error.
+func (p *part) encode(r Rows, pw *io.PipeWriter, e Encoding, o Options) error {
+	// Nothing reads the pipe before the earlier parts end: without a
+	// WriteDeadliner destination, the spool never takes that for a stall.
+	sp := spool.New(pw, o.Spool, o.Budget)
+	enc, err := e.NewEncoder(sp)
+	if err != nil {
+		r.Close()
+		sp.Abort(err)
+		return errors.Join(err, sp.Wait())
+	}
+	var n int64
+	for r.Next() {
+		if err = enc.Encode(r.Values()); err != nil {
+			break
+		}
+		n++
+	}
+	if err == nil {
+		err = r.Err()
+	}
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := enc.Close(); err == nil {
+		err = cerr
+	}
+	p.rows = n
+	if err == nil {
+		err = sp.Close()
+	}
+	if err != nil {
+		sp.Abort(err)
+		_ = sp.Wait()
+		return err
+	}
+	return sp.Wait()
+}
+
+// AppendTo copies the parts into w's body in order, each as fast as its
+// rows come once the ones before it have ended, flushing at least every
+// [FlushInterval]. It returns the first error of a part or of w; the
+// caller then aborts w and the parts.
+func (ps *Parts) AppendTo(w *Writer) error {
+	if ps == nil {
+		return nil
+	}
+	if w.flusher == nil {
+		return errors.New("delivery: an encoder that cannot flush cannot be followed by parts")
+	}
+	if err := w.flusher.Flush(); err != nil {
+		return err
+	}
+	buf := make([]byte, 32<<10)
+	for _, p := range ps.parts {
+		for {
+			n, err := p.pr.Read(buf)
+			if n > 0 {
+				if _, werr := w.zw.Write(buf[:n]); werr != nil {
+					return werr
+				}
+				if time.Since(w.lastFlush) >= FlushInterval {
+					_ = w.zw.Flush()
+					w.lastFlush = time.Now()
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		w.rows += p.rows
+	}
+	return nil
+}
+
+// Abort stops every part that still runs, and calls stop with err.
+func (ps *Parts) Abort(err error) {
+	if ps == nil {
+		return
+	}
+	ps.stop(err)
+	for _, p := range ps.parts {
+		p.pr.CloseWithError(err)
+	}
+}
+
+// Wait returns once every part's goroutine has ended: its rows closed
+// and its spool's bytes delivered or dropped.
+func (ps *Parts) Wait() {
+	if ps != nil {
+		ps.wg.Wait()
+	}
+}
