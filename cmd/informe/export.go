@@ -33,6 +33,7 @@ func exportCommand() *cli.Command {
 		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz"},
 		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows"},
 		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row"},
+		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered CSV, TSV, NDJSON or JSON export is read through at once, in one snapshot; 1 reads through one"},
 		countsFlag,
 	}
 	for _, p := range exportParams {
@@ -55,6 +56,7 @@ func exportCommand() *cli.Command {
 				Gzip:     cmd.Bool("gzip"),
 				BOM:      cmd.Bool("bom"),
 				NoHeader: cmd.Bool("no-header"),
+				Parts:    int(cmd.Int("parts")),
 			}
 			for _, p := range exportParams {
 				// Set but empty is passed on, so that it fails as in the API.

@@ -45,7 +45,14 @@ type Flags struct {
 	Gzip bool
 	// BOM and NoHeader are the CSV options of the same names.
 	BOM, NoHeader bool
+	// Parts is how many database connections an unfiltered export of a
+	// text format may be read through at once, in one snapshot; 0 or 1
+	// reads through one.
+	Parts int
 }
+
+// MaxParts is the most connections an export is read through at once.
+const MaxParts = 16
 
 // Plan is a checked export: everything that can be wrong with the [Flags]
 // has been found before anything is opened or written.
@@ -55,6 +62,7 @@ type Plan struct {
 	csv    export.CSVOptions
 	gzip   bool
 	output string // "-" for stdout, else the file's absolute path
+	parts  int    // connections to read through, at most
 }
 
 // NewPlan checks f. The filters and columns go through report.ParseQuery
@@ -104,6 +112,10 @@ func NewPlan(f Flags) (Plan, error) {
 		return p, fmt.Errorf("unknown format %q: allowed values are %s", f.Format, strings.Join(formats, ", "))
 	}
 
+	if f.Parts < 0 || f.Parts > MaxParts {
+		return p, fmt.Errorf("--parts must be from 1 to %d", MaxParts)
+	}
+	p.parts = max(f.Parts, 1)
 	if p.output, err = checkOutput(f.Output); err != nil {
 		return p, err
 	}

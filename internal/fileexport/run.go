@@ -24,6 +24,12 @@ import (
 // and encoded, as a response is sent.
 const spoolMemory = 4 << 20
 
+// partRows is the fewest rows worth a connection of their own (a test
+// lowers it); partDisk bounds the temporary file of each later part.
+var partRows int64 = 50_000
+
+const partDisk = 4 << 30
+
 // progressEvery is how many rows pass between moves of the progress bar.
 const progressEvery = 1000
 
@@ -57,11 +63,23 @@ func (s Summary) String() string {
 // cancelled, and that the output file, if any, was left unchanged.
 func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
 	start := time.Now()
-	cur, err := store.Export(ctx, p.query)
+	// A failing part cancels every part's query through ctx.
+	qctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	parts := p.parts
+	if p.format == export.XLSX {
+		parts = 1 // a workbook's rows are numbered: it cannot be continued
+	}
+	curs, err := store.ExportParts(qctx, p.query, report.Parts{Max: parts, MinRows: partRows})
 	if err != nil {
 		return Summary{}, p.failed(ctx, err)
 	}
-	defer cur.Close()
+	cur := curs[0]
+	defer func() {
+		for _, c := range curs {
+			c.Close()
+		}
+	}()
 	total := cur.Page().Total
 
 	dst := stdout
@@ -81,8 +99,23 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 	// range before the first row. A reader of stdout that is slow is
 	// waited for, never cut as stalled: NoProgress is negative.
 	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: "general-report", Rows: total}}
+	var later *delivery.Parts
+	if len(curs) > 1 {
+		rows := make([]delivery.Rows, len(curs)-1)
+		for i, c := range curs[1:] {
+			rows[i] = c
+		}
+		cont := spec
+		cont.Options.Continue = true
+		// A later part runs ahead of the output into its own spool (memory,
+		// then a temporary file), so that every part reads at once.
+		later = delivery.EncodeParts(rows, cont, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
+	}
 	w, err := delivery.Start(dst, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}})
 	if err != nil {
+		later.Abort(err)
+		cur.Close()
+		later.Wait()
 		return Summary{}, p.failed(ctx, err)
 	}
 
@@ -98,9 +131,18 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 	if err == nil {
 		err = cur.Err()
 	}
+	if err != nil {
+		later.Abort(err) // before Close, which would read the rest of cur's rows
+	}
 	if cerr := cur.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		if err = later.AppendTo(w); err != nil {
+			later.Abort(err)
+		}
+	}
+	later.Wait()
 	if err == nil {
 		err = w.Close()
 	}
