@@ -353,6 +353,7 @@ func (e examples) write(w io.Writer) {
 	} else {
 		fmt.Fprintf(&b, "             (new; kept in %s, it stays the same on every start of this data folder)\n", e.tokenPath)
 	}
+	fmt.Fprintf(&b, "  web page:  %s/ (sign in with the token)\n", e.base)
 	fmt.Fprintf(&b, "  database:  %s\n", e.dbURL)
 	if e.opsAddr != "" {
 		fmt.Fprintf(&b, "  metrics:   http://%s/metrics\n", e.opsAddr)

@@ -164,6 +164,7 @@ func TestExamples(t *testing.T) {
 	for _, want := range []string{
 		"informe demo is serving http://127.0.0.1:8080\n",
 		"  token:     informe_TOKEN\n",
+		"  web page:  http://127.0.0.1:8080/ (sign in with the token)\n",
 		"(the same as last time: kept in /data/informe-demo-token)",
 		"  metrics:   http://127.0.0.1:9090/metrics\n",
 		"curl -H 'Authorization: Bearer informe_TOKEN' 'http://127.0.0.1:8080/users'\n",
