@@ -62,6 +62,8 @@ func status(code failure.Code) int {
 		return http.StatusConflict
 	case failure.Unavailable, failure.Busy:
 		return http.StatusServiceUnavailable
+	case failure.NotImplemented:
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }
@@ -105,10 +107,6 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	code := failure.CodeOf(err)
 	st := status(code)
-	var oerr *odata.Error
-	if errors.As(err, &oerr) {
-		st = oerr.Status
-	}
 	if c.Writer.Written() {
 		s.abort(c, err)
 	}
@@ -153,13 +151,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 	message := secret.Redact(failure.MessageOf(err))
 	if state(c).odata && st != http.StatusUnauthorized {
 		// OData clients read errors in OData's own shape.
-		e := odata.Error{Status: st, Code: odataCode(st), Message: message}
-		if oerr != nil {
-			e = *oerr
-			e.Message, e.Target = secret.Redact(e.Message), secret.Redact(e.Target)
-		}
 		var b bytes.Buffer
-		_ = odata.WriteError(&b, &e)
+		_ = odata.WriteError(&b, odataCode(st), message, secret.Redact(failure.TargetOf(err)))
 		body = b.Bytes()
 	} else {
 		body, _ = json.Marshal(struct {

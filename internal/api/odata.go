@@ -11,6 +11,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/report"
@@ -65,8 +66,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 func odataQuery(c *gin.Context, set *odata.EntitySet) (url.Values, *odata.Query, odata.Format, error) {
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, nil, odata.Format{}, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
-			Message: "the query string is malformed (a ';' must be sent as %3B)"}
+		return nil, nil, odata.Format{}, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
 	}
 	var q *odata.Query
 	if set != nil {
@@ -118,7 +118,7 @@ func (s *Server) odataReport(c *gin.Context) {
 	if e, ok := q.Equal("client_rut"); ok {
 		r, err := rut.Parse(e.Text)
 		if err != nil {
-			s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest, Message: "client_rut: " + err.Error(), Target: "$filter"})
+			s.fail(c, &failure.Error{Code: failure.Invalid, Message: "client_rut: " + err.Error(), Target: "$filter"})
 			return
 		}
 		rq.RUTKey = r.Key()
@@ -225,7 +225,7 @@ func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, 
 	if opts.Entity {
 		if total == 0 {
 			cur.Close()
-			s.fail(c, &odata.Error{Status: http.StatusNotFound, Code: "NotFound", Message: "no entity has that key"})
+			s.fail(c, &failure.Error{Code: failure.NotFound, Message: "no entity has that key"})
 			return
 		}
 		s.odataHeaders(c, f, "")
@@ -242,8 +242,7 @@ func (s *Server) odataCount(c *gin.Context) {
 	}
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
-			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		s.fail(c, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"})
 		return
 	}
 	q, err := odata.ParseCount(values, set)
@@ -311,8 +310,7 @@ func (s *Server) odataEntity(c *gin.Context) {
 	}
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		s.fail(c, &odata.Error{Status: http.StatusBadRequest, Code: odata.CodeBadRequest,
-			Message: "the query string is malformed (a ';' must be sent as %3B)"})
+		s.fail(c, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"})
 		return
 	}
 	q, err := odata.ParseKey(strings.TrimSuffix(key, ")"), values, set)

@@ -14,22 +14,26 @@ type Code uint8
 
 // The failure codes.
 const (
-	Internal      Code = iota // a bug or an unexpected failure
-	Invalid                   // a request parameter is wrong
-	Unauthorized              // missing or invalid credentials
-	Forbidden                 // valid credentials without the needed scope
-	NotFound                  // no such thing
-	NotAcceptable             // no offered representation satisfies the client
-	Unavailable               // the database cannot be reached; try again later
-	Conflict                  // the request conflicts with existing data
-	Busy                      // informe is at capacity; try again shortly
+	Internal       Code = iota // a bug or an unexpected failure
+	Invalid                    // a request parameter is wrong
+	Unauthorized               // missing or invalid credentials
+	Forbidden                  // valid credentials without the needed scope
+	NotFound                   // no such thing
+	NotAcceptable              // no offered representation satisfies the client
+	Unavailable                // the database cannot be reached; try again later
+	Conflict                   // the request conflicts with existing data
+	Busy                       // informe is at capacity; try again shortly
+	NotImplemented             // a valid request for something informe does not do
 )
 
 // Error is a failure with a client-safe message.
 type Error struct {
 	Code    Code
 	Message string
-	Err     error // the cause, for logs only; may be nil
+	// Target names the parameter, query option or header at fault, such
+	// as "$filter"; it may be empty. OData's error shape carries it.
+	Target string
+	Err    error // the cause, for logs only; may be nil
 }
 
 func (e *Error) Error() string {
@@ -58,6 +62,15 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return Internal
+}
+
+// TargetOf returns the target of the first *Error in err's chain, or "".
+func TargetOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Target
+	}
+	return ""
 }
 
 // MessageOf returns the client-safe message of the first *Error in err's

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/secret"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ type filterParser struct {
 	src   string
 	set   *EntitySet
 	tok   token
-	err   *Error
+	err   *failure.Error
 	depth int
 }
 
@@ -131,7 +132,7 @@ const filterHelp = "$filter supports eq, ne, gt, ge, lt, le, in, and, or, not, p
 const supportedFunctions = "contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, " +
 	"substring, year, month, day, hour, minute, second"
 
-func (p *filterParser) fail(status func(string, string) *Error, msg string) {
+func (p *filterParser) fail(status func(string, string) *failure.Error, msg string) {
 	if p.err == nil {
 		p.err = status("$filter", "$filter: "+msg)
 	}
@@ -425,7 +426,7 @@ func (p *filterParser) value() *expr {
 	}
 	i, err := p.set.lookup("$filter", t.text)
 	if err != nil {
-		p.err = err.(*Error)
+		p.err = err.(*failure.Error)
 		return &expr{}
 	}
 	p.next()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
 
@@ -108,7 +109,7 @@ func TestFilterErrors(t *testing.T) {
 				t.Fatalf("got %+v, want an error", got)
 			}
 			wantErr(t, err, tt.status, tt.msgs...)
-			if e := err.(*odata.Error); e.Target != "$filter" {
+			if e := err.(*failure.Error); e.Target != "$filter" {
 				t.Errorf("Target = %q, want $filter", e.Target)
 			}
 		})
@@ -133,8 +134,8 @@ func FuzzFilter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, filter string) {
 		eqs, err := parseFilter(t, set, filter) // Filter: the equalities, when that is all there is
 		if err != nil {
-			e, ok := err.(*odata.Error)
-			if !ok || (e.Status != http.StatusBadRequest && e.Status != http.StatusNotImplemented) || e.Message == "" {
+			e, ok := err.(*failure.Error)
+			if st := statusOf(err); !ok || (st != http.StatusBadRequest && st != http.StatusNotImplemented) || e.Message == "" {
 				t.Fatalf("Parse(%q) = %v (%T)", filter, err, err)
 			}
 			return

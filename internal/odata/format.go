@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -123,8 +122,7 @@ func Negotiate(values url.Values, accept []string) (Format, error) {
 			}
 			if spec == 3 && q == 0 {
 				// An explicit refusal of JSON beats any wildcard.
-				return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-					Message: "Accept refuses application/json: " + offered, Target: "Accept"}
+				return Format{}, notAcceptable("Accept", "Accept refuses application/json: "+offered)
 			}
 			if q > bestQ || (q == bestQ && spec > bestSpec) {
 				best, bestQ, bestSpec = f, q, spec
@@ -135,8 +133,7 @@ func Negotiate(values url.Values, accept []string) (Format, error) {
 		return Format{}, nil
 	}
 	if bestQ <= 0 {
-		return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-			Message: "Accept allows no format this service writes: " + offered, Target: "Accept"}
+		return Format{}, notAcceptable("Accept", "Accept allows no format this service writes: "+offered)
 	}
 	return best, nil
 }
@@ -148,8 +145,7 @@ func parseFormatOption(raw string) (Format, error) {
 	}
 	mt, params, ok := parseMediaType(raw)
 	if !ok || mt != "application/json" {
-		return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-			Message: "$format " + secret.Quote(raw) + " is not supported: use json or application/json; " + offered, Target: "$format"}
+		return Format{}, notAcceptable("$format", "$format "+secret.Quote(raw)+" is not supported: use json or application/json; "+offered)
 	}
 	var f Format
 	for _, p := range params {
@@ -159,8 +155,7 @@ func parseFormatOption(raw string) (Format, error) {
 			switch value {
 			case "minimal":
 			case "full", "none":
-				return Format{}, &Error{Status: http.StatusNotAcceptable, Code: CodeNotAcceptable,
-					Message: "$format: odata.metadata=" + value + " is not supported; " + offered, Target: "$format"}
+				return Format{}, notAcceptable("$format", "$format: odata.metadata="+value+" is not supported; "+offered)
 			default:
 				return Format{}, badRequest("$format", "$format: odata.metadata must be minimal, none or full")
 			}

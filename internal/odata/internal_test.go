@@ -3,7 +3,7 @@ package odata
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
+	"github.com/informe/informe/internal/failure"
 	"strings"
 	"testing"
 	"time"
@@ -218,7 +218,7 @@ func TestSkipToken(t *testing.T) {
 			// A change in the last character's unused bits decodes the
 			// same bytes; Strict refuses it.
 			t.Errorf("%s: decode(%q) = %v, want an error", name, tok, key)
-		} else if e := err.(*Error); e.Status != http.StatusBadRequest || e.Target != "$skiptoken" {
+		} else if e := err.(*failure.Error); e.Code != failure.Invalid || e.Target != "$skiptoken" {
 			t.Errorf("%s: error %+v", name, e)
 		}
 	}
@@ -234,7 +234,7 @@ func FuzzSkipToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) {
 		key, _, err := decodeSkipToken(tok, set, nil)
 		if err != nil {
-			if e, ok := err.(*Error); !ok || e.Status != http.StatusBadRequest {
+			if e, ok := err.(*failure.Error); !ok || e.Code != failure.Invalid {
 				t.Fatalf("decode(%q) = %v", tok, err)
 			}
 			return
@@ -271,7 +271,7 @@ func TestSortedSkipToken(t *testing.T) {
 		{"BadValue", string(appendSkipToken(nil, set, order, [][]byte{[]byte("1e5; x"), nil}, []int64{1, 0, 0})), order},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := decodeSkipToken(tt.tok, set, tt.order); err == nil || err.(*Error).Status != 400 {
+			if _, _, err := decodeSkipToken(tt.tok, set, tt.order); err == nil || err.(*failure.Error).Code != failure.Invalid {
 				t.Fatalf("err = %v, want a 400", err)
 			}
 		})

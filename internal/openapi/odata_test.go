@@ -17,6 +17,7 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
 
@@ -229,13 +230,13 @@ func TestODataFeeds(t *testing.T) {
 
 	t.Run("Errors", func(t *testing.T) {
 		schema := schemaOf(t, "ODataError")
-		for _, e := range []*odata.Error{
-			{Status: http.StatusBadRequest, Code: odata.CodeBadRequest, Message: "bad", Target: "$filter"},
-			{Status: http.StatusNotImplemented, Code: odata.CodeNotImplemented, Message: "no"},
-			odata.AsError(http.ErrAbortHandler),
+		for _, e := range [][3]string{
+			{"BadRequest", "bad", "$filter"},
+			{"NotImplemented", "no", ""},
+			{"InternalServerError", "Internal Server Error", ""},
 		} {
 			var b bytes.Buffer
-			if err := odata.WriteError(&b, e); err != nil {
+			if err := odata.WriteError(&b, e[0], e[1], e[2]); err != nil {
 				t.Fatal(err)
 			}
 			fits(t, "error", schema, b.Bytes())
@@ -251,20 +252,20 @@ func TestODataFeeds(t *testing.T) {
 				t.Fatalf("%s: no error", raw)
 			}
 			var b bytes.Buffer
-			_ = odata.WriteError(&b, odata.AsError(err))
+			_ = odata.WriteError(&b, "BadRequest", failure.MessageOf(err), failure.TargetOf(err))
 			fits(t, raw, schema, b.Bytes())
 		}
 	})
 }
 
-// TestODataCodes checks that the codes named after statuses are the odata
-// package's own codes for its statuses.
+// TestODataCodes checks that the document names the OData error codes the
+// API writes: each status's name without spaces.
 func TestODataCodes(t *testing.T) {
 	for st, want := range map[int]string{
-		http.StatusBadRequest:          odata.CodeBadRequest,
-		http.StatusNotAcceptable:       odata.CodeNotAcceptable,
-		http.StatusNotImplemented:      odata.CodeNotImplemented,
-		http.StatusInternalServerError: odata.CodeInternal,
+		http.StatusBadRequest:          "BadRequest",
+		http.StatusNotAcceptable:       "NotAcceptable",
+		http.StatusNotImplemented:      "NotImplemented",
+		http.StatusInternalServerError: "InternalServerError",
 	} {
 		if got := odataCode(st); got != want {
 			t.Errorf("odataCode(%d) = %q, want %q", st, got, want)
