@@ -235,24 +235,24 @@ func (b *bench) xlsx(ctx context.Context) error {
 	return nil
 }
 
-// parts measures whole CSV and NDJSON exports, and `informe export` to a
-// file, read through 1, 2 and 4 connections at once (--export-parts), next
-// to COPY through one connection.
+// parts measures whole CSV and NDJSON exports (--export-parts), and
+// `informe export` to a file (--parts), read through 1, 2 and 4
+// connections at once, next to COPY through one connection.
 func (b *bench) parts(ctx context.Context) error {
 	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
 	defer func() { b.res.tables = append(b.res.tables, t) }()
-	lists := func(cmd string) bool {
+	lists := func(cmd, flag string) bool {
 		help, _ := exec.CommandContext(ctx, b.current.bin, cmd, "--help").CombinedOutput()
-		return strings.Contains(string(help), "--export-parts")
+		return strings.Contains(string(help), flag)
 	}
-	if !lists("serve") {
+	if !lists("serve", "--export-parts") {
 		t.notes = append(t.notes, "SKIPPED: `informe serve --help` lists no --export-parts")
 		logf("parts: skipped, informe serve has no --export-parts")
 		return nil
 	}
-	cli := lists("export")
+	cli := lists("export", "--parts")
 	if !cli {
-		t.notes = append(t.notes, "`informe export --help` lists no --export-parts: the command is not measured")
+		t.notes = append(t.notes, "`informe export --help` lists no --parts: the command is not measured")
 	}
 	set, err := b.exports(ctx)
 	if err != nil {
@@ -264,7 +264,8 @@ func (b *bench) parts(ctx context.Context) error {
 		cases = append(cases, &exportCase{label: "csv export, " + flag[0], format: "csv", extra: flag},
 			&exportCase{label: "ndjson export, " + flag[0], format: "ndjson", extra: flag})
 		if cli {
-			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, " + flag[0], format: "csv", extra: flag, cli: true})
+			cliFlag := []string{fmt.Sprint("--parts=", n)}
+			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, " + cliFlag[0], format: "csv", extra: cliFlag, cli: true})
 		}
 	}
 	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cases...)
@@ -273,7 +274,7 @@ func (b *bench) parts(ctx context.Context) error {
 	}
 	for _, c := range cases {
 		goal := "parts-many"
-		if c.extra[0] == "--export-parts=1" {
+		if strings.HasSuffix(c.extra[0], "=1") {
 			goal = "parts-one"
 		}
 		b.vsCopy(goal, c, copied)
