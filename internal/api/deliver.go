@@ -148,19 +148,7 @@ func (s *Server) deliverRows(c *gin.Context, cur cursor, done func(), b body) {
 			break
 		}
 	}
-	if err == nil {
-		err = cur.Err()
-	}
-	if err != nil {
-		b.parts.Abort(err) // before Close, which would read the rest of cur's rows
-	}
-	cerr := cur.Close()
-	if err == nil {
-		if err = b.parts.AppendTo(w); err != nil {
-			b.parts.Abort(err)
-		}
-	}
-	b.parts.Wait()
+	err, cerr := b.parts.Follow(w, cur, err)
 	done()
 	state(c).rows = int(w.Rows())
 	if err == nil && cerr != nil {

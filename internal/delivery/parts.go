@@ -143,6 +143,31 @@ func (ps *Parts) AppendTo(w *Writer) error {
 	return nil
 }
 
+// Follow ends the first part of a body, read through first, whose loop
+// over first's rows ended with err (nil when every row was encoded): when
+// the part failed it stops the later parts, before first is closed (which
+// would otherwise read first's remaining rows); it closes first; then it
+// appends the later parts to w's body in order, stopping them if that
+// fails, and waits for every part. It returns the body's error and the
+// error of closing first, which the caller may weigh on its own: every row
+// was read by then.
+func (ps *Parts) Follow(w *Writer, first Rows, err error) (bodyErr, closeErr error) {
+	if err == nil {
+		err = first.Err()
+	}
+	if err != nil {
+		ps.Abort(err)
+	}
+	closeErr = first.Close()
+	if err == nil {
+		if err = ps.AppendTo(w); err != nil {
+			ps.Abort(err)
+		}
+	}
+	ps.Wait()
+	return err, closeErr
+}
+
 // Abort stops every part that still runs, and calls stop with err.
 func (ps *Parts) Abort(err error) {
 	if ps == nil {

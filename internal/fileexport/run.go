@@ -128,21 +128,10 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 			_ = bar.Set64(w.Rows())
 		}
 	}
+	err, cerr := later.Follow(w, cur, err)
 	if err == nil {
-		err = cur.Err()
-	}
-	if err != nil {
-		later.Abort(err) // before Close, which would read the rest of cur's rows
-	}
-	if cerr := cur.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		if err = later.AppendTo(w); err != nil {
-			later.Abort(err)
-		}
-	}
-	later.Wait()
 	if err == nil {
 		err = w.Close()
 	}
