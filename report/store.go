@@ -224,12 +224,9 @@ func seek(snap *postgres.Snapshot, p Page, cols []export.Column) (string, []any,
 	if n < 0 { // the whole report: nothing to seek
 		return selectFrom(cols) + order, nil, nil
 	}
-	var from, fromStart, to, toStart int64 // toStart is not needed
-	const at = "SELECT contract_id, first_row FROM report_contract_at($1)"
-	if err := snap.QueryRow(at, []any{first}, &from, &fromStart); err != nil {
-		return "", nil, fmt.Errorf("report: seek: %w", err)
-	}
-	if err := snap.QueryRow(at, []any{min(first+n, p.Total) - 1}, &to, &toStart); err != nil {
+	var from, fromStart, to int64
+	const at = "SELECT a.contract_id, a.first_row, b.contract_id FROM report_contract_at($1) a, report_contract_at($2) b"
+	if err := snap.QueryRow(at, []any{first, min(first+n, p.Total) - 1}, &from, &fromStart, &to); err != nil {
 		return "", nil, fmt.Errorf("report: seek: %w", err)
 	}
 	sql := selectFrom(cols) + " WHERE key_contract_id BETWEEN $1 AND $2" + order + " OFFSET $3 LIMIT $4"
