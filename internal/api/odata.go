@@ -23,20 +23,173 @@ const odataPrefix = "/odata"
 
 // feeds are the OData entity sets, made from the one column lists.
 type feeds struct {
-	report, users *odata.EntitySet
+	report, users *entitySet
 	metadata      []byte
 }
 
-func newFeeds() *feeds {
-	rs, err := odata.NewEntitySet(odata.GeneralReportDef)
-	if err != nil {
-		panic(err) // the definitions are constants: a test covers them
+// entitySet is an OData entity set and what serves it: the scope a token
+// needs, its number of columns, and the store calls that open its rows.
+// One code path serves every set through them.
+type entitySet struct {
+	def   *odata.EntitySet
+	scope auth.Scope
+	cols  int
+	// page opens, for a query that [odata.Query.Plain] says the store
+	// pages by itself (its own order, at most its equality filters), a
+	// page in that order. It checks the filters' values before anything
+	// is written, and returns their errors.
+	page func(q *odata.Query) (opener, error)
+	// selection opens the rows that a $filter, a $orderby or a key ask
+	// for, and counts them when sel.count.
+	selection func(ctx context.Context, sel selection) (cursor, int64, error)
+	// total, when the store maintains it, counts every row at once.
+	total func(ctx context.Context) (int64, error)
+}
+
+// opener opens a page of at most limit rows and returns its cursor with
+// the number of matching rows when count, else -1.
+type opener func(ctx context.Context, limit int64, count bool) (cursor, int64, error)
+
+// selection is what a store needs to open a cursor on the rows a $filter,
+// a $orderby or a key ask for: see report.Selection and users.Selection.
+type selection struct {
+	sql         odata.SQL
+	countWhere  string
+	countArgs   []any
+	skip, limit int64
+	count       bool
+}
+
+// newFeeds makes the entity sets, served by s's stores.
+func (s *Server) newFeeds() *feeds {
+	def := func(d odata.EntitySetDef) *odata.EntitySet {
+		set, err := odata.NewEntitySet(d)
+		if err != nil {
+			panic(err) // the definitions are constants: a test covers them
+		}
+		return set
 	}
-	us, err := odata.NewEntitySet(odata.UsersDef)
-	if err != nil {
-		panic(err)
+	rs := &entitySet{def: def(odata.GeneralReportDef), scope: auth.ReportRead, cols: len(report.Columns),
+		page: s.reportPage, selection: s.reportSelection, total: s.reportTotal}
+	us := &entitySet{def: def(odata.UsersDef), scope: auth.UsersRead, cols: len(users.Columns),
+		page: s.usersPage, selection: s.usersSelection}
+	return &feeds{report: rs, users: us, metadata: odata.Metadata(rs.def, us.def)}
+}
+
+// set returns the entity set named name, nil when there is none.
+func (f *feeds) set(name string) *entitySet {
+	for _, set := range []*entitySet{f.report, f.users} {
+		if set.def.Name() == name {
+			return set
+		}
 	}
-	return &feeds{report: rs, users: us, metadata: odata.Metadata(rs, us)}
+	return nil
+}
+
+// reportPage opens the report in its own order, filtered by the equalities
+// its store serves: contract_id, code_contract, client_id, client_rut (a
+// RUT in any typed form; a malformed one is a 400).
+func (s *Server) reportPage(q *odata.Query) (opener, error) {
+	var rq report.Query
+	if e, ok := q.Equal("contract_id"); ok {
+		rq.ContractID = e.Int
+	}
+	if e, ok := q.Equal("code_contract"); ok {
+		rq.CodeContract = e.Text
+	}
+	if e, ok := q.Equal("client_id"); ok {
+		rq.ClientID = e.Int
+	}
+	if e, ok := q.Equal("client_rut"); ok {
+		r, err := rut.Parse(e.Text)
+		if err != nil {
+			return nil, &failure.Error{Code: failure.Invalid, Message: "client_rut: " + err.Error(), Target: "$filter"}
+		}
+		rq.RUTKey = r.Key()
+	}
+	var after *report.Key
+	if q.After != nil {
+		after = &report.Key{q.After[0], q.After[1], q.After[2]}
+	}
+	return func(ctx context.Context, limit int64, count bool) (cursor, int64, error) {
+		cur, err := s.Reports.OpenSlice(ctx, report.Slice{Query: rq, After: after, Skip: q.Skip, Limit: limit, Count: count})
+		if err != nil {
+			return nil, 0, err
+		}
+		return cur, cur.Page().Total, nil
+	}, nil
+}
+
+// usersPage opens the users in id order.
+func (s *Server) usersPage(q *odata.Query) (opener, error) {
+	var after int64
+	if q.After != nil {
+		after = q.After[0]
+	}
+	return func(ctx context.Context, limit int64, count bool) (cursor, int64, error) {
+		cur, err := s.Users.OpenSlice(ctx, after, q.Skip, limit, count)
+		if err != nil {
+			return nil, 0, err
+		}
+		return cur, cur.Total(), nil
+	}, nil
+}
+
+// reportSelection opens the report's rows that sel asks for.
+func (s *Server) reportSelection(ctx context.Context, sel selection) (cursor, int64, error) {
+	cur, err := s.Reports.OpenSelection(ctx, report.Selection{
+		Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+		Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return cur, cur.Page().Total, nil
+}
+
+// usersSelection opens the users that sel asks for.
+func (s *Server) usersSelection(ctx context.Context, sel selection) (cursor, int64, error) {
+	cur, err := s.Users.OpenSelection(ctx, users.Selection{
+		Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+		Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return cur, cur.Total(), nil
+}
+
+// reportTotal counts the whole report from the maintained counts.
+func (s *Server) reportTotal(ctx context.Context) (int64, error) {
+	p, err := s.Reports.Count(ctx, report.Query{})
+	return p.Total, err
+}
+
+// open returns what opens the rows q asks for: the store's own paging when
+// q is plain, else a selection. Errors are those of set.page.
+func (set *entitySet) open(q *odata.Query) (opener, error) {
+	if q.Plain() {
+		return set.page(q)
+	}
+	where, args := q.CountSQL("t")
+	sql := q.SQL("t")
+	return func(ctx context.Context, limit int64, count bool) (cursor, int64, error) {
+		return set.selection(ctx, selection{sql: sql, countWhere: where, countArgs: args, skip: q.Skip, limit: limit, count: count})
+	}, nil
+}
+
+// count returns the number of rows that the condition where, with args,
+// matches ("" for every row).
+func (set *entitySet) count(ctx context.Context, where string, args []any) (int64, error) {
+	if where == "" && set.total != nil {
+		return set.total(ctx)
+	}
+	cur, n, err := set.selection(ctx, selection{count: true, countWhere: where, countArgs: args})
+	if err != nil {
+		return 0, err
+	}
+	cur.Close()
+	return n, nil
 }
 
 // serviceRoot returns the absolute URL of the OData service root as the
@@ -62,30 +215,40 @@ func (s *Server) serviceRoot(r *http.Request) string {
 	return scheme + "://" + host + odataPrefix
 }
 
-// odataQuery parses the query string of an OData request.
-func odataQuery(c *gin.Context, set *odata.EntitySet) (url.Values, *odata.Query, odata.Format, error) {
+// odataValues parses the query string of an OData request.
+func odataValues(c *gin.Context) (url.Values, error) {
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, nil, odata.Format{}, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
+		return nil, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
+	}
+	return values, nil
+}
+
+// odataQuery parses the query string of an OData request to set (nil for
+// the service document) and negotiates its format.
+func odataQuery(c *gin.Context, set *entitySet) (*odata.Query, odata.Format, error) {
+	values, err := odataValues(c)
+	if err != nil {
+		return nil, odata.Format{}, err
 	}
 	var q *odata.Query
 	if set != nil {
-		if q, err = odata.Parse(values, set); err != nil {
-			return nil, nil, odata.Format{}, err
+		if q, err = odata.Parse(values, set.def); err != nil {
+			return nil, odata.Format{}, err
 		}
 	}
 	f, err := odata.Negotiate(values, c.Request.Header.Values("Accept"))
-	return values, q, f, err
+	return q, f, err
 }
 
 // odataService serves GET /odata/, the service document.
 func (s *Server) odataService(c *gin.Context) {
-	_, _, f, err := odataQuery(c, nil)
+	_, f, err := odataQuery(c, nil)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.report, s.feeds.users))
+	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.report.def, s.feeds.users.def))
 }
 
 // odataMetadata serves GET /odata/$metadata, the CSDL document.
@@ -93,117 +256,62 @@ func (s *Server) odataMetadata(c *gin.Context) {
 	c.Data(http.StatusOK, odata.MetadataContentType, s.feeds.metadata)
 }
 
-// odataReport serves GET /odata/GeneralReport: one server-driven page of
-// the report, its next link keyed on the last row.
-func (s *Server) odataReport(c *gin.Context) {
-	_, q, f, err := odataQuery(c, s.feeds.report)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if !q.Plain() {
-		s.odataReportSelection(c, q, f, odata.FeedOptions{})
-		return
-	}
-	var rq report.Query
-	if e, ok := q.Equal("contract_id"); ok {
-		rq.ContractID = e.Int
-	}
-	if e, ok := q.Equal("code_contract"); ok {
-		rq.CodeContract = e.Text
-	}
-	if e, ok := q.Equal("client_id"); ok {
-		rq.ClientID = e.Int
-	}
-	if e, ok := q.Equal("client_rut"); ok {
-		r, err := rut.Parse(e.Text)
+// odataFeed serves GET /odata/<set>, e.g. /odata/GeneralReport: one
+// server-driven page of the set, its next link keyed on the last row.
+func (s *Server) odataFeed(set *entitySet) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, f, err := odataQuery(c, set)
 		if err != nil {
-			s.fail(c, &failure.Error{Code: failure.Invalid, Message: "client_rut: " + err.Error(), Target: "$filter"})
+			s.fail(c, err)
 			return
 		}
-		rq.RUTKey = r.Key()
+		s.odataRows(c, set, q, f, odata.FeedOptions{})
 	}
-	var after *report.Key
-	if q.After != nil {
-		after = &report.Key{q.After[0], q.After[1], q.After[2]}
-	}
-	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
-	limit := q.Limit(size)
-	s.odataHeaders(c, f, applied)
-	if isHead(c) {
-		varyEncoding(c.Writer.Header())
-		c.Status(http.StatusOK)
+}
+
+// odataEntity serves GET /odata/GeneralReport('6-7-7') and /odata/Users(42):
+// one entity by key, 404 when there is none.
+func (s *Server) odataEntity(c *gin.Context) {
+	name, key, ok := strings.Cut(c.Param("entity"), "(")
+	set := s.feeds.set(name)
+	if set == nil || !ok || !strings.HasSuffix(key, ")") {
+		s.fail(c, errNotFound)
 		return
 	}
-	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
+	if s.require(set.scope)(c); c.IsAborted() {
+		return
+	}
+	values, err := odataValues(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	defer done()
-	cur, err := s.Reports.OpenSlice(ctx, report.Slice{Query: rq, After: after, Skip: q.Skip, Limit: limit, Count: q.Count})
+	q, err := odata.ParseKey(strings.TrimSuffix(key, ")"), values, set.def)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.feed(c, cur, done, q, f, size, cur.Page().Total, limit, len(report.Columns), odata.FeedOptions{})
+	f, err := odata.Negotiate(values, c.Request.Header.Values("Accept"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.odataRows(c, set, q, f, odata.FeedOptions{Entity: true})
 }
 
-// selection is what a store needs to open a cursor on the rows a $filter,
-// a $orderby or a key ask for: see report.Selection and users.Selection.
-type selection struct {
-	sql         odata.SQL
-	countWhere  string
-	countArgs   []any
-	skip, limit int64
-	count       bool
-}
-
-// openSelection opens a cursor on sel's rows of one entity set and returns
-// it with the number of matching rows (-1 when not counted).
-type openSelection func(ctx context.Context, sel selection) (cursor, int64, error)
-
-// odataReportSelection serves a page of the report that $filter or
-// $orderby find and order by the typed values; with opts.Entity, the one
-// row of a request by key.
-func (s *Server) odataReportSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
-	s.odataSelection(c, q, f, opts, len(report.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
-		cur, err := s.Reports.OpenSelection(ctx, report.Selection{
-			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
-			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
-		})
-		if err != nil {
-			return nil, 0, err
-		}
-		return cur, cur.Page().Total, nil
-	})
-}
-
-// odataUsersSelection is [Server.odataReportSelection] for Users.
-func (s *Server) odataUsersSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
-	s.odataSelection(c, q, f, opts, len(users.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
-		cur, err := s.Users.OpenSelection(ctx, users.Selection{
-			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
-			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
-		})
-		if err != nil {
-			return nil, 0, err
-		}
-		return cur, cur.Total(), nil
-	})
-}
-
-// odataSelection serves what q asks for through open: a page of a feed,
-// or, with opts.Entity, one entity (404 when there is none).
-func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, opts odata.FeedOptions, cols int, open openSelection) {
+// odataRows serves the rows of set that q asks for: a page of a feed, or,
+// with opts.Entity, one entity (404 when there is none).
+func (s *Server) odataRows(c *gin.Context, set *entitySet, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
+	open, err := set.open(q)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
-	limit := q.Limit(size)
+	limit, count := q.Limit(size), q.Count
 	if opts.Entity {
-		size, applied, limit = 1, "", 1
-	}
-	where, args := q.CountSQL("t")
-	sel := selection{sql: q.SQL("t"), countWhere: where, countArgs: args, skip: q.Skip, limit: limit, count: q.Count || opts.Entity}
-	if !opts.Entity {
+		size, limit, count = 1, 1, true
+	} else {
 		s.odataHeaders(c, f, applied)
 		if isHead(c) {
 			varyEncoding(c.Writer.Header())
@@ -217,7 +325,7 @@ func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, 
 		return
 	}
 	defer done()
-	cur, total, err := open(ctx, sel)
+	cur, total, err := open(ctx, limit, count)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -230,141 +338,32 @@ func (s *Server) odataSelection(c *gin.Context, q *odata.Query, f odata.Format, 
 		}
 		s.odataHeaders(c, f, "")
 	}
-	s.feed(c, cur, done, q, f, size, total, limit, cols, opts)
+	s.feed(c, cur, done, q, f, size, total, limit, set.cols, opts)
 }
 
-// odataCount serves GET /odata/GeneralReport/$count and /odata/Users/$count:
-// the number of rows matching $filter, as text/plain.
-func (s *Server) odataCount(c *gin.Context) {
-	set := s.feeds.report
-	if strings.HasPrefix(c.Request.URL.Path, odataPrefix+"/Users/") {
-		set = s.feeds.users
-	}
-	values, err := url.ParseQuery(c.Request.URL.RawQuery)
-	if err != nil {
-		s.fail(c, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"})
-		return
-	}
-	q, err := odata.ParseCount(values, set)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	where, args := q.CountSQL("t")
-	var (
-		n   int64
-		cur cursor
-	)
-	if set == s.feeds.users {
-		var uc *users.Cursor
-		uc, err = s.Users.OpenSelection(c.Request.Context(), users.Selection{Count: true, CountWhere: where, CountArgs: args})
-		if err == nil {
-			cur, n = uc, uc.Total()
+// odataCount serves GET /odata/<set>/$count: the number of rows matching
+// $filter, as text/plain.
+func (s *Server) odataCount(set *entitySet) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		values, err := odataValues(c)
+		if err != nil {
+			s.fail(c, err)
+			return
 		}
-	} else if where == "" {
-		// The whole report: the maintained counts answer at once.
-		var p report.Page
-		if p, err = s.Reports.Count(c.Request.Context(), report.Query{}); err == nil {
-			n = p.Total
+		q, err := odata.ParseCount(values, set.def)
+		if err != nil {
+			s.fail(c, err)
+			return
 		}
-	} else {
-		var rc *report.Cursor
-		rc, err = s.Reports.OpenSelection(c.Request.Context(), report.Selection{Count: true, CountWhere: where, CountArgs: args})
-		if err == nil {
-			cur, n = rc, rc.Page().Total
+		where, args := q.CountSQL("t")
+		n, err := set.count(c.Request.Context(), where, args)
+		if err != nil {
+			s.fail(c, err)
+			return
 		}
+		c.Header("OData-Version", odata.Version)
+		c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
 	}
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if cur != nil {
-		cur.Close()
-	}
-	c.Header("OData-Version", odata.Version)
-	c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
-}
-
-// odataEntity serves GET /odata/GeneralReport('6-7-7') and /odata/Users(42):
-// one entity by key, 404 when there is none.
-func (s *Server) odataEntity(c *gin.Context) {
-	seg := c.Param("entity")
-	name, key, ok := strings.Cut(seg, "(")
-	var set *odata.EntitySet
-	switch name {
-	case "GeneralReport":
-		set = s.feeds.report
-	case "Users":
-		set = s.feeds.users
-	}
-	if set == nil || !ok || !strings.HasSuffix(key, ")") {
-		s.fail(c, errNotFound)
-		return
-	}
-	scope := auth.ReportRead
-	if set == s.feeds.users {
-		scope = auth.UsersRead
-	}
-	if s.require(scope)(c); c.IsAborted() {
-		return
-	}
-	values, err := url.ParseQuery(c.Request.URL.RawQuery)
-	if err != nil {
-		s.fail(c, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"})
-		return
-	}
-	q, err := odata.ParseKey(strings.TrimSuffix(key, ")"), values, set)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	f, err := odata.Negotiate(values, c.Request.Header.Values("Accept"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if set == s.feeds.users {
-		s.odataUsersSelection(c, q, f, odata.FeedOptions{Entity: true})
-		return
-	}
-	s.odataReportSelection(c, q, f, odata.FeedOptions{Entity: true})
-}
-
-// odataUsers serves GET /odata/Users.
-func (s *Server) odataUsers(c *gin.Context) {
-	_, q, f, err := odataQuery(c, s.feeds.users)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if !q.Plain() {
-		s.odataUsersSelection(c, q, f, odata.FeedOptions{})
-		return
-	}
-	var after int64
-	if q.After != nil {
-		after = q.After[0]
-	}
-	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
-	limit := q.Limit(size)
-	s.odataHeaders(c, f, applied)
-	if isHead(c) {
-		varyEncoding(c.Writer.Header())
-		c.Status(http.StatusOK)
-		return
-	}
-	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	defer done()
-	cur, err := s.Users.OpenSlice(ctx, after, q.Skip, limit, q.Count)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.feed(c, cur, done, q, f, size, cur.Total(), limit, len(users.Columns), odata.FeedOptions{})
 }
 
 // odataHeaders sets the headers of a feed response.

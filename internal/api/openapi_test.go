@@ -19,6 +19,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
 	oaerrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/paths"
 	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -184,7 +185,7 @@ func (c *contract) checkResponse(tb testing.TB, x exchange) {
 // nil when the request matches no operation.
 func (c *contract) response(tb testing.TB, x exchange) *v3.Response {
 	tb.Helper()
-	item := c.doc.Paths.PathItems.GetOrZero(x.req.URL.Path)
+	item, _, _ := paths.FindPath(x.req, c.doc, nil) // templates too: /odata/Users({id})
 	if item == nil {
 		return nil
 	}
@@ -768,6 +769,61 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 				t.Fatal(err)
 			}
 			next = feed.Next
+		}
+	})
+
+	t.Run("CountAndKey", func(t *testing.T) {
+		// Keys that exist: those of the first entity of each set.
+		var first struct {
+			Value []struct {
+				RowID string `json:"row_id"`
+				ID    int64  `json:"id"`
+			} `json:"value"`
+		}
+		keys := map[string]string{}
+		for set, key := range map[string]func() string{
+			"GeneralReport": func() string { return "'" + first.Value[0].RowID + "'" },
+			"Users":         func() string { return strconv.FormatInt(first.Value[0].ID, 10) },
+		} {
+			x := ts.send(t, http.MethodGet, openapi.ODataRoot+"/"+set+"?$top=1", bearer...)
+			if err := json.Unmarshal(x.Body, &first); err != nil || len(first.Value) != 1 {
+				t.Fatalf("%s?$top=1: %v: %s", set, err, x.Body)
+			}
+			keys[set] = key()
+		}
+		for _, tt := range []struct {
+			method, target string
+			header         []string
+			status         int
+		}{
+			{"GET", "/GeneralReport/$count", bearer, 200},
+			{"HEAD", "/GeneralReport/$count", bearer, 200},
+			{"GET", "/GeneralReport/$count?$filter=client_id%20eq%201%20and%20task_end_date%20ne%20null", bearer, 200},
+			{"GET", "/Users/$count?$filter=startswith(name,'a')", bearer, 200},
+			{"GET", "/GeneralReport/$count?$filter=task%20eq%201", bearer, 400},
+			{"GET", "/GeneralReport/$count?$filter=round(costo_servicio)%20eq%201", bearer, 501},
+			{"GET", "/Users/$count", nil, 401},
+			{"GET", "/GeneralReport(" + keys["GeneralReport"] + ")", bearer, 200},
+			{"HEAD", "/GeneralReport(" + keys["GeneralReport"] + ")", bearer, 200},
+			{"GET", "/GeneralReport(" + keys["GeneralReport"] + ")?$select=task,costo_servicio", bearer, 200},
+			{"GET", "/GeneralReport('999999-0-0')", bearer, 404},
+			{"GET", "/GeneralReport('1-x-0')", bearer, 400},
+			{"GET", "/GeneralReport(" + keys["GeneralReport"] + ")?$top=1", bearer, 400},
+			{"GET", "/Users(" + keys["Users"] + ")", bearer, 200},
+			{"GET", "/Users(" + keys["Users"] + ")?$select=name", bearer, 200},
+			{"GET", "/Users(999999999)", bearer, 404},
+			{"GET", "/Users(" + keys["Users"] + ")", nil, 401},
+		} {
+			t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+				x := ts.send(t, tt.method, openapi.ODataRoot+tt.target, tt.header...)
+				check(t, x, tt.status)
+				if c.response(t, x) == nil {
+					t.Errorf("status %d of %s %s is not documented", x.Status, tt.method, tt.target)
+				}
+				if ok, errs := c.checkRequest(x); tt.status == 200 && !ok {
+					reportFindings(t, "request", errs)
+				}
+			})
 		}
 	})
 

@@ -78,7 +78,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
-	s.feeds = newFeeds()
+	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	proxies := make([]string, len(s.TrustedProxies))
@@ -109,10 +109,10 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix, s.odataService)
 	r.Match(get, odataPrefix+"/", s.odataService)
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
-	r.Match(get, odataPrefix+"/GeneralReport", s.require(auth.ReportRead), s.odataReport)
-	r.Match(get, odataPrefix+"/Users", s.require(auth.UsersRead), s.odataUsers)
-	r.Match(get, odataPrefix+"/GeneralReport/$count", s.require(auth.ReportRead), s.odataCount)
-	r.Match(get, odataPrefix+"/Users/$count", s.require(auth.UsersRead), s.odataCount)
+	for _, set := range []*entitySet{s.feeds.report, s.feeds.users} {
+		r.Match(get, odataPrefix+"/"+set.def.Name(), s.require(set.scope), s.odataFeed(set))
+		r.Match(get, odataPrefix+"/"+set.def.Name()+"/$count", s.require(set.scope), s.odataCount(set))
+	}
 	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42): by key
 
 	// The web page; / and its assets need no token (see publicPage).

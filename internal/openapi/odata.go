@@ -107,9 +107,18 @@ func odataValueSchema(s odataSet, c export.Column) object {
 	return sch.with("description", desc, kindKeyword, c.Kind.String())
 }
 
-// odataEntitySchema returns the schema of an entity of s.
-func odataEntitySchema(s odataSet) object {
+// odataEntitySchema returns the schema of an entity of s: in a feed, or,
+// byKey, the body of a request by key, which adds its context URL.
+func odataEntitySchema(s odataSet, byKey bool) object {
 	props := object{}
+	required := []string{s.Key}
+	title := "OData " + s.TypeName
+	if byKey {
+		props = append(props, member{"@odata.context", obj("type", "string", "format", "uri",
+			"description", "`<service root>/$metadata#"+s.Name+"/$entity`, with the `$select` list in parentheses after the set's name when given.")})
+		required = append([]string{"@odata.context"}, required...)
+		title += " by key"
+	}
 	if s.syntheticKey() {
 		props = append(props, member{s.Key, obj(
 			"type", "string",
@@ -121,10 +130,10 @@ func odataEntitySchema(s odataSet) object {
 		props = append(props, member{c.Name, odataValueSchema(s, c)})
 	}
 	return obj(
-		"title", "OData "+s.TypeName,
+		"title", title,
 		"description", "An entity of "+s.Name+" (type "+odata.Namespace+"."+s.TypeName+"). With `$select` it has the key and the properties chosen, in `$select` order; without, every property in this order.",
 		"type", "object",
-		"required", []string{s.Key},
+		"required", required,
 		"additionalProperties", false,
 		"properties", props,
 	)
@@ -134,7 +143,8 @@ func odataSchemas() object {
 	o := object{}
 	for _, s := range odataSets {
 		o = append(o,
-			member{"OData" + s.Name + "Entity", odataEntitySchema(s)},
+			member{"OData" + s.Name + "Entity", odataEntitySchema(s, false)},
+			member{"OData" + s.Name + "ByKey", odataEntitySchema(s, true)},
 			member{"OData" + s.Name + "Feed", obj(
 				"title", "OData "+s.Name+" feed",
 				"description", "A page of "+s.Name+" in OData JSON (minimal metadata, streaming order). `@odata.nextLink`, present when a further page exists, is the absolute URL of the next page.",
@@ -324,7 +334,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 	responses := obj("200", ok)
 	for _, e := range errs {
 		st := map[string]string{
-			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotAcceptable": "406",
+			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotFound": "404", "NotAcceptable": "406",
 			"RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
 		}[e]
 		name := "OData" + e
@@ -377,12 +387,8 @@ func odataPaths() object {
 			"Unauthorized", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"),
 	)
 	for _, s := range odataSets {
-		sel := append([]string{"*"}, s.propertyNames()...)
 		params := []any{
-			obj("name", "$select", "in", "query",
-				"description", "The properties to return, comma-separated, in the order wanted, or `*`. The key is always returned (first when not named).",
-				"style", "form", "explode", false,
-				"schema", obj("type", "array", "minItems", 1, "items", obj("type", "string", "enum", sel))),
+			selectParameter(s),
 			ref("parameters", "odata.filter"),
 			obj("name", "$orderby", "in", "query",
 				"description", "Properties, comma-separated, each optionally followed by `asc` or `desc`; nulls come first ascending and last descending. Without it entities come in the order "+strings.Join(s.OrderBy, ", ")+". Next links resume after the last entity's sort values and key, so paging stays exact under any order. An expression is a 501.",
@@ -405,8 +411,51 @@ func odataPaths() object {
 		p = append(p, member{ODataRoot + "/" + s.Name, odataOperations("OData"+s.Name, "OData feed of "+s.Name,
 			fmt.Sprintf("A page of the entity set %s, typed after the column kinds. Pages hold at most %d entities (fewer with `Prefer: odata.maxpagesize`); follow `@odata.nextLink` for the next. Needs the `%s` scope.", s.Name, odata.MaxPageSize, s.Scope),
 			s.Scope, params, ok, append(errs, "NotImplemented")...)})
+
+		count := obj(
+			"description", "The number of entities matching `$filter`, in base 10, as `text/plain;charset=utf-8`.",
+			"headers", okHeaders,
+			"content", obj("text/plain", obj("schema", obj("type", "string", "pattern", `^[0-9]+$`), "example", "1234")),
+		)
+		p = append(p, member{ODataRoot + "/" + s.Name + "/$count", odataOperations("OData"+s.Name+"Count", "Number of entities of "+s.Name,
+			"The number of entities of "+s.Name+" that `$filter` matches (all without it), as plain text: what Power Query's *Count Rows* folds to. `$filter` is the feed's; the feed's other options are checked (a malformed one is a 400 or 501, as on the feed) and ignored. Needs the `"+s.Scope+"` scope.",
+			s.Scope, []any{ref("parameters", "odata.filter")}, count, append(errs, "NotImplemented")...)})
+
+		key := obj("name", s.Key, "in", "path", "required", true)
+		path := ODataRoot + "/" + s.Name + "({" + s.Key + "})"
+		example := "/" + s.Name + "(42)"
+		if s.syntheticKey() {
+			key = key.with("description", "The entity's key, as `"+s.Key+"` in its feed: "+strings.Join(s.RowKey, ", ")+" in base 10, joined by `-`, 0 standing for an absent one; in single quotes in the path.",
+				"schema", obj("type", "string", "pattern", "^[0-9]+(-[0-9]+){"+fmt.Sprint(len(s.RowKey)-1)+"}$"),
+				"example", "6-7-7")
+			path = ODataRoot + "/" + s.Name + "('{" + s.Key + "}')"
+			example = "/" + s.Name + "('6-7-7')"
+		} else {
+			key = key.with("description", "The entity's `"+s.Key+"`.",
+				"schema", obj("type", "integer", "format", "int64", "minimum", 0),
+				"example", 42)
+		}
+		byKey := obj(
+			"description", "The entity. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
+			"headers", append(okHeaders.with(),
+				member{"Vary", ref("headers", "OData-Vary")},
+				member{"Content-Encoding", ref("headers", "Content-Encoding")}),
+			"content", odataContent("OData"+s.Name+"ByKey"),
+		)
+		p = append(p, member{path, odataOperations("OData"+s.Name+"ByKey", "One entity of "+s.Name+" by key",
+			"The entity of "+s.Name+" with that key (e.g. `"+ODataRoot+example+"`), as OData addresses one entity; `"+s.Key+"="+"` before the key is accepted too. Only `$select` and `$format` may follow; another query option is a 400, and so is a malformed key. No entity with that key is a 404. Needs the `"+s.Scope+"` scope.",
+			s.Scope, []any{key, selectParameter(s), ref("parameters", "odata.format")}, byKey,
+			"BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable")})
 	}
 	return p
+}
+
+// selectParameter returns the $select parameter of s's paths.
+func selectParameter(s odataSet) object {
+	return obj("name", "$select", "in", "query",
+		"description", "The properties to return, comma-separated, in the order wanted, or `*`. The key is always returned (first when not named).",
+		"style", "form", "explode", false,
+		"schema", obj("type", "array", "minItems", 1, "items", obj("type", "string", "enum", append([]string{"*"}, s.propertyNames()...))))
 }
 
 // metadataMediaType is the media type of $metadata, without parameters.

@@ -274,15 +274,19 @@ func TestEveryPathAndError(t *testing.T) {
 	doc := decoded(t)
 	paths := dig(t, doc, "paths").(map[string]any)
 	for path, methods := range map[string][]string{
-		"/users":                     {"get", "head"},
-		"/api/general-report":        {"get", "head"},
-		"/api/general-report/export": {"get", "head"},
-		Path:                         {"get", "head"},
-		ODataRoot:                    {"get", "head"},
-		ODataRoot + "/":              {"get", "head"},
-		ODataRoot + "/$metadata":     {"get", "head"},
-		ODataRoot + "/GeneralReport": {"get", "head"},
-		ODataRoot + "/Users":         {"get", "head"},
+		"/users":                                 {"get", "head"},
+		"/api/general-report":                    {"get", "head"},
+		"/api/general-report/export":             {"get", "head"},
+		Path:                                     {"get", "head"},
+		ODataRoot:                                {"get", "head"},
+		ODataRoot + "/":                          {"get", "head"},
+		ODataRoot + "/$metadata":                 {"get", "head"},
+		ODataRoot + "/GeneralReport":             {"get", "head"},
+		ODataRoot + "/Users":                     {"get", "head"},
+		ODataRoot + "/GeneralReport/$count":      {"get", "head"},
+		ODataRoot + "/Users/$count":              {"get", "head"},
+		ODataRoot + "/GeneralReport('{row_id}')": {"get", "head"},
+		ODataRoot + "/Users({id})":               {"get", "head"},
 	} {
 		for _, m := range methods {
 			dig(t, paths, path, m, "responses", "200")
