@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,42 +22,39 @@ import (
 
 // prepareDatabase creates, migrates and seeds the benchmark's database
 // unless it already holds the data asked for, then vacuums and analyzes it.
-func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (*pgxpool.Pool, error) {
+// Its pool's own application_name tells its backends from informe's.
+func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (_ *pgxpool.Pool, err error) {
 	if err := srv.CreateDatabase(ctx, name); err != nil {
 		return nil, err
 	}
-	// Its own application_name tells its backends from informe's.
 	pool, err := postgres.Open(ctx, srv.URL(name)+"&application_name=informe-bench")
 	if err != nil {
 		return nil, err
 	}
-	if err := fill(ctx, pool, name, o); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
-}
-
-func fill(ctx context.Context, pool *pgxpool.Pool, name string, o options) error {
-	_, err := postgres.Migrate(ctx, pool)
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	_, err = postgres.Migrate(ctx, pool)
 	has, herr := seed.HasData(ctx, pool)
 	if err = errors.Join(err, herr); err != nil {
-		return err
+		return nil, err
 	}
 	if has {
 		var n int
 		if err := pool.QueryRow(ctx, "SELECT count(*) FROM contracts").Scan(&n); err != nil {
-			return err
+			return nil, err
 		}
 		if n != o.contracts {
-			return fmt.Errorf("database %s in %s holds %d contracts, not %d; delete the folder to start over", name, o.dataDir, n, o.contracts)
+			return nil, fmt.Errorf("database %s in %s holds %d contracts, not %d; delete the folder to start over", name, o.dataDir, n, o.contracts)
 		}
 		logf("reusing %d seeded contracts in database %s", n, name)
 	} else {
 		logf("seeding %d contracts (seed %d)", o.contracts, o.seed)
 		st, err := seed.Seed(ctx, pool, seed.Options{Contracts: o.contracts, Seed: o.seed})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		logf("seeded %d contracts, %d report rows", st.Contracts, st.ReportRows)
 	}
@@ -66,10 +63,10 @@ func fill(ctx context.Context, pool *pgxpool.Pool, name string, o options) error
 	// bigClient gets every bigClientEvery-th contract instead (about 5% of
 	// the report), once; the report's rows and counts do not change.
 	if _, err := pool.Exec(ctx, "UPDATE contracts SET client_id = $1 WHERE id % $2 = 0 AND client_id <> $1", bigClient, bigClientEvery); err != nil {
-		return fmt.Errorf("big client: %w", err)
+		return nil, fmt.Errorf("big client: %w", err)
 	}
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
-	return err
+	return pool, err
 }
 
 const (
@@ -160,16 +157,22 @@ func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (
 // psql runs one psql process for sql (its start-up and connection
 // included) and times it.
 func psql(ctx context.Context, dbURL, sql string) (sample, error) {
+	return timed(exec.CommandContext(ctx, "psql", dbURL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql))
+}
+
+// timed runs cmd, counting its output, and times it, with its CPU
+// seconds; its error carries its stderr.
+func timed(cmd *exec.Cmd) (sample, error) {
 	var w countWriter
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "psql", dbURL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql)
+	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &w, &stderr
 	began := time.Now()
 	err := cmd.Run()
-	s := sample{wall: time.Since(began), bytes: w.n}
+	s := sample{wall: time.Since(began), bytes: w.n, status: http.StatusOK}
 	if err != nil {
-		return s, fmt.Errorf("psql: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return s, fmt.Errorf("%s: %w: %.2000s", filepath.Base(cmd.Path), err, strings.TrimSpace(stderr.String()))
 	}
+	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
 	return s, nil
 }
 
@@ -185,9 +188,9 @@ func explain(ctx context.Context, pool *pgxpool.Pool, title, options, sql string
 
 // goBuild builds dir's ./cmd/informe into out.
 func goBuild(ctx context.Context, dir, out string) error {
+	logf("building ./cmd/informe in %s", dir)
 	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/informe")
-	build.Dir = dir
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build in %s: %w", dir, err)
 	}
@@ -197,16 +200,11 @@ func goBuild(ctx context.Context, dir, out string) error {
 // buildRevision extracts rev with git archive (nothing in .git changes)
 // under tmp and builds its informe.
 func buildRevision(ctx context.Context, rev, tmp string) (string, error) {
-	dir := filepath.Join(tmp, "baseline-src")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	logf("extracting %s into %s and building its informe", rev, dir)
-	sh := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar -o "$2.tar" "$1" && tar -x -f "$2.tar" -C "$2"`, "sh", rev, dir)
+	dir, bin := filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
+	sh := exec.CommandContext(ctx, "sh", "-c", `mkdir -p "$2" && git archive --format=tar "$1" | tar -x -C "$2"`, "sh", rev, dir)
 	sh.Stderr = os.Stderr
 	if err := sh.Run(); err != nil {
 		return "", fmt.Errorf("git archive %s: %w", rev, err)
 	}
-	bin := filepath.Join(tmp, "informe-baseline")
 	return bin, goBuild(ctx, dir, bin)
 }

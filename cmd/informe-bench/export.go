@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/informe/informe/report"
 )
@@ -83,19 +79,33 @@ type exportCase struct {
 	growth, peak  int64 // the CLI's growth is its peak RSS
 }
 
+// cases returns an HTTP export case for each format, labelled with what,
+// with extra flags.
+func cases(what string, extra []string, formats ...string) []*exportCase {
+	var cs []*exportCase
+	for _, f := range formats {
+		cs = append(cs, &exportCase{label: f + " export, " + what, format: f, extra: extra})
+	}
+	return cs
+}
+
 // nextToCopy measures the cases of export e and COPY of its query through
 // one pgx connection, interleaved for runs rounds, adds their rows to t
 // and returns COPY's samples.
 func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) (samples, error) {
+	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
+	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
+		return nil, err
+	}
 	var copied samples
 	steps := []func(context.Context) error{func(ctx context.Context) error {
 		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
 		copied = append(copied, s)
 		return err
 	}}
-	sessions := map[*exportCase]*informe{}
+	sessions := make([]*informe, len(cases))
 	var ss []*informe
-	for _, c := range cases {
+	for i, c := range cases {
 		if c.cli {
 			steps = append(steps, func(ctx context.Context) error {
 				s, rss, err := b.cliExport(ctx, c.format, c.extra...)
@@ -106,21 +116,18 @@ func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs in
 		}
 		s, err := b.session(ctx, b.current, c.label, b.exportSet.warm.path(c.format), e.path(c.format), e.rows, c.extra...)
 		if err != nil {
-			return nil, errors.Join(err, measureAll(ctx, 0, ss))
+			stopAll(ss)
+			return nil, err
 		}
-		sessions[c], ss = s, append(ss, s)
-	}
-	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
-	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
-		return nil, errors.Join(err, measureAll(ctx, 0, ss))
+		sessions[i], ss = s, append(ss, s)
 	}
 	if err := measureAll(ctx, runs, ss, steps...); err != nil {
 		return nil, err
 	}
 	t.exportRow("COPY csv, "+e.label, "pgx", e.rows, copied, 0, nil)
-	for _, c := range cases {
+	for i, c := range cases {
 		via := "informe export"
-		if s := sessions[c]; s != nil {
+		if s := sessions[i]; s != nil {
 			c.ss, c.growth, c.peak, via = s.ss, s.growth, s.peak, "HTTP"
 		}
 		t.exportRow(c.label, via, e.rows, c.ss, c.growth, copied)
@@ -141,9 +148,11 @@ func (t *table) exportRow(label, via string, rows int64, ss samples, growth int6
 		fmt.Sprintf("%.0f", float64(rows)/ss.wall().Seconds()), x, fmt.Sprintf("%.2f", ss.cpu()), pg, mibs(growth))
 }
 
-// vsCopy checks an export's speed against COPY's.
-func (b *bench) vsCopy(goal string, c *exportCase, copied samples) {
-	b.res.check(goal, c.label, copied.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.wall().Seconds())
+// vsCopy checks exports' speed against COPY's.
+func (b *bench) vsCopy(goal string, copied samples, cs ...*exportCase) {
+	for _, c := range cs {
+		b.res.check(goal, c.label, copied.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.wall().Seconds())
+	}
 }
 
 // export measures the whole report through GET /api/general-report/export
@@ -159,33 +168,22 @@ func (b *bench) export(ctx context.Context) error {
 		"COPY: COPY (the query informe runs) TO STDOUT WITH CSV through pgx, one connection; x COPY: informe's rows/s over COPY's",
 		"RSS growth: informe's VmHWM at the end over its VmRSS after the warm-up; the CLI's is its peak RSS",
 		fmt.Sprintf("the seed has no big client: the benchmark gives client %d every %dth contract", bigClient, bigClientEvery))
-	for _, e := range []*exportSpec{set.client, set.all} {
-		var cases []*exportCase
-		for _, f := range []string{"csv", "ndjson", "json"} {
-			cases = append(cases, &exportCase{label: f + " export, " + e.label, format: f})
-		}
-		if e == set.client {
-			cases = cases[:2]
-		} else {
-			cases = append(cases, &exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
-		}
-		copied, err := b.nextToCopy(ctx, &t, e, b.o.exportRuns, cases...)
-		if err != nil {
-			return err
-		}
-		if e == set.client {
-			b.vsCopy("export-client-copy", cases[0], copied)
-			b.vsCopy("export-client-copy", cases[1], copied)
-			continue
-		}
-		b.vsCopy("export-whole-copy", cases[0], copied)
-		b.vsCopy("export-whole-copy", cases[1], copied)
-		for _, c := range cases[:3] {
-			b.res.check("export-rss", c.label, float64(c.growth)/mib, "peak %s MiB", mibs(c.peak))
-		}
-		cliWall, httpWall := cases[3].ss.wall().Seconds(), cases[0].ss.wall().Seconds()
-		b.res.check("export-cli", cases[3].label, cliWall/httpWall, "%.2f vs %.2f s", cliWall, httpWall)
+	client := cases(set.client.label, nil, "csv", "ndjson")
+	copied, err := b.nextToCopy(ctx, &t, set.client, b.o.exportRuns, client...)
+	if err != nil {
+		return err
 	}
+	b.vsCopy("export-client-copy", copied, client...)
+	all := append(cases(set.all.label, nil, "csv", "ndjson", "json"), &exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
+	if copied, err = b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, all...); err != nil {
+		return err
+	}
+	b.vsCopy("export-whole-copy", copied, all[:2]...)
+	for _, c := range all[:3] {
+		b.res.check("export-rss", c.label, float64(c.growth)/mib, "peak %s MiB", mibs(c.peak))
+	}
+	cliWall, httpWall := all[3].ss.wall().Seconds(), all[0].ss.wall().Seconds()
+	b.res.check("export-cli", all[3].label, cliWall/httpWall, "%.2f vs %.2f s", cliWall, httpWall)
 	b.res.tables = append(b.res.tables, t)
 	pl, err := explain(ctx, b.pool, "whole export (not analyzed)", "SETTINGS", set.all.query.inline())
 	b.res.plans = append(b.res.plans, pl)
@@ -198,22 +196,16 @@ func (b *bench) cliExport(ctx context.Context, format string, extra ...string) (
 	out := filepath.Join(b.tmp, "export."+format)
 	cmd := exec.CommandContext(ctx, b.current.bin, append([]string{"export", "--format", format, "--output", out}, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+b.dbURL)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	began := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(began), status: http.StatusOK}
+	s, err := timed(cmd)
 	if err != nil {
-		return s, 0, fmt.Errorf("informe export: %w: %.2000s", err, stderr.String())
+		return s, 0, err
 	}
 	fi, err := os.Stat(out)
 	if err != nil {
 		return s, 0, err
 	}
 	s.bytes = fi.Size()
-	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // kB
-	return s, rss, os.Remove(out)
+	return s, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, os.Remove(out) // Maxrss: kB
 }
 
 // xlsx measures the whole report as XLSX next to CSV (and COPY): the XLSX
@@ -224,10 +216,11 @@ func (b *bench) xlsx(ctx context.Context) error {
 		return err
 	}
 	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, and COPY, alternating; medians")
-	csv, x := &exportCase{label: "csv export, all rows", format: "csv"}, &exportCase{label: "xlsx export, all rows", format: "xlsx"}
-	if _, err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, csv, x); err != nil {
+	cs := cases(set.all.label, nil, "csv", "xlsx")
+	if _, err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
 		return err
 	}
+	csv, x := cs[0], cs[1]
 	b.res.check("xlsx-ttfb", x.label, x.ss.ttfb().Seconds(), "")
 	b.res.check("xlsx-csv", x.label, x.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", x.ss.wall().Seconds(), csv.ss.wall().Seconds())
 	b.res.check("xlsx-rss", x.label, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
@@ -239,45 +232,27 @@ func (b *bench) xlsx(ctx context.Context) error {
 // `informe export` to a file (--parts), read through 1, 2 and 4
 // connections at once, next to COPY through one connection.
 func (b *bench) parts(ctx context.Context) error {
-	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
-	defer func() { b.res.tables = append(b.res.tables, t) }()
-	lists := func(cmd, flag string) bool {
-		help, _ := exec.CommandContext(ctx, b.current.bin, cmd, "--help").CombinedOutput()
-		return strings.Contains(string(help), flag)
-	}
-	if !lists("serve", "--export-parts") {
-		t.notes = append(t.notes, "SKIPPED: `informe serve --help` lists no --export-parts")
-		logf("parts: skipped, informe serve has no --export-parts")
-		return nil
-	}
-	cli := lists("export", "--parts")
-	if !cli {
-		t.notes = append(t.notes, "`informe export --help` lists no --parts: the command is not measured")
-	}
 	set, err := b.exports(ctx)
 	if err != nil {
 		return err
 	}
-	var cases []*exportCase
+	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
+	var one, many []*exportCase
 	for _, n := range []int{1, 2, 4} {
-		flag := []string{fmt.Sprint("--export-parts=", n)}
-		cases = append(cases, &exportCase{label: "csv export, " + flag[0], format: "csv", extra: flag},
-			&exportCase{label: "ndjson export, " + flag[0], format: "ndjson", extra: flag})
-		if cli {
-			cliFlag := []string{fmt.Sprint("--parts=", n)}
-			cases = append(cases, &exportCase{label: "informe export --output FILE, csv, " + cliFlag[0], format: "csv", extra: cliFlag, cli: true})
+		cs := append(cases(fmt.Sprint("--export-parts=", n), []string{fmt.Sprint("--export-parts=", n)}, "csv", "ndjson"),
+			&exportCase{label: fmt.Sprint("informe export --output FILE, csv, --parts=", n), format: "csv", extra: []string{fmt.Sprint("--parts=", n)}, cli: true})
+		if n == 1 {
+			one = cs
+		} else {
+			many = append(many, cs...)
 		}
 	}
-	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cases...)
+	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, append(one, many...)...)
 	if err != nil {
 		return err
 	}
-	for _, c := range cases {
-		goal := "parts-many"
-		if strings.HasSuffix(c.extra[0], "=1") {
-			goal = "parts-one"
-		}
-		b.vsCopy(goal, c, copied)
-	}
+	b.vsCopy("parts-one", copied, one...)
+	b.vsCopy("parts-many", copied, many...)
+	b.res.tables = append(b.res.tables, t)
 	return nil
 }

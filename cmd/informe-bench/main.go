@@ -38,9 +38,8 @@ type options struct {
 	dataDir, pgUser, out                  string
 	runs, exportRuns, xlsxRuns, odataRuns int
 	only                                  []string
-	informeBin, baselineBin, baselineRev  string
+	informeBin, baseline                  string
 	serveArgs                             stringList
-	slowClients, slowRate, probes         int
 }
 
 // stringList is a repeatable string flag.
@@ -58,7 +57,7 @@ type bench struct {
 	total     int64 // report rows
 	lastFull  int64 // the deepest full page of perPage rows
 	current   *launcher
-	baseline  *launcher // nil without --baseline-rev or --baseline-bin
+	baseline  *launcher // nil without --baseline
 	res       results
 	exportSet *exportSet // chosen once, for the parts that export
 }
@@ -70,15 +69,19 @@ const (
 	small   = 100
 )
 
-// part is one group of cases --only chooses from, in the order they run.
-type part struct {
+// parts are the groups of cases --only chooses from, in the order they run.
+var parts = []struct {
 	name string
 	run  func(*bench, context.Context) error
-}
-
-var parts = []part{
-	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
-	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
+}{
+	{"pages", (*bench).pages},
+	{"export", (*bench).export},
+	{"xlsx", (*bench).xlsx},
+	{"parts", (*bench).parts},
+	{"odata", (*bench).odata},
+	{"slow", (*bench).slow},
+	{"burst", (*bench).burst},
+	{"gzip", (*bench).gzip},
 }
 
 func main() {
@@ -97,12 +100,8 @@ func main() {
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
 	flag.StringVar(&o.informeBin, "informe-bin", "", "prebuilt informe `binary` to measure instead of building ./cmd/informe")
-	flag.StringVar(&o.baselineBin, "baseline-bin", "", "also measure the page cases with this informe `binary`, interleaved")
-	flag.StringVar(&o.baselineRev, "baseline-rev", "", "like --baseline-bin, building ./cmd/informe of this git `revision`")
+	flag.StringVar(&o.baseline, "baseline", "", "also measure the page cases, interleaved, with this informe: a `binary`, or a git revision whose ./cmd/informe is built")
 	flag.Var(&o.serveArgs, "serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32")
-	flag.IntVar(&o.slowClients, "slow-clients", 32, "throttled clients in the slow part")
-	flag.IntVar(&o.slowRate, "slow-rate", 2048, "bytes per second each throttled client reads")
-	flag.IntVar(&o.probes, "probes", 100, "10-row JSON pages timed in the slow part")
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "out"), "folder for latest.md and informe's logs")
 	flag.Parse()
 	for p := range strings.SplitSeq(*only, ",") {
@@ -110,13 +109,13 @@ func main() {
 			o.only = append(o.only, p)
 		}
 	}
-	if err := o.validate(names); err != nil {
-		fmt.Fprintln(os.Stderr, "informe-bench:", err)
-		os.Exit(2)
+	err := o.validate(names)
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = run(ctx, o)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "informe-bench:", err)
 		os.Exit(1)
 	}
@@ -131,11 +130,9 @@ func (o options) validate(names []string) error {
 	switch {
 	case len(o.only) == 0:
 		return errors.New("--only names no part")
-	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns, o.slowClients, o.slowRate, o.probes) < 1:
-		return errors.New("--contracts, the --*-runs, --slow-clients, --slow-rate and --probes must be at least 1")
-	case o.baselineBin != "" && o.baselineRev != "":
-		return errors.New("give --baseline-bin or --baseline-rev, not both")
-	case (o.baselineBin != "" || o.baselineRev != "") && !slices.Contains(o.only, "pages"):
+	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
+		return errors.New("--contracts and the --*-runs must be at least 1")
+	case o.baseline != "" && !slices.Contains(o.only, "pages"):
 		return errors.New("a baseline is compared on the page cases: --only must include pages")
 	}
 	return nil
@@ -143,14 +140,15 @@ func (o options) validate(names []string) error {
 
 func run(ctx context.Context, o options) error {
 	began := time.Now()
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "informe-bench-run-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	logs := filepath.Join(o.out, "logs")
+	if err := errors.Join(os.RemoveAll(logs), os.MkdirAll(logs, 0o755)); err != nil {
+		return err
+	}
 	logf("starting PostgreSQL in %s", o.dataDir)
 	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: o.dataDir, RunAs: o.pgUser})
 	if err != nil {
@@ -179,7 +177,6 @@ func run(ctx context.Context, o options) error {
 	if bin == "" {
 		rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
 		bin, what = filepath.Join(tmp, "informe"), "./cmd/informe at "+strings.TrimSpace(string(rev))
-		logf("building informe")
 		if err := goBuild(ctx, ".", bin); err != nil {
 			return err
 		}
@@ -192,21 +189,16 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	logs := filepath.Join(o.out, "logs")
-	if err := errors.Join(os.RemoveAll(logs), os.MkdirAll(logs, 0o755)); err != nil {
-		return err
-	}
 	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pg: &backends{b.pool, db}}
-	if o.baselineBin != "" || o.baselineRev != "" {
-		base, label := o.baselineBin, o.baselineBin
-		if o.baselineRev != "" {
-			label = o.baselineRev
-			if base, err = buildRevision(ctx, o.baselineRev, tmp); err != nil {
+	if o.baseline != "" {
+		base := o.baseline
+		if fi, err := os.Stat(base); err != nil || fi.IsDir() {
+			if base, err = buildRevision(ctx, o.baseline, tmp); err != nil {
 				return err
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.baseline = &launcher{bin: base, label: "baseline " + label, dbURL: b.dbURL, token: token, logDir: logs, pg: b.current.pg}
+		b.baseline = &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pg: b.current.pg}
 	}
 
 	loadBefore := loadAverage()
@@ -220,21 +212,19 @@ func run(ctx context.Context, o options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
-			// The other parts may still tell something: go on.
+		if err != nil { // the other parts may still tell something
 			logf("%s FAILED: %v", p.name, err)
 			b.res.check("part-ran", p.name, 1, "%v", err)
 		}
 		took = append(took, fmt.Sprintf("%s %.0f s (load after %s)", p.name, time.Since(start).Seconds(), loadAverage()))
 	}
-	args := ""
 	if len(o.serveArgs) > 0 {
-		args = " serve " + o.serveArgs.String()
+		what += " serve " + o.serveArgs.String()
 	}
 	b.res.intro = []string{
-		"informe benchmark, " + machine(began),
+		fmt.Sprintf("informe benchmark, %s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		fmt.Sprintf("data: %d contracts (seed %d), %d report rows", o.contracts, o.seed, b.total),
-		fmt.Sprintf("informe: %s%s; parts: %s", what, args, strings.Join(took, "; ")),
+		fmt.Sprintf("informe: %s; parts: %s", what, strings.Join(took, "; ")),
 		"load average (1, 5, 15 min) before: " + loadBefore + ", after: " + loadAverage(),
 	}
 	for _, l := range []string{loadBefore, loadAverage()} {
@@ -254,4 +244,13 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logs)
 	return nil
+}
+
+// loadAverage returns /proc/loadavg's 1-, 5- and 15-minute averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/informe/informe/report"
@@ -16,9 +15,7 @@ type page struct {
 	pgx, psql    samples
 }
 
-func (p *page) String() string {
-	return fmt.Sprintf("page %d, %d rows", p.number, p.size)
-}
+func (p *page) String() string { return fmt.Sprintf("page %d, %d rows", p.number, p.size) }
 
 func pagePath(format string, number, size int64) string {
 	return fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d", format, size, number)
@@ -33,7 +30,7 @@ func (b *bench) pages(ctx context.Context) error {
 	first, last, little := &page{number: 1, size: perPage}, &page{number: b.lastFull, size: perPage}, &page{number: 1, size: small}
 	runs := b.o.runs
 	logf("pages: COPY of each page through pgx and psql")
-	startup := samples{}
+	var startup samples
 	for _, p := range []*page{first, last, little} {
 		q, _, err := traced(ctx, b.dbURL, report.Query{Page: p.number, PerPage: p.size}, false)
 		if err != nil {
@@ -66,24 +63,24 @@ func (b *bench) pages(ctx context.Context) error {
 			"wall: request sent to last byte; TTFB: request written to first byte; CPU s: informe's, PG CPU s: its backends' (/proc schedstat, mean per request); medians otherwise",
 			fmt.Sprintf("COPY: COPY (informe's page query) TO STDOUT WITH CSV through pgx on an open connection, and through psql (its start-up and connection, SELECT 1: %s ms, included)", ms(startup.wall())),
 		}}
-	growth := map[string]int64{}
-	wall := map[string]float64{}
+	ls := []*launcher{b.current}
+	if b.baseline != nil {
+		ls = append(ls, b.baseline)
+	}
 	for _, f := range []string{"json", "ndjson", "csv", "xlsx"} {
+		cur := map[*page]*informe{}
 		for _, p := range []*page{first, last, little} {
 			if p == little && f == "xlsx" {
 				continue
 			}
 			subject := fmt.Sprintf("%s %s", f, p)
 			logf("pages: %s", subject)
-			ls := []*launcher{b.current}
-			if b.baseline != nil {
-				ls = append(ls, b.baseline)
-			}
 			var ss []*informe
 			for _, l := range ls {
 				s, err := b.session(ctx, l, subject+", "+l.label, pagePath(f, 1, small), pagePath(f, p.number, p.size), p.size)
 				if err != nil {
-					return errors.Join(err, measureAll(ctx, 0, ss))
+					stopAll(ss)
+					return err
 				}
 				ss = append(ss, s)
 			}
@@ -97,15 +94,14 @@ func (b *bench) pages(ctx context.Context) error {
 					fmt.Sprintf("%.2f", rps*p.psql.wall().Seconds()/float64(p.size)),
 					fmt.Sprintf("%.2f", rps*p.pgx.wall().Seconds()/float64(p.size)), mibs(s.growth))
 			}
-			cur := ss[0]
-			growth[f+p.String()], wall[f+p.String()] = cur.growth, cur.ss.wall().Seconds()
-			b.pageChecks(f, p, subject, cur, ss[1:])
+			cur[p] = ss[0]
+			b.pageChecks(f, p, subject, ss)
 		}
-		b.res.check("page-depth", f+" "+last.String(), ratio(wall[f+last.String()], wall[f+first.String()]),
-			"%.1f vs %.1f ms", 1000*wall[f+last.String()], 1000*wall[f+first.String()])
+		w1, wl := cur[first].ss.wall(), cur[last].ss.wall()
+		b.res.check("page-depth", f+" "+last.String(), wl.Seconds()/w1.Seconds(), "%s vs %s ms", ms(wl), ms(w1))
 		if f != "xlsx" {
-			d := growth[f+first.String()] - growth[f+little.String()]
-			b.res.check("page-rss", f+" "+first.String(), float64(d)/mib, "growth %s vs %s MiB", mibs(growth[f+first.String()]), mibs(growth[f+little.String()]))
+			g1, gs := cur[first].growth, cur[little].growth
+			b.res.check("page-rss", f+" "+first.String(), float64(g1-gs)/mib, "growth %s vs %s MiB", mibs(g1), mibs(gs))
 		}
 	}
 	b.res.tables = append(b.res.tables, t)
@@ -119,30 +115,30 @@ func (b *bench) pages(ctx context.Context) error {
 	return nil
 }
 
-// pageChecks checks one page case against its goals, and against the
-// baseline's when there is one.
-func (b *bench) pageChecks(f string, p *page, subject string, cur *informe, base []*informe) {
-	r, ss := &b.res, cur.ss
+// pageChecks checks one page case (ss: current, then any baseline)
+// against its goals, and against the baseline's.
+func (b *bench) pageChecks(f string, p *page, subject string, ss []*informe) {
+	r, cur := &b.res, ss[0].ss
 	if p.size == perPage {
-		rps, copyRPS := float64(p.size)/ss.wall().Seconds(), float64(p.size)/p.psql.wall().Seconds()
+		rps, copyRPS := float64(p.size)/cur.wall().Seconds(), float64(p.size)/p.psql.wall().Seconds()
 		switch f {
 		case "csv":
 			r.check("page-csv-copy", subject, rps/copyRPS, "%.0f vs %.0f rows/s", rps, copyRPS)
-			r.check("page-csv-ttfb", subject, float64(ss.ttfb().Microseconds())/1000, "")
+			r.check("page-csv-ttfb", subject, float64(cur.ttfb().Microseconds())/1000, "")
 		case "json", "ndjson":
 			r.check("page-text-copy", subject, rps/copyRPS, "%.0f vs %.0f rows/s", rps, copyRPS)
 		case "xlsx":
-			r.check("page-xlsx-wall", subject, ss.wall().Seconds(), "")
-			r.check("page-xlsx-rss", subject, float64(cur.growth)/mib, "peak %s MiB", mibs(cur.peak))
+			r.check("page-xlsx-wall", subject, cur.wall().Seconds(), "")
+			r.check("page-xlsx-rss", subject, float64(ss[0].growth)/mib, "peak %s MiB", mibs(ss[0].peak))
 		}
 	}
-	if len(base) == 0 || f == "xlsx" {
+	if len(ss) == 1 || f == "xlsx" {
 		return
 	}
-	bs := base[0].ss
-	r.check("page-wall-baseline", subject, ratio(ss.wall().Seconds(), bs.wall().Seconds()), "%s vs %s ms", ms(ss.wall()), ms(bs.wall()))
-	r.check("page-cpu-baseline", subject, ratio(ss.cpu(), bs.cpu()), "%.4f vs %.4f s", ss.cpu(), bs.cpu())
+	base := ss[1].ss
+	r.check("page-wall-baseline", subject, cur.wall().Seconds()/base.wall().Seconds(), "%s vs %s ms", ms(cur.wall()), ms(base.wall()))
+	r.check("page-cpu-baseline", subject, cur.cpu()/base.cpu(), "%.4f vs %.4f s", cur.cpu(), base.cpu())
 	if p.size == small {
-		r.check("page-ttfb-baseline", subject, float64((ss.ttfb()-bs.ttfb()).Microseconds())/1000, "%s vs %s ms", ms(ss.ttfb()), ms(bs.ttfb()))
+		r.check("page-ttfb-baseline", subject, float64((cur.ttfb()-base.ttfb()).Microseconds())/1000, "%s vs %s ms", ms(cur.ttfb()), ms(base.ttfb()))
 	}
 }

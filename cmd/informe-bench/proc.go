@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -42,11 +42,11 @@ type launcher struct {
 type informe struct {
 	*launcher
 	cmd          *exec.Cmd
+	cancel       func() // SIGTERM, then SIGKILL after 30 s
+	exited       chan struct{}
 	base, ops    string // http://127.0.0.1:port of the API and of /metrics
 	client       *http.Client
 	log          string
-	exited       chan struct{}
-	once         sync.Once
 	warmRSS      int64 // VmRSS after the warm-up request
 	label, path  string
 	rows         int64
@@ -63,32 +63,32 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 		return nil, err
 	}
 	defer log.Close() // the child has its own descriptor
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	args := append([]string{"serve", "--addr", addr, "--ops-addr", ops, "--log-format", "json"}, l.args...)
-	cmd := exec.Command(l.bin, append(args, extra...)...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+l.dbURL)
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd := exec.CommandContext(pctx, l.bin, append(args, extra...)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), "DATABASE_URL="+l.dbURL), log, log
+	cmd.Cancel, cmd.WaitDelay = func() error { return cmd.Process.Signal(syscall.SIGTERM) }, 30*time.Second
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, fmt.Errorf("start informe: %w", err)
 	}
-	inf := &informe{launcher: l, cmd: cmd, base: "http://" + addr, ops: "http://" + ops, log: log.Name(), exited: make(chan struct{}),
-		client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
+	inf := &informe{launcher: l, cmd: cmd, cancel: cancel, exited: make(chan struct{}), base: "http://" + addr, ops: "http://" + ops,
+		log: log.Name(), client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
 	go func() { _ = cmd.Wait(); close(inf.exited) }()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		s, err := inf.fetch(ctx, "/users", nil, nil)
+	ready, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	for {
+		s, err := inf.fetch(ready, "/users", nil, nil)
 		if err == nil && s.status == http.StatusOK {
 			return inf, nil
 		}
 		select {
 		case <-inf.exited:
 			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, inf.log)
-		case <-ctx.Done():
+		case <-ready.Done():
 			inf.stop()
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("informe not ready: status %d, %w", s.status, errors.Join(err, ctx.Err()))
 		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			inf.stop()
-			return nil, fmt.Errorf("informe not ready after 30 s: status %d, %v", s.status, err)
 		}
 	}
 }
@@ -102,19 +102,11 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// stop sends SIGTERM and waits, killing it after 30 s; calls after the
-// first do nothing.
+// stop ends informe and waits for it; calls after the first do nothing.
 func (inf *informe) stop() {
-	inf.once.Do(func() {
-		inf.client.CloseIdleConnections()
-		_ = inf.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-inf.exited:
-		case <-time.After(30 * time.Second):
-			_ = inf.cmd.Process.Kill()
-			<-inf.exited
-		}
-	})
+	inf.client.CloseIdleConnections()
+	inf.cancel()
+	<-inf.exited
 }
 
 func (inf *informe) pid() int { return inf.cmd.Process.Pid }
@@ -159,10 +151,6 @@ func (inf *informe) fetch(ctx context.Context, url string, hdr http.Header, sink
 	if strings.HasPrefix(url, "/") {
 		url = inf.base + url
 	}
-	return fetch(ctx, inf.client, url, inf.token, hdr, sink)
-}
-
-func fetch(ctx context.Context, client *http.Client, url, token string, hdr http.Header, sink io.Writer) (sample, error) {
 	var s sample
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -178,14 +166,11 @@ func fetch(ctx context.Context, client *http.Client, url, token string, hdr http
 		return s, err
 	}
 	maps.Copy(req.Header, hdr)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if sink == nil {
-		sink = io.Discard
-	}
+	req.Header.Set("Authorization", "Bearer "+inf.token)
 	began := time.Now()
-	resp, err := client.Do(req)
+	resp, err := inf.client.Do(req)
 	if err == nil {
-		s.bytes, err = io.Copy(sink, readFunc(func(p []byte) (int, error) {
+		s.bytes, err = io.Copy(cmp.Or(sink, io.Discard), readFunc(func(p []byte) (int, error) {
 			stall.Reset(stallLimit)
 			return resp.Body.Read(p)
 		}))
@@ -245,11 +230,10 @@ func (inf *informe) memory() (growth, peak int64) {
 
 // logLine is one request line of informe's JSON log.
 type logLine struct {
-	Msg     string `json:"msg"`
-	Path    string `json:"path"`
-	Status  int    `json:"status"`
-	Rows    int64  `json:"rows"`
-	Aborted bool   `json:"aborted"`
+	Msg, Path string
+	Status    int
+	Rows      int64
+	Aborted   bool
 }
 
 // logged returns the request lines for path in the stopped process's log.
@@ -334,29 +318,25 @@ func interleave(ctx context.Context, runs int, steps ...func(context.Context) er
 }
 
 // measureAll interleaves the sessions' requests, and more steps, for runs
-// rounds and finishes the sessions; their informes stop whatever happens
-// (with runs 0, they only stop).
+// rounds and finishes the sessions, which stop whatever happens.
 func measureAll(ctx context.Context, runs int, ss []*informe, more ...func(context.Context) error) error {
-	defer func() {
-		for _, s := range ss {
-			s.stop()
-		}
-	}()
-	if runs == 0 {
-		return nil
-	}
+	defer stopAll(ss)
 	for _, s := range ss {
 		more = append(more, s.step)
 	}
-	if err := interleave(ctx, runs, more...); err != nil {
-		return err
-	}
+	err := interleave(ctx, runs, more...)
 	for _, s := range ss {
-		if err := s.finish(); err != nil {
-			return err
+		if err == nil {
+			err = s.finish()
 		}
 	}
-	return nil
+	return err
+}
+
+func stopAll(ss []*informe) {
+	for _, s := range ss {
+		s.stop()
+	}
 }
 
 // procCPU returns a process's CPU seconds so far, from the nanoseconds of

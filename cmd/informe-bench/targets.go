@@ -4,21 +4,17 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // goal is a target: the figure it judges, a comparison and a limit, in a
-// unit, maybe relative to something ("x" of "baseline").
+// unit ("x", "ms", "s", "MiB", "%", or "" for a count), maybe relative to
+// something ("x" of "baseline").
 type goal struct {
-	figure string  // what is measured
-	cmp    string  // "<", "<=" or ">="
-	limit  float64 // in unit
-	unit   string  // "x", "ms", "s", "MiB", "%", "" (a count)
-	of     string  // what a ratio or difference is of: "baseline", "pgx COPY"
+	figure, cmp string // cmp: "<", "<=" or ">="
+	limit       float64
+	unit, of    string
 }
 
 // goals are every target of the benchmark, by key: the one table of them.
@@ -55,23 +51,16 @@ var goals = map[string]goal{
 }
 
 func (g goal) String() string {
-	s := fmt.Sprintf("%s %s", g.cmp, num(g.limit, g.unit, 0))
-	if g.of != "" {
-		s += " " + g.of
-	}
-	return s
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", g.cmp, num(g.limit, g.unit, 0), g.of))
 }
 
+// met reports whether v meets the goal; no infinite or NaN figure (a
+// ratio over nothing) does.
 func (g goal) met(v float64) bool {
-	switch g.cmp {
-	case "<":
-		return v < g.limit
-	case "<=":
-		return v <= g.limit
-	case ">=":
-		return v >= g.limit
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return false
 	}
-	panic("goal: comparison " + g.cmp)
+	return g.cmp == "<" && v < g.limit || g.cmp == "<=" && v <= g.limit || g.cmp == ">=" && v >= g.limit
 }
 
 // num writes v in unit, with 2 decimals for ratios and seconds, else 1,
@@ -100,29 +89,12 @@ type check struct {
 	detail  string  // the figures behind value
 }
 
-func (c check) pass() bool { return goals[c.goal].met(c.value) }
-
-func (c check) verdict() string {
-	if c.pass() {
-		return "PASS"
-	}
-	return "MISS"
-}
-
 // check records a measured figure against the goal key.
 func (r *results) check(key, subject string, value float64, detail string, args ...any) {
 	if _, ok := goals[key]; !ok {
 		panic("no goal " + key)
 	}
 	r.checks = append(r.checks, check{key, subject, value, fmt.Sprintf(detail, args...)})
-}
-
-// ratio is a/b, with NaN (a MISS) when b is zero.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return math.NaN()
-	}
-	return a / b
 }
 
 // table is a titled table of cells, printed as text or as Markdown.
@@ -141,40 +113,38 @@ func (t *table) add(cells ...any) {
 	t.rows = append(t.rows, row)
 }
 
-func (t table) text(w io.Writer) {
-	fmt.Fprintf(w, "\n%s\n", t.title)
+// print writes t as aligned text, or as Markdown; nothing of the header
+// when there are no rows.
+func (t table) print(w io.Writer, markdown bool) {
+	title, note, sep := "\n%s\n", "  ", "\t"
+	if markdown {
+		title, note, sep = "\n## %s\n\n", "- ", " | "
+	}
+	fmt.Fprintf(w, title, t.title)
 	for _, n := range t.notes {
-		fmt.Fprintln(w, "  "+n)
+		fmt.Fprintln(w, note+n)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range t.all() {
-		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
-	}
-	tw.Flush()
-}
-
-func (t table) markdown(w io.Writer) {
-	fmt.Fprintf(w, "\n## %s\n\n", t.title)
-	for _, n := range t.notes {
-		fmt.Fprintln(w, "- "+n)
-	}
-	if len(t.notes) > 0 {
+	if markdown && len(t.notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	for i, row := range t.all() {
-		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
-		if i == 0 {
-			fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
-		}
-	}
-}
-
-// all is the header and the rows; nothing when there are no rows.
-func (t table) all() [][]string {
 	if len(t.rows) == 0 {
-		return nil
+		return
 	}
-	return append([][]string{t.header}, t.rows...)
+	if !markdown {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		defer tw.Flush()
+		w = tw
+	}
+	for i, row := range append([][]string{t.header}, t.rows...) {
+		if markdown {
+			fmt.Fprintln(w, "| "+strings.Join(row, sep)+" |")
+			if i == 0 {
+				fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
+			}
+			continue
+		}
+		fmt.Fprintln(w, "  "+strings.Join(row, sep))
+	}
 }
 
 // plan is an EXPLAIN output.
@@ -193,20 +163,22 @@ func (r *results) targets() table {
 	passed := 0
 	t := table{header: []string{"", "case", "figure", "measured", "target", "detail"}}
 	for _, c := range r.checks {
-		g := goals[c.goal]
-		if c.pass() {
-			passed++
+		g, verdict := goals[c.goal], "MISS"
+		if g.met(c.value) {
+			passed, verdict = passed+1, "PASS"
 		}
 		measured := num(c.value, g.unit, 0)
 		if measured == num(g.limit, g.unit, 0) { // show on which side it fell
 			measured = num(c.value, g.unit, 2)
 		}
-		t.add(c.verdict(), c.subject, g.figure, measured, g, c.detail)
+		t.add(verdict, c.subject, g.figure, measured, g, c.detail)
 	}
 	t.title = fmt.Sprintf("Targets: %d of %d met", passed, len(r.checks))
 	return t
 }
 
+// write prints the tables, then the targets, as text; and the targets,
+// the tables and the plans as Markdown.
 func (r *results) write(text, md io.Writer) {
 	tt := r.targets()
 	fmt.Fprintln(md, "# informe benchmark")
@@ -216,12 +188,11 @@ func (r *results) write(text, md io.Writer) {
 		fmt.Fprintln(md, "- "+l)
 	}
 	for _, t := range r.tables {
-		t.text(text)
+		t.print(text, false)
 	}
-	tt.text(text)
-	tt.markdown(md)
-	for _, t := range r.tables {
-		t.markdown(md)
+	tt.print(text, false)
+	for _, t := range append([]table{tt}, r.tables...) {
+		t.print(md, true)
 	}
 	if len(r.plans) > 0 {
 		fmt.Fprintln(md, "\n## Query plans")
@@ -229,18 +200,4 @@ func (r *results) write(text, md io.Writer) {
 	for _, p := range r.plans {
 		fmt.Fprintf(md, "\n### %s\n\n```\n%s```\n", p.title, p.text)
 	}
-}
-
-// machine describes the run's conditions.
-func machine(began time.Time) string {
-	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-}
-
-// loadAverage returns /proc/loadavg's 1-, 5- and 15-minute averages.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
 }
