@@ -21,8 +21,8 @@ import (
 )
 
 // prepareDatabase creates, migrates and seeds the benchmark's database
-// unless it already holds the data asked for, then vacuums and analyzes it.
-// Its pool's own application_name tells its backends from informe's.
+// unless it holds the data, and opens a pool whose application_name tells
+// its backends from informe's.
 func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (_ *pgxpool.Pool, err error) {
 	if err := srv.CreateDatabase(ctx, name); err != nil {
 		return nil, err
@@ -41,18 +41,11 @@ func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o o
 	if err = errors.Join(err, herr); err != nil {
 		return nil, err
 	}
-	if has {
-		var n int
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM contracts").Scan(&n); err != nil {
-			return nil, err
-		}
-		if n != o.contracts {
-			return nil, fmt.Errorf("database %s in %s holds %d contracts, not %d; delete the folder to start over", name, o.dataDir, n, o.contracts)
-		}
-		logf("reusing %d seeded contracts in database %s", n, name)
+	if has { // the seed is one transaction: this database has all its contracts
+		logf("reusing the %d contracts seeded in database %s", o.contracts, name)
 	} else {
-		logf("seeding %d contracts (seed %d)", o.contracts, o.seed)
-		st, err := seed.Seed(ctx, pool, seed.Options{Contracts: o.contracts, Seed: o.seed})
+		logf("seeding %d contracts", o.contracts)
+		st, err := seed.Seed(ctx, pool, seed.Options{Contracts: o.contracts, Seed: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -102,10 +95,9 @@ func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// traced opens q with report.Store (Export for the whole report, else
-// Open), informe's own code, on a pool whose tracer records the statements,
-// and returns the last, the query of the rows, so that COPY and EXPLAIN run
-// exactly what informe runs, and the count of the rows.
+// traced opens q with informe's report.Store (Export for the whole report)
+// and returns its count and the last statement it ran, the rows' query, so
+// that COPY and EXPLAIN run exactly what informe runs.
 func traced(ctx context.Context, url string, q report.Query, whole bool) (query, report.Page, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -131,8 +123,8 @@ func traced(ctx context.Context, url string, q report.Query, whole bool) (query,
 	return tracer.q, cur.Page(), nil
 }
 
-// copyOnce runs sql (a COPY TO STDOUT) through pgx on one connection of
-// pool and times it, with its backend's CPU seconds; it checks the rows.
+// copyOnce times sql, a COPY TO STDOUT of rows rows, through pgx, with its
+// backend's CPU seconds.
 func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (sample, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -146,22 +138,12 @@ func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (
 	tag, err := conn.Conn().PgConn().CopyTo(ctx, &w, sql)
 	s := sample{wall: time.Since(began), ttfb: w.first.Sub(began), bytes: w.n, pgCPU: procCPU(pid) - cpu0}
 	if err == nil && tag.RowsAffected() != rows {
-		err = fmt.Errorf("%d rows, want %d", tag.RowsAffected(), rows)
+		err = fmt.Errorf("COPY: %d rows, want %d", tag.RowsAffected(), rows)
 	}
-	if err != nil {
-		return s, fmt.Errorf("COPY: %w", err)
-	}
-	return s, nil
+	return s, err
 }
 
-// psql runs one psql process for sql (its start-up and connection
-// included) and times it.
-func psql(ctx context.Context, dbURL, sql string) (sample, error) {
-	return timed(exec.CommandContext(ctx, "psql", dbURL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql))
-}
-
-// timed runs cmd, counting its output, and times it, with its CPU
-// seconds; its error carries its stderr.
+// timed runs cmd and times it, with its output's size and its CPU seconds.
 func timed(cmd *exec.Cmd) (sample, error) {
 	var w countWriter
 	var stderr strings.Builder
@@ -178,33 +160,24 @@ func timed(cmd *exec.Cmd) (sample, error) {
 
 // explain returns EXPLAIN's output for sql, prefixed with options.
 func explain(ctx context.Context, pool *pgxpool.Pool, title, options, sql string) (plan, error) {
-	rows, err := pool.Query(ctx, "EXPLAIN ("+options+") "+sql)
-	if err != nil {
-		return plan{}, fmt.Errorf("explain %s: %w", title, err)
-	}
+	rows, _ := pool.Query(ctx, "EXPLAIN ("+options+") "+sql) // its error comes from CollectRows
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return plan{title, strings.Join(lines, "\n") + "\n"}, err
 }
 
-// goBuild builds dir's ./cmd/informe into out.
-func goBuild(ctx context.Context, dir, out string) error {
-	logf("building ./cmd/informe in %s", dir)
-	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/informe")
-	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build in %s: %w", dir, err)
+// build builds ./cmd/informe of the work tree, or of revision rev (by git
+// archive, which changes nothing in .git), and returns the binary.
+func build(ctx context.Context, tmp, rev string) (string, error) {
+	logf("building ./cmd/informe %s", rev)
+	dir, bin, script := ".", filepath.Join(tmp, "informe"), `go build -o "$3" ./cmd/informe`
+	if rev != "" {
+		dir, bin = filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
+		script = `mkdir -p "$2" && git archive "$1" | tar -x -C "$2" && cd "$2" && ` + script
 	}
-	return nil
-}
-
-// buildRevision extracts rev with git archive (nothing in .git changes)
-// under tmp and builds its informe.
-func buildRevision(ctx context.Context, rev, tmp string) (string, error) {
-	dir, bin := filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
-	sh := exec.CommandContext(ctx, "sh", "-c", `mkdir -p "$2" && git archive --format=tar "$1" | tar -x -C "$2"`, "sh", rev, dir)
-	sh.Stderr = os.Stderr
+	sh := exec.CommandContext(ctx, "sh", "-c", script, "sh", rev, dir, bin)
+	sh.Stdout, sh.Stderr = os.Stderr, os.Stderr
 	if err := sh.Run(); err != nil {
-		return "", fmt.Errorf("git archive %s: %w", rev, err)
+		return "", fmt.Errorf("build informe %s: %w", rev, err)
 	}
-	return bin, goBuild(ctx, dir, bin)
+	return bin, nil
 }

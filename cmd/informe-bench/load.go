@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,10 +22,9 @@ const (
 	sampleEvery = 5 * time.Millisecond // pg_stat_activity's sampling: the resolution of the connection holds
 )
 
-// holds samples pg_stat_activity for the transactions of informe's
-// backends until the returned func is called, which returns how long each
-// request held a pool connection (informe's snapshots are transactions
-// from Begin to Close) to the last sample that saw it open.
+// holds samples pg_stat_activity until the returned func is called, which
+// returns how long each request transaction (informe's snapshots, Begin to
+// Close) of informe's backends held its connection.
 func (b *bench) holds(ctx context.Context) func() []time.Duration {
 	began := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
@@ -64,8 +61,8 @@ func (b *bench) holds(ctx context.Context) func() []time.Duration {
 }
 
 // client reads a page on a connection of its own, after a delay, at full
-// speed or throttled to rate bytes a second with a small receive buffer,
-// as a client on a slow link; with retry, it asks again after a 503.
+// speed or, as on a slow link, at rate bytes a second with a small receive
+// buffer; with retry, it asks again after a 503.
 type client struct {
 	path     string
 	rate     int
@@ -106,22 +103,16 @@ func (c *client) run(ctx context.Context, base, token string) {
 	}
 	defer resp.Body.Close()
 	admit()
-	buf := make([]byte, 32<<10)
-	for {
-		if c.rate > 0 {
-			buf = buf[:512]
-			time.Sleep(time.Duration(len(buf)) * time.Second / time.Duration(c.rate))
-		}
-		_, err := io.ReadFull(resp.Body, buf)
-		if c.whole = errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF); c.whole {
-			return
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				c.err = err
-			}
-			return
-		}
+	var body io.Reader = resp.Body
+	if c.rate > 0 {
+		body = readFunc(func(p []byte) (int, error) {
+			time.Sleep(512 * time.Second / time.Duration(c.rate))
+			return resp.Body.Read(p[:min(len(p), 512)])
+		})
+	}
+	_, err := io.Copy(io.Discard, body)
+	if c.whole = err == nil; err != nil && ctx.Err() == nil {
+		c.err = err
 	}
 }
 
@@ -137,8 +128,7 @@ func clients(ctx context.Context, inf *informe, c client, paths []string, wg *sy
 	return cs
 }
 
-// spread returns n 10,000-row pages in format, spread over the report's
-// full pages.
+// spread returns n 10,000-row pages in format, spread over the report.
 func (b *bench) spread(format string, n int) []string {
 	paths := make([]string, n)
 	for i := range paths {
@@ -203,7 +193,7 @@ func (b *bench) slow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics := scrape(ctx, inf)
+	metrics := scrape(ctx, inf, "informe_spool", "informe_http_refusals")
 	stopSlow()
 	slowWG.Wait()
 	var problems []string
@@ -238,26 +228,9 @@ func (b *bench) slow(ctx context.Context) error {
 	return nil
 }
 
-// scrape reads the counters of informe's /metrics that say what the spool
-// and the limits did.
-func scrape(ctx context.Context, inf *informe) map[string]float64 {
-	m := map[string]float64{}
-	var body strings.Builder
-	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
-	for line := range strings.Lines(body.String()) {
-		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
-			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
-			m[name] = v
-		}
-	}
-	return m
-}
-
-// burst sends 64 CSV and 16 XLSX 10,000-row pages at once to a fresh
-// informe, each on a connection of its own, twice (the second time the
-// XLSX pages 100 ms first): each must succeed whole or get 503, and
-// informe's memory stay bounded.
+// burst sends 64 CSV and 16 XLSX 10,000-row pages at once, twice (the XLSX
+// ones 100 ms first the second time): each must be whole or a 503, and
+// informe's memory bounded.
 func (b *bench) burst(ctx context.Context) error {
 	const nCSV, nXLSX = 64, 16
 	logf("burst: fresh informe, %d CSV and %d XLSX pages at once, twice", nCSV, nXLSX)
@@ -292,7 +265,8 @@ func (b *bench) burst(ctx context.Context) error {
 		t.add(round+1, count["csv 200"], count["csv 503"], count["xlsx 200"], count["xlsx 503"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
 	}
 	growth, peak := inf.memory()
-	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v", mibs(peak), mibs(growth), scrape(ctx, inf))}
+	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v",
+		mibs(peak), mibs(growth), scrape(ctx, inf, "informe_spool", "informe_http_refusals"))}
 	inf.stop()
 	// informe's own account: every 200 streamed its rows whole.
 	lines, err := inf.logged("/api/general-report")
@@ -310,9 +284,8 @@ func (b *bench) burst(ctx context.Context) error {
 	return nil
 }
 
-// gzip measures page 1 of 10,000 CSV rows with Accept-Encoding gzip (and
-// zstd, for comparison) next to identity, on one fresh informe, the codings
-// alternating after one warm-up round.
+// gzip measures a 10,000-row CSV page gzipped (and zstd) next to identity,
+// on one informe, the codings alternating after one warm-up round.
 func (b *bench) gzip(ctx context.Context) error {
 	logf("gzip: fresh informe, a %d-row CSV page with and without compression", perPage)
 	inf, err := b.current.start(ctx)

@@ -33,20 +33,10 @@ import (
 )
 
 type options struct {
-	contracts                             int
-	seed                                  int64
-	dataDir, pgUser, out                  string
-	runs, exportRuns, xlsxRuns, odataRuns int
-	only                                  []string
-	informeBin, baseline                  string
-	serveArgs                             stringList
+	contracts, runs, exportRuns, xlsxRuns, odataRuns int
+	dataDir, out, baseline                           string
+	only, serveArgs                                  []string
 }
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, " ") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // bench is what every part of a run shares.
 type bench struct {
@@ -57,7 +47,7 @@ type bench struct {
 	total     int64 // report rows
 	lastFull  int64 // the deepest full page of perPage rows
 	current   *launcher
-	baseline  *launcher // nil without --baseline
+	baseline  *launcher // nil without --baseline-rev
 	res       results
 	exportSet *exportSet // chosen once, for the parts that export
 }
@@ -74,14 +64,8 @@ var parts = []struct {
 	name string
 	run  func(*bench, context.Context) error
 }{
-	{"pages", (*bench).pages},
-	{"export", (*bench).export},
-	{"xlsx", (*bench).xlsx},
-	{"parts", (*bench).parts},
-	{"odata", (*bench).odata},
-	{"slow", (*bench).slow},
-	{"burst", (*bench).burst},
-	{"gzip", (*bench).gzip},
+	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
+	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
 }
 
 func main() {
@@ -90,26 +74,30 @@ func main() {
 	for _, p := range parts {
 		names = append(names, p.name)
 	}
-	only := flag.String("only", strings.Join(names, ","), "comma-separated parts to run: "+strings.Join(names, ", "))
+	flag.Func("only", "comma-separated parts to run (default all): "+strings.Join(names, ", "), func(s string) error {
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); !slices.Contains(names, p) {
+				return fmt.Errorf("unknown part %q", p)
+			}
+			o.only = append(o.only, p)
+		}
+		return nil
+	})
 	flag.IntVar(&o.contracts, "contracts", 100000, "contracts to seed; each yields about 10 report rows")
-	flag.Int64Var(&o.seed, "seed", 1, "seed of the generated data")
 	flag.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "informe-bench"), "folder of the private PostgreSQL, kept between runs")
-	flag.StringVar(&o.pgUser, "pg-user", "postgres", "unprivileged user to run PostgreSQL as when run as root")
 	flag.IntVar(&o.runs, "runs", 5, "measured requests per page case and gzip case; medians are reported")
 	flag.IntVar(&o.exportRuns, "export-runs", 3, "rounds of whole exports (each format, COPY and informe export interleaved)")
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
-	flag.StringVar(&o.informeBin, "informe-bin", "", "prebuilt informe `binary` to measure instead of building ./cmd/informe")
-	flag.StringVar(&o.baseline, "baseline", "", "also measure the page cases, interleaved, with this informe: a `binary`, or a git revision whose ./cmd/informe is built")
-	flag.Var(&o.serveArgs, "serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32")
+	flag.StringVar(&o.baseline, "baseline-rev", "", "also measure the page cases, interleaved, with the informe of this git `revision` (or this informe binary)")
+	flag.Func("serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32",
+		func(s string) error { o.serveArgs = append(o.serveArgs, s); return nil })
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "out"), "folder for latest.md and informe's logs")
 	flag.Parse()
-	for p := range strings.SplitSeq(*only, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			o.only = append(o.only, p)
-		}
+	if o.only == nil {
+		o.only = names
 	}
-	err := o.validate(names)
+	err := o.validate()
 	if err == nil {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -121,15 +109,8 @@ func main() {
 	}
 }
 
-func (o options) validate(names []string) error {
-	for _, p := range o.only {
-		if !slices.Contains(names, p) {
-			return fmt.Errorf("--only: unknown part %q (parts: %s)", p, strings.Join(names, ", "))
-		}
-	}
+func (o options) validate() error {
 	switch {
-	case len(o.only) == 0:
-		return errors.New("--only names no part")
 	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
 		return errors.New("--contracts and the --*-runs must be at least 1")
 	case o.baseline != "" && !slices.Contains(o.only, "pages"):
@@ -150,7 +131,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	logf("starting PostgreSQL in %s", o.dataDir)
-	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: o.dataDir, RunAs: o.pgUser})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: o.dataDir})
 	if err != nil {
 		return err
 	}
@@ -159,7 +140,7 @@ func run(ctx context.Context, o options) error {
 			logf("%v", err)
 		}
 	}()
-	db := fmt.Sprintf("bench_c%d_s%d", o.contracts, o.seed)
+	db := fmt.Sprintf("bench_c%d_s1", o.contracts)
 	b := &bench{o: o, tmp: tmp, dbURL: srv.URL(db)}
 	if b.pool, err = prepareDatabase(ctx, srv, db, o); err != nil {
 		return err
@@ -173,13 +154,11 @@ func run(ctx context.Context, o options) error {
 	}
 	b.lastFull = b.total / perPage
 
-	bin, what := o.informeBin, o.informeBin
-	if bin == "" {
-		rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-		bin, what = filepath.Join(tmp, "informe"), "./cmd/informe at "+strings.TrimSpace(string(rev))
-		if err := goBuild(ctx, ".", bin); err != nil {
-			return err
-		}
+	rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	what := "./cmd/informe at " + strings.TrimSpace(string(rev))
+	bin, err := build(ctx, tmp, "")
+	if err != nil {
+		return err
 	}
 	tokens := auth.NewStore(b.pool)
 	if err := tokens.Delete(ctx, "bench"); err != nil {
@@ -189,16 +168,16 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pg: &backends{b.pool, db}}
+	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pool: b.pool, db: db}
 	if o.baseline != "" {
 		base := o.baseline
 		if fi, err := os.Stat(base); err != nil || fi.IsDir() {
-			if base, err = buildRevision(ctx, o.baseline, tmp); err != nil {
+			if base, err = build(ctx, tmp, o.baseline); err != nil {
 				return err
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.baseline = &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pg: b.current.pg}
+		b.baseline = &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db}
 	}
 
 	loadBefore := loadAverage()
@@ -219,11 +198,11 @@ func run(ctx context.Context, o options) error {
 		took = append(took, fmt.Sprintf("%s %.0f s (load after %s)", p.name, time.Since(start).Seconds(), loadAverage()))
 	}
 	if len(o.serveArgs) > 0 {
-		what += " serve " + o.serveArgs.String()
+		what += " serve " + strings.Join(o.serveArgs, " ")
 	}
 	b.res.intro = []string{
 		fmt.Sprintf("informe benchmark, %s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
-		fmt.Sprintf("data: %d contracts (seed %d), %d report rows", o.contracts, o.seed, b.total),
+		fmt.Sprintf("data: %d contracts (seed 1), %d report rows", o.contracts, b.total),
 		fmt.Sprintf("informe: %s; parts: %s", what, strings.Join(took, "; ")),
 		"load average (1, 5, 15 min) before: " + loadBefore + ", after: " + loadAverage(),
 	}
@@ -233,16 +212,13 @@ func run(ctx context.Context, o options) error {
 			break
 		}
 	}
-	md := filepath.Join(o.out, "latest.md")
-	f, err := os.Create(md)
-	if err != nil {
+	var md strings.Builder
+	b.res.write(os.Stdout, &md)
+	path := filepath.Join(o.out, "latest.md")
+	if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	b.res.write(os.Stdout, f)
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logs)
+	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", path, logs)
 	return nil
 }
 

@@ -25,16 +25,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The shared plumbing: informe processes, timed requests, CPU and memory
-// from /proc, medians.
-
 // launcher starts `informe serve` processes of one binary.
 type launcher struct {
 	bin, label   string // label: "current" or "baseline REV"
 	dbURL, token string
-	logDir       string   // each process logs to a file of its own here
-	args         []string // --serve-arg flags
-	pg           *backends
+	logDir       string        // each process logs to a file of its own here
+	args         []string      // --serve-arg flags
+	pool         *pgxpool.Pool // the benchmark's, to find informe's backends
+	db           string
 }
 
 // informe is a running `informe serve` child process; as a session (a
@@ -43,7 +41,6 @@ type informe struct {
 	*launcher
 	cmd          *exec.Cmd
 	cancel       func() // SIGTERM, then SIGKILL after 30 s
-	exited       chan struct{}
 	base, ops    string // http://127.0.0.1:port of the API and of /metrics
 	client       *http.Client
 	log          string
@@ -54,8 +51,7 @@ type informe struct {
 	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
 }
 
-// start starts `informe serve` on free loopback ports with extra flags and
-// waits until it answers an authenticated request.
+// start starts `informe serve` with extra flags and waits until it answers.
 func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error) {
 	addr, ops := freeAddr(), freeAddr()
 	log, err := os.CreateTemp(l.logDir, "informe-*.log")
@@ -72,9 +68,8 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 		cancel()
 		return nil, fmt.Errorf("start informe: %w", err)
 	}
-	inf := &informe{launcher: l, cmd: cmd, cancel: cancel, exited: make(chan struct{}), base: "http://" + addr, ops: "http://" + ops,
-		log: log.Name(), client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
-	go func() { _ = cmd.Wait(); close(inf.exited) }()
+	inf := &informe{launcher: l, cmd: cmd, cancel: cancel, base: "http://" + addr, ops: "http://" + ops, log: log.Name(),
+		client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
 	ready, stop := context.WithTimeout(ctx, 30*time.Second)
 	defer stop()
 	for {
@@ -82,14 +77,11 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 		if err == nil && s.status == http.StatusOK {
 			return inf, nil
 		}
-		select {
-		case <-inf.exited:
-			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, inf.log)
-		case <-ready.Done():
+		if ready.Err() != nil {
 			inf.stop()
-			return nil, fmt.Errorf("informe not ready: status %d, %w", s.status, errors.Join(err, ctx.Err()))
-		case <-time.After(20 * time.Millisecond):
+			return nil, fmt.Errorf("informe not ready in 30 s (status %d, %w), %v; see %s", s.status, errors.Join(err, ctx.Err()), cmd.ProcessState, inf.log)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -106,10 +98,8 @@ func freeAddr() string {
 func (inf *informe) stop() {
 	inf.client.CloseIdleConnections()
 	inf.cancel()
-	<-inf.exited
+	_ = inf.cmd.Wait() // after the first, "Wait was already called"
 }
-
-func (inf *informe) pid() int { return inf.cmd.Process.Pid }
 
 // sample is one timed request (or COPY, or command).
 type sample struct {
@@ -138,15 +128,13 @@ func (ss samples) spread() string {
 	return ms(slices.Min(w)) + "-" + ms(slices.Max(w))
 }
 
-// stallLimit is how long a request may go without a byte before the
-// benchmark gives up on a hung server.
+// stallLimit is how long a request may go without a byte: a hung server.
 const stallLimit = time.Minute
 
 var errStalled = errors.New("no byte for a minute (hung?)")
 
-// fetch requests url (a path on informe, or absolute) with hdr, copies the
-// body to sink (discarded when nil) and times it. Any status is no error:
-// the caller judges s.status.
+// fetch GETs url (absolute, or a path on informe) with hdr, copies the body
+// to sink (nil: discarded) and times it; the caller judges the status.
 func (inf *informe) fetch(ctx context.Context, url string, hdr http.Header, sink io.Writer) (sample, error) {
 	if strings.HasPrefix(url, "/") {
 		url = inf.base + url
@@ -188,14 +176,14 @@ type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
-// measure makes one request that must answer 200, reads the whole body and
-// notes the CPU seconds informe and its backends spent meanwhile.
+// measure fetches path, which must answer 200, with the CPU seconds that
+// informe and its backends spent meanwhile.
 func (inf *informe) measure(ctx context.Context, path string, hdr http.Header) (sample, error) {
-	pg0, err := inf.pg.cpu(ctx)
+	pg0, err := inf.backendsCPU(ctx)
 	if err != nil {
 		return sample{}, err
 	}
-	cpu0 := procCPU(inf.pid())
+	cpu0 := procCPU(inf.cmd.Process.Pid)
 	s, err := inf.fetch(ctx, path, hdr, nil)
 	if err == nil && s.status != http.StatusOK {
 		err = fmt.Errorf("GET %s: %d %s", path, s.status, http.StatusText(s.status))
@@ -203,28 +191,27 @@ func (inf *informe) measure(ctx context.Context, path string, hdr http.Header) (
 	if err != nil {
 		return s, err
 	}
-	s.cpu = procCPU(inf.pid()) - cpu0
-	pg1, err := inf.pg.cpu(ctx)
+	s.cpu = procCPU(inf.cmd.Process.Pid) - cpu0
+	pg1, err := inf.backendsCPU(ctx)
 	for pid, t := range pg1 {
 		s.pgCPU += t - pg0[pid]
 	}
 	return s, err
 }
 
-// warm makes the warm-up request and notes VmRSS after it, which
-// growth is measured from.
+// warm makes the warm-up request and notes VmRSS after it.
 func (inf *informe) warm(ctx context.Context, path string, hdr http.Header) error {
 	if _, err := inf.measure(ctx, path, hdr); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	var err error
-	inf.warmRSS, _, err = procMemory(inf.pid())
+	inf.warmRSS, _, err = procMemory(inf.cmd.Process.Pid)
 	return err
 }
 
 // memory returns VmHWM now over VmRSS after the warm-up, and VmHWM.
 func (inf *informe) memory() (growth, peak int64) {
-	_, peak, _ = procMemory(inf.pid())
+	_, peak, _ = procMemory(inf.cmd.Process.Pid)
 	return peak - inf.warmRSS, peak
 }
 
@@ -255,8 +242,24 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 	return lines, sc.Err()
 }
 
-// session starts a fresh informe for a case: warmed up with warmPath,
-// then measured asking for path, which streams rows, again and again.
+// scrape returns the samples of informe's /metrics, by name and labels,
+// whose names begin with one of prefixes and that are not zero.
+func scrape(ctx context.Context, inf *informe, prefixes ...string) map[string]float64 {
+	m := map[string]float64{}
+	var body strings.Builder
+	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
+	for line := range strings.Lines(body.String()) {
+		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
+		v, err := strconv.ParseFloat(val, 64)
+		if err == nil && v != 0 && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			m[name] = v
+		}
+	}
+	return m
+}
+
+// session starts a fresh informe for a case, warmed up with warmPath, that
+// asks for path, which streams rows, in each step.
 func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*informe, error) {
 	inf, err := l.start(ctx, extra...)
 	if err == nil {
@@ -273,11 +276,11 @@ func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path 
 
 func (s *informe) step(ctx context.Context) error {
 	smp, err := s.measure(ctx, s.path, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.label, err)
-	}
 	s.ss = append(s.ss, smp)
-	return nil
+	if err != nil {
+		err = fmt.Errorf("%s: %w", s.label, err)
+	}
+	return err
 }
 
 // finish notes the peak RSS, stops informe and checks from its log that
@@ -301,8 +304,8 @@ func (s *informe) finish() error {
 	return nil
 }
 
-// interleave runs the steps runs times, in reverse order every other
-// round, so that load that comes and goes weighs on all alike.
+// interleave runs the steps runs times, reversed every other round, so
+// that load that comes and goes weighs on all alike.
 func interleave(ctx context.Context, runs int, steps ...func(context.Context) error) error {
 	for i := range runs {
 		for j := range steps {
@@ -317,8 +320,8 @@ func interleave(ctx context.Context, runs int, steps ...func(context.Context) er
 	return nil
 }
 
-// measureAll interleaves the sessions' requests, and more steps, for runs
-// rounds and finishes the sessions, which stop whatever happens.
+// measureAll interleaves the sessions' steps and more for runs rounds and
+// finishes the sessions, which stop whatever happens.
 func measureAll(ctx context.Context, runs int, ss []*informe, more ...func(context.Context) error) error {
 	defer stopAll(ss)
 	for _, s := range ss {
@@ -373,17 +376,11 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, err
 }
 
-// backends are informe's PostgreSQL backends: those of the benchmark's
-// database with application_name informe (the benchmark's own pool calls
-// itself informe-bench).
-type backends struct {
-	pool *pgxpool.Pool
-	db   string
-}
-
-// cpu returns each backend's CPU seconds so far.
-func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
-	rows, _ := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", b.db)
+// backendsCPU returns the CPU seconds so far of each of informe's
+// backends: those of the benchmark's database with application_name
+// informe (the benchmark's own pool calls itself informe-bench).
+func (l *launcher) backendsCPU(ctx context.Context) (map[int]float64, error) {
+	rows, _ := l.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", l.db)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	m := map[int]float64{}
 	for _, pid := range pids {
@@ -392,8 +389,7 @@ func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
 	return m, err
 }
 
-// countWriter counts and discards what is written to it, and notes when
-// the first byte came.
+// countWriter counts what is written to it and notes when it began.
 type countWriter struct {
 	n     int64
 	first time.Time
@@ -417,8 +413,8 @@ func pick[T any](ss []sample, f func(sample) T) []T {
 
 func median(ds []time.Duration) time.Duration { return percentile(ds, 50) }
 
-// percentile returns the p-th percentile of ds (the mean of the middle two
-// for the median of an even count, nearest rank otherwise).
+// percentile is the nearest rank, or for the median of an even count the
+// mean of the middle two.
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0

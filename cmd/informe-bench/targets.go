@@ -8,9 +8,8 @@ import (
 	"text/tabwriter"
 )
 
-// goal is a target: the figure it judges, a comparison and a limit, in a
-// unit ("x", "ms", "s", "MiB", "%", or "" for a count), maybe relative to
-// something ("x" of "baseline").
+// goal is a target: a figure, a comparison and a limit in a unit ("x",
+// "ms", "s", "MiB", "%", "" for a count), maybe of something ("baseline").
 type goal struct {
 	figure, cmp string // cmp: "<", "<=" or ">="
 	limit       float64
@@ -54,8 +53,7 @@ func (g goal) String() string {
 	return strings.TrimSpace(fmt.Sprintf("%s %s %s", g.cmp, num(g.limit, g.unit, 0), g.of))
 }
 
-// met reports whether v meets the goal; no infinite or NaN figure (a
-// ratio over nothing) does.
+// met reports whether v meets the goal, which no ratio over zero does.
 func (g goal) met(v float64) bool {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return false
@@ -113,38 +111,26 @@ func (t *table) add(cells ...any) {
 	t.rows = append(t.rows, row)
 }
 
-// print writes t as aligned text, or as Markdown; nothing of the header
-// when there are no rows.
-func (t table) print(w io.Writer, markdown bool) {
-	title, note, sep := "\n%s\n", "  ", "\t"
-	if markdown {
-		title, note, sep = "\n## %s\n\n", "- ", " | "
-	}
-	fmt.Fprintf(w, title, t.title)
+// write writes t as Markdown, its columns aligned for a terminal too.
+func (t table) write(w io.Writer) {
+	fmt.Fprintf(w, "\n## %s\n\n", t.title)
 	for _, n := range t.notes {
-		fmt.Fprintln(w, note+n)
-	}
-	if markdown && len(t.notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, "- "+n)
 	}
 	if len(t.rows) == 0 {
 		return
 	}
-	if !markdown {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		defer tw.Flush()
-		w = tw
+	if len(t.notes) > 0 {
+		fmt.Fprintln(w)
 	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	for i, row := range append([][]string{t.header}, t.rows...) {
-		if markdown {
-			fmt.Fprintln(w, "| "+strings.Join(row, sep)+" |")
-			if i == 0 {
-				fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
-			}
-			continue
+		fmt.Fprintln(tw, "| "+strings.Join(row, "\t| ")+"\t|")
+		if i == 0 {
+			fmt.Fprintln(tw, strings.Repeat("|---\t", len(row))+"|")
 		}
-		fmt.Fprintln(w, "  "+strings.Join(row, sep))
 	}
+	tw.Flush()
 }
 
 // plan is an EXPLAIN output.
@@ -177,23 +163,21 @@ func (r *results) targets() table {
 	return t
 }
 
-// write prints the tables, then the targets, as text; and the targets,
-// the tables and the plans as Markdown.
-func (r *results) write(text, md io.Writer) {
-	tt := r.targets()
-	fmt.Fprintln(md, "# informe benchmark")
-	fmt.Fprintln(md)
+// write writes the run as Markdown to out, targets last, and to md,
+// targets first and plans last.
+func (r *results) write(out, md io.Writer) {
+	w := io.MultiWriter(out, md)
+	fmt.Fprintln(w, "# informe benchmark")
+	fmt.Fprintln(w)
 	for _, l := range r.intro {
-		fmt.Fprintln(text, l)
-		fmt.Fprintln(md, "- "+l)
+		fmt.Fprintln(w, "- "+l)
 	}
+	tt := r.targets()
+	tt.write(md)
 	for _, t := range r.tables {
-		t.print(text, false)
+		t.write(w)
 	}
-	tt.print(text, false)
-	for _, t := range append([]table{tt}, r.tables...) {
-		t.print(md, true)
-	}
+	tt.write(out)
 	if len(r.plans) > 0 {
 		fmt.Fprintln(md, "\n## Query plans")
 	}

@@ -11,8 +11,146 @@ import (
 	"github.com/informe/informe/report"
 )
 
-// exportSpec is one whole export: its filter, rows and the query informe
-// runs for it.
+// The report's pages and whole exports, next to COPY of the same query.
+
+// page is one page of the report, informe's query for it and its COPY.
+type page struct {
+	number, size int64
+	query        query
+	pgx, psql    samples
+}
+
+func (p *page) String() string { return fmt.Sprintf("page %d, %d rows", p.number, p.size) }
+
+// psql is one psql process for sql, its start-up and connection included.
+func psql(ctx context.Context, dbURL, sql string) *exec.Cmd {
+	return exec.CommandContext(ctx, "psql", dbURL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql)
+}
+
+func pagePath(format string, number, size int64) string {
+	return fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d", format, size, number)
+}
+
+// pages measures each format's first and deepest 10,000-row pages and
+// 100-row pages, each case on a fresh informe (and the baseline's, the
+// requests alternating), next to COPY of the same query.
+func (b *bench) pages(ctx context.Context) error {
+	first, last, little := &page{number: 1, size: perPage}, &page{number: b.lastFull, size: perPage}, &page{number: 1, size: small}
+	runs := b.o.runs
+	logf("pages: COPY of each page through pgx and psql")
+	var startup samples
+	for _, p := range []*page{first, last, little} {
+		q, _, err := traced(ctx, b.dbURL, report.Query{Page: p.number, PerPage: p.size}, false)
+		if err != nil {
+			return err
+		}
+		p.query = q
+		for i := range runs + 1 { // the first warms the cache
+			s, err := copyOnce(ctx, b.pool, q.copySQL(), p.size)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			if i == 0 {
+				continue
+			}
+			p.pgx = append(p.pgx, s)
+			if s, err = timed(psql(ctx, b.dbURL, q.copySQL())); err != nil {
+				return err
+			}
+			p.psql = append(p.psql, s)
+			if s, err = timed(psql(ctx, b.dbURL, "SELECT 1")); err != nil {
+				return err
+			}
+			startup = append(startup, s)
+		}
+	}
+	t := table{title: "Pages", header: []string{"format", "page", "informe", "bytes", "wall ms", "min-max ms", "TTFB ms", "CPU s", "PG CPU s",
+		"rows/s", "x psql COPY", "x pgx COPY", "RSS growth MiB"},
+		notes: []string{
+			fmt.Sprintf("each case: a fresh informe warmed up with a %d-row page of its format, then %d requests; with a baseline, both started, then their requests alternating", small, runs),
+			"wall: request sent to last byte; TTFB: request written to first byte; CPU s: informe's, PG CPU s: its backends' (/proc schedstat, mean per request); medians otherwise",
+			fmt.Sprintf("COPY: COPY (informe's page query) TO STDOUT WITH CSV through pgx on an open connection, and through psql (its start-up and connection, SELECT 1: %s ms, included)", ms(startup.wall())),
+		}}
+	ls := []*launcher{b.current}
+	if b.baseline != nil {
+		ls = append(ls, b.baseline)
+	}
+	for _, f := range []string{"json", "ndjson", "csv", "xlsx"} {
+		cur := map[*page]*informe{}
+		for _, p := range []*page{first, last, little} {
+			if p == little && f == "xlsx" {
+				continue
+			}
+			subject := fmt.Sprintf("%s %s", f, p)
+			logf("pages: %s", subject)
+			var ss []*informe
+			for _, l := range ls {
+				s, err := b.session(ctx, l, subject+", "+l.label, pagePath(f, 1, small), pagePath(f, p.number, p.size), p.size)
+				if err != nil {
+					stopAll(ss)
+					return err
+				}
+				ss = append(ss, s)
+			}
+			if err := measureAll(ctx, runs, ss); err != nil {
+				return err
+			}
+			for i, s := range ss {
+				rps := float64(p.size) / s.ss.wall().Seconds()
+				t.add(f, p, ls[i].label, s.ss.bytes(), ms(s.ss.wall()), s.ss.spread(), ms(s.ss.ttfb()),
+					fmt.Sprintf("%.4f", s.ss.cpu()), fmt.Sprintf("%.4f", s.ss.pgCPU()), fmt.Sprintf("%.0f", rps),
+					fmt.Sprintf("%.2f", rps*p.psql.wall().Seconds()/float64(p.size)),
+					fmt.Sprintf("%.2f", rps*p.pgx.wall().Seconds()/float64(p.size)), mibs(s.growth))
+			}
+			cur[p] = ss[0]
+			b.pageChecks(f, p, subject, ss)
+		}
+		w1, wl := cur[first].ss.wall(), cur[last].ss.wall()
+		b.res.check("page-depth", f+" "+last.String(), wl.Seconds()/w1.Seconds(), "%s vs %s ms", ms(wl), ms(w1))
+		if f != "xlsx" {
+			g1, gs := cur[first].growth, cur[little].growth
+			b.res.check("page-rss", f+" "+first.String(), float64(g1-gs)/mib, "growth %s vs %s MiB", mibs(g1), mibs(gs))
+		}
+	}
+	b.res.tables = append(b.res.tables, t)
+	for _, p := range []*page{first, last} {
+		pl, err := explain(ctx, b.pool, p.String()+": one-off (custom) plan", "ANALYZE, BUFFERS, SETTINGS", p.query.inline())
+		if err != nil {
+			return err
+		}
+		b.res.plans = append(b.res.plans, pl)
+	}
+	return nil
+}
+
+// pageChecks checks a page case (ss: current, then any baseline).
+func (b *bench) pageChecks(f string, p *page, subject string, ss []*informe) {
+	r, cur := &b.res, ss[0].ss
+	if p.size == perPage {
+		rps, copyRPS := float64(p.size)/cur.wall().Seconds(), float64(p.size)/p.psql.wall().Seconds()
+		switch f {
+		case "csv":
+			r.check("page-csv-copy", subject, rps/copyRPS, "%.0f vs %.0f rows/s", rps, copyRPS)
+			r.check("page-csv-ttfb", subject, float64(cur.ttfb().Microseconds())/1000, "")
+		case "json", "ndjson":
+			r.check("page-text-copy", subject, rps/copyRPS, "%.0f vs %.0f rows/s", rps, copyRPS)
+		case "xlsx":
+			r.check("page-xlsx-wall", subject, cur.wall().Seconds(), "")
+			r.check("page-xlsx-rss", subject, float64(ss[0].growth)/mib, "peak %s MiB", mibs(ss[0].peak))
+		}
+	}
+	if len(ss) == 1 || f == "xlsx" {
+		return
+	}
+	base := ss[1].ss
+	r.check("page-wall-baseline", subject, cur.wall().Seconds()/base.wall().Seconds(), "%s vs %s ms", ms(cur.wall()), ms(base.wall()))
+	r.check("page-cpu-baseline", subject, cur.cpu()/base.cpu(), "%.4f vs %.4f s", cur.cpu(), base.cpu())
+	if p.size == small {
+		r.check("page-ttfb-baseline", subject, float64((cur.ttfb()-base.ttfb()).Microseconds())/1000, "%s vs %s ms", ms(cur.ttfb()), ms(base.ttfb()))
+	}
+}
+
+// exportSpec is one whole export: its filter, rows and informe's query.
 type exportSpec struct {
 	label  string
 	client int64 // client_id filter, 0 for none
@@ -67,10 +205,8 @@ func exportTable(title string, notes ...string) table {
 		"rows/s", "x COPY", "CPU s", "PG CPU s", "RSS growth MiB"}}
 }
 
-// exportCase is a whole export measured next to COPY: over HTTP from a
-// fresh informe warmed up with a small client's export, or (cli) by
-// `informe export` to a file, written, synced and renamed; with extra
-// flags for either.
+// exportCase is a whole export next to COPY, with extra flags: over HTTP
+// from a fresh informe, or (cli) by `informe export` to a file.
 type exportCase struct {
 	label, format string
 	cli           bool
@@ -79,8 +215,7 @@ type exportCase struct {
 	growth, peak  int64 // the CLI's growth is its peak RSS
 }
 
-// cases returns an HTTP export case for each format, labelled with what,
-// with extra flags.
+// cases returns an HTTP export case for each format.
 func cases(what string, extra []string, formats ...string) []*exportCase {
 	var cs []*exportCase
 	for _, f := range formats {
@@ -89,27 +224,36 @@ func cases(what string, extra []string, formats ...string) []*exportCase {
 	return cs
 }
 
-// nextToCopy measures the cases of export e and COPY of its query through
-// one pgx connection, interleaved for runs rounds, adds their rows to t
-// and returns COPY's samples.
+// nextToCopy measures the cases of e interleaved with COPY of its query
+// for runs rounds, adds them to t and returns COPY's samples.
 func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) (samples, error) {
 	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
 	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
 		return nil, err
 	}
-	var copied samples
+	copied := &exportCase{label: "COPY csv, " + e.label}
 	steps := []func(context.Context) error{func(ctx context.Context) error {
 		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
-		copied = append(copied, s)
+		copied.ss = append(copied.ss, s)
 		return err
 	}}
 	sessions := make([]*informe, len(cases))
 	var ss []*informe
 	for i, c := range cases {
-		if c.cli {
+		if c.cli { // its growth is its peak RSS
 			steps = append(steps, func(ctx context.Context) error {
-				s, rss, err := b.cliExport(ctx, c.format, c.extra...)
-				c.ss, c.peak, c.growth = append(c.ss, s), max(c.peak, rss), max(c.peak, rss)
+				out := filepath.Join(b.tmp, "export."+c.format)
+				cmd := exec.CommandContext(ctx, b.current.bin, append([]string{"export", "--format", c.format, "--output", out}, c.extra...)...)
+				cmd.Env = append(os.Environ(), "DATABASE_URL="+b.dbURL)
+				s, err := timed(cmd)
+				if err == nil {
+					c.peak = max(c.peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10) // Maxrss: kB
+					var fi os.FileInfo
+					if fi, err = os.Stat(out); err == nil {
+						s.bytes, err = fi.Size(), os.Remove(out)
+					}
+				}
+				c.ss, c.growth = append(c.ss, s), c.peak
 				return err
 			})
 			continue
@@ -124,28 +268,20 @@ func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs in
 	if err := measureAll(ctx, runs, ss, steps...); err != nil {
 		return nil, err
 	}
-	t.exportRow("COPY csv, "+e.label, "pgx", e.rows, copied, 0, nil)
-	for i, c := range cases {
-		via := "informe export"
-		if s := sessions[i]; s != nil {
+	for i, c := range append([]*exportCase{copied}, cases...) {
+		via, ttfb, pg, x := "informe export", "-", "-", fmt.Sprintf("%.2f", copied.ss.wall().Seconds()/c.ss.wall().Seconds())
+		if i == 0 {
+			via, x = "pgx", "-"
+		} else if s := sessions[i-1]; s != nil {
 			c.ss, c.growth, c.peak, via = s.ss, s.growth, s.peak, "HTTP"
 		}
-		t.exportRow(c.label, via, e.rows, c.ss, c.growth, copied)
+		if via != "informe export" {
+			ttfb, pg = ms(c.ss.ttfb()), fmt.Sprintf("%.2f", c.ss.pgCPU())
+		}
+		t.add(c.label, via, e.rows, c.ss.bytes(), fmt.Sprintf("%.3f", c.ss.wall().Seconds()), c.ss.spread(), ttfb,
+			fmt.Sprintf("%.0f", float64(e.rows)/c.ss.wall().Seconds()), x, fmt.Sprintf("%.2f", c.ss.cpu()), pg, mibs(c.growth))
 	}
-	return copied, nil
-}
-
-// exportRow adds one export's figures, next to COPY's (nil for none).
-func (t *table) exportRow(label, via string, rows int64, ss samples, growth int64, copied samples) {
-	x, ttfb, pg := "-", "-", "-"
-	if copied != nil {
-		x = fmt.Sprintf("%.2f", copied.wall().Seconds()/ss.wall().Seconds())
-	}
-	if via != "informe export" {
-		ttfb, pg = ms(ss.ttfb()), fmt.Sprintf("%.2f", ss.pgCPU())
-	}
-	t.add(label, via, rows, ss.bytes(), fmt.Sprintf("%.3f", ss.wall().Seconds()), ss.spread(), ttfb,
-		fmt.Sprintf("%.0f", float64(rows)/ss.wall().Seconds()), x, fmt.Sprintf("%.2f", ss.cpu()), pg, mibs(growth))
+	return copied.ss, nil
 }
 
 // vsCopy checks exports' speed against COPY's.
@@ -190,24 +326,6 @@ func (b *bench) export(ctx context.Context) error {
 	return err
 }
 
-// cliExport runs `informe export` of the whole report to a file and
-// returns its time, bytes, CPU seconds and peak RSS.
-func (b *bench) cliExport(ctx context.Context, format string, extra ...string) (sample, int64, error) {
-	out := filepath.Join(b.tmp, "export."+format)
-	cmd := exec.CommandContext(ctx, b.current.bin, append([]string{"export", "--format", format, "--output", out}, extra...)...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+b.dbURL)
-	s, err := timed(cmd)
-	if err != nil {
-		return s, 0, err
-	}
-	fi, err := os.Stat(out)
-	if err != nil {
-		return s, 0, err
-	}
-	s.bytes = fi.Size()
-	return s, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, os.Remove(out) // Maxrss: kB
-}
-
 // xlsx measures the whole report as XLSX next to CSV (and COPY): the XLSX
 // export's first byte, its time over CSV's, and informe's memory meanwhile.
 func (b *bench) xlsx(ctx context.Context) error {
@@ -228,9 +346,8 @@ func (b *bench) xlsx(ctx context.Context) error {
 	return nil
 }
 
-// parts measures whole CSV and NDJSON exports (--export-parts), and
-// `informe export` to a file (--parts), read through 1, 2 and 4
-// connections at once, next to COPY through one connection.
+// parts measures whole exports read through 1, 2 and 4 connections at once
+// (serve --export-parts, export --parts) next to COPY.
 func (b *bench) parts(ctx context.Context) error {
 	set, err := b.exports(ctx)
 	if err != nil {
