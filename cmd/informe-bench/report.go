@@ -209,6 +209,7 @@ func exportTable(title string, notes ...string) table {
 // from a fresh informe, or (cli) by `informe export` to a file.
 type exportCase struct {
 	label, format string
+	goal          string // of its speed next to COPY's, if any
 	cli           bool
 	extra         []string
 	ss            samples
@@ -216,20 +217,20 @@ type exportCase struct {
 }
 
 // cases returns an HTTP export case for each format.
-func cases(what string, extra []string, formats ...string) []*exportCase {
+func cases(what string, extra []string, goal string, formats ...string) []*exportCase {
 	var cs []*exportCase
 	for _, f := range formats {
-		cs = append(cs, &exportCase{label: f + " export, " + what, format: f, extra: extra})
+		cs = append(cs, &exportCase{label: f + " export, " + what, format: f, extra: extra, goal: goal})
 	}
 	return cs
 }
 
 // nextToCopy measures the cases of e interleaved with COPY of its query
-// for runs rounds, adds them to t and returns COPY's samples.
-func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) (samples, error) {
+// for runs rounds, adds them to t and checks their goals.
+func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) error {
 	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
 	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
-		return nil, err
+		return err
 	}
 	copied := &exportCase{label: "COPY csv, " + e.label}
 	steps := []func(context.Context) error{func(ctx context.Context) error {
@@ -261,34 +262,33 @@ func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs in
 		s, err := b.session(ctx, b.current, c.label, b.exportSet.warm.path(c.format), e.path(c.format), e.rows, c.extra...)
 		if err != nil {
 			stopAll(ss)
-			return nil, err
+			return err
 		}
 		sessions[i], ss = s, append(ss, s)
 	}
 	if err := measureAll(ctx, runs, ss, steps...); err != nil {
-		return nil, err
+		return err
 	}
 	for i, c := range append([]*exportCase{copied}, cases...) {
-		via, ttfb, pg, x := "informe export", "-", "-", fmt.Sprintf("%.2f", copied.ss.wall().Seconds()/c.ss.wall().Seconds())
+		via, ttfb, pg, x := "informe export", "-", "-", "-"
 		if i == 0 {
-			via, x = "pgx", "-"
+			via = "pgx"
 		} else if s := sessions[i-1]; s != nil {
 			c.ss, c.growth, c.peak, via = s.ss, s.growth, s.peak, "HTTP"
+		}
+		if i > 0 {
+			x = fmt.Sprintf("%.2f", copied.ss.wall().Seconds()/c.ss.wall().Seconds())
 		}
 		if via != "informe export" {
 			ttfb, pg = ms(c.ss.ttfb()), fmt.Sprintf("%.2f", c.ss.pgCPU())
 		}
 		t.add(c.label, via, e.rows, c.ss.bytes(), fmt.Sprintf("%.3f", c.ss.wall().Seconds()), c.ss.spread(), ttfb,
 			fmt.Sprintf("%.0f", float64(e.rows)/c.ss.wall().Seconds()), x, fmt.Sprintf("%.2f", c.ss.cpu()), pg, mibs(c.growth))
+		if c.goal != "" {
+			b.res.check(c.goal, c.label, copied.ss.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.ss.wall().Seconds())
+		}
 	}
-	return copied.ss, nil
-}
-
-// vsCopy checks exports' speed against COPY's.
-func (b *bench) vsCopy(goal string, copied samples, cs ...*exportCase) {
-	for _, c := range cs {
-		b.res.check(goal, c.label, copied.wall().Seconds()/c.ss.wall().Seconds(), "%.2f vs %.2f s", c.ss.wall().Seconds(), copied.wall().Seconds())
-	}
+	return nil
 }
 
 // export measures the whole report through GET /api/general-report/export
@@ -304,17 +304,14 @@ func (b *bench) export(ctx context.Context) error {
 		"COPY: COPY (the query informe runs) TO STDOUT WITH CSV through pgx, one connection; x COPY: informe's rows/s over COPY's",
 		"RSS growth: informe's VmHWM at the end over its VmRSS after the warm-up; the CLI's is its peak RSS",
 		fmt.Sprintf("the seed has no big client: the benchmark gives client %d every %dth contract", bigClient, bigClientEvery))
-	client := cases(set.client.label, nil, "csv", "ndjson")
-	copied, err := b.nextToCopy(ctx, &t, set.client, b.o.exportRuns, client...)
-	if err != nil {
+	if err := b.nextToCopy(ctx, &t, set.client, b.o.exportRuns, cases(set.client.label, nil, "export-client-copy", "csv", "ndjson")...); err != nil {
 		return err
 	}
-	b.vsCopy("export-client-copy", copied, client...)
-	all := append(cases(set.all.label, nil, "csv", "ndjson", "json"), &exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
-	if copied, err = b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, all...); err != nil {
+	all := append(cases(set.all.label, nil, "export-whole-copy", "csv", "ndjson"), cases(set.all.label, nil, "", "json")[0],
+		&exportCase{label: "informe export --output FILE, csv", format: "csv", cli: true})
+	if err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, all...); err != nil {
 		return err
 	}
-	b.vsCopy("export-whole-copy", copied, all[:2]...)
 	for _, c := range all[:3] {
 		b.res.check("export-rss", c.label, float64(c.growth)/mib, "peak %s MiB", mibs(c.peak))
 	}
@@ -334,8 +331,8 @@ func (b *bench) xlsx(ctx context.Context) error {
 		return err
 	}
 	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, and COPY, alternating; medians")
-	cs := cases(set.all.label, nil, "csv", "xlsx")
-	if _, err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
+	cs := cases(set.all.label, nil, "", "csv", "xlsx")
+	if err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
 		return err
 	}
 	csv, x := cs[0], cs[1]
@@ -354,22 +351,18 @@ func (b *bench) parts(ctx context.Context) error {
 		return err
 	}
 	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
-	var one, many []*exportCase
+	var cs []*exportCase
 	for _, n := range []int{1, 2, 4} {
-		cs := append(cases(fmt.Sprint("--export-parts=", n), []string{fmt.Sprint("--export-parts=", n)}, "csv", "ndjson"),
-			&exportCase{label: fmt.Sprint("informe export --output FILE, csv, --parts=", n), format: "csv", extra: []string{fmt.Sprint("--parts=", n)}, cli: true})
+		goal := "parts-many"
 		if n == 1 {
-			one = cs
-		} else {
-			many = append(many, cs...)
+			goal = "parts-one"
 		}
+		cs = append(append(cs, cases(fmt.Sprint("--export-parts=", n), []string{fmt.Sprint("--export-parts=", n)}, goal, "csv", "ndjson")...),
+			&exportCase{label: fmt.Sprint("informe export --output FILE, csv, --parts=", n), format: "csv", extra: []string{fmt.Sprint("--parts=", n)}, goal: goal, cli: true})
 	}
-	copied, err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, append(one, many...)...)
-	if err != nil {
+	if err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cs...); err != nil {
 		return err
 	}
-	b.vsCopy("parts-one", copied, one...)
-	b.vsCopy("parts-many", copied, many...)
 	b.res.tables = append(b.res.tables, t)
 	return nil
 }
