@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -67,47 +63,36 @@ const (
 	bigClientEvery = 20
 )
 
-// query is a statement informe ran and its arguments.
-type query struct {
-	SQL  string
-	Args []any
-}
-
-// inline returns the SQL with its arguments written in (integers only, as
-// informe's are), for COPY and EXPLAIN, which take no parameters.
-func (q query) inline() string {
-	sql := q.SQL
-	for i := len(q.Args); i >= 1; i-- { // $10 before $1
-		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", i), fmt.Sprint(q.Args[i-1]))
-	}
-	return sql
-}
-
-func (q query) copySQL() string { return "COPY (" + q.inline() + ") TO STDOUT WITH CSV" }
-
-// lastQuery is a pgx tracer that keeps the last statement run.
-type lastQuery struct{ q query }
+// lastQuery is a pgx tracer that keeps the last statement run, its
+// arguments written in (integers only, as informe's are) for COPY and
+// EXPLAIN, which take no parameters.
+type lastQuery struct{ sql string }
 
 func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	t.q = query{d.SQL, d.Args}
+	t.sql = d.SQL
+	for i := len(d.Args); i >= 1; i-- { // $10 before $1
+		t.sql = strings.ReplaceAll(t.sql, fmt.Sprintf("$%d", i), fmt.Sprint(d.Args[i-1]))
+	}
 	return ctx
 }
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+func copySQL(query string) string { return "COPY (" + query + ") TO STDOUT WITH CSV" }
+
 // traced opens q with informe's report.Store (Export for the whole report)
 // and returns its count and the last statement it ran, the rows' query, so
 // that COPY and EXPLAIN run exactly what informe runs.
-func traced(ctx context.Context, url string, q report.Query, whole bool) (query, report.Page, error) {
+func traced(ctx context.Context, url string, q report.Query, whole bool) (string, report.Page, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	tracer := &lastQuery{}
 	cfg.ConnConfig.Tracer, cfg.MaxConns = tracer, 1
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	defer pool.Close()
 	store := report.NewStore(pool, report.Maintained)
@@ -117,10 +102,10 @@ func traced(ctx context.Context, url string, q report.Query, whole bool) (query,
 	}
 	cur, err := open(ctx, q)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	defer cur.Close()
-	return tracer.q, cur.Page(), nil
+	return tracer.sql, cur.Page(), nil
 }
 
 // copyOnce times sql, a COPY TO STDOUT of rows rows, through pgx, with its
@@ -143,41 +128,9 @@ func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (
 	return s, err
 }
 
-// timed runs cmd and times it, with its output's size and its CPU seconds.
-func timed(cmd *exec.Cmd) (sample, error) {
-	var w countWriter
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &w, &stderr
-	began := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(began), bytes: w.n, status: http.StatusOK}
-	if err != nil {
-		return s, fmt.Errorf("%s: %w: %.2000s", filepath.Base(cmd.Path), err, strings.TrimSpace(stderr.String()))
-	}
-	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	return s, nil
-}
-
 // explain returns EXPLAIN's output for sql, prefixed with options.
 func explain(ctx context.Context, pool *pgxpool.Pool, title, options, sql string) (plan, error) {
 	rows, _ := pool.Query(ctx, "EXPLAIN ("+options+") "+sql) // its error comes from CollectRows
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return plan{title, strings.Join(lines, "\n") + "\n"}, err
-}
-
-// build builds ./cmd/informe of the work tree, or of revision rev (by git
-// archive, which changes nothing in .git), and returns the binary.
-func build(ctx context.Context, tmp, rev string) (string, error) {
-	logf("building ./cmd/informe %s", rev)
-	dir, bin, script := ".", filepath.Join(tmp, "informe"), `go build -o "$3" ./cmd/informe`
-	if rev != "" {
-		dir, bin = filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
-		script = `mkdir -p "$2" && git archive "$1" | tar -x -C "$2" && cd "$2" && ` + script
-	}
-	sh := exec.CommandContext(ctx, "sh", "-c", script, "sh", rev, dir, bin)
-	sh.Stdout, sh.Stderr = os.Stderr, os.Stderr
-	if err := sh.Run(); err != nil {
-		return "", fmt.Errorf("build informe %s: %w", rev, err)
-	}
-	return bin, nil
 }

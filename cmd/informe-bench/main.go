@@ -47,7 +47,7 @@ type bench struct {
 	total     int64 // report rows
 	lastFull  int64 // the deepest full page of perPage rows
 	current   *launcher
-	baseline  *launcher // nil without --baseline-rev
+	launchers []*launcher // current, and the baseline with --baseline-rev
 	res       results
 	exportSet *exportSet // chosen once, for the parts that export
 }
@@ -169,6 +169,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pool: b.pool, db: db}
+	b.launchers = []*launcher{b.current}
 	if o.baseline != "" {
 		base := o.baseline
 		if fi, err := os.Stat(base); err != nil || fi.IsDir() {
@@ -177,7 +178,7 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.baseline = &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db}
+		b.launchers = append(b.launchers, &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db})
 	}
 
 	loadBefore := loadAverage()

@@ -342,6 +342,38 @@ func stopAll(ss []*informe) {
 	}
 }
 
+// timed runs cmd and times it, with its output's size and its CPU seconds.
+func timed(cmd *exec.Cmd) (sample, error) {
+	var w countWriter
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &w, &stderr
+	began := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(began), bytes: w.n, status: http.StatusOK}
+	if err != nil {
+		return s, fmt.Errorf("%s: %w: %.2000s", filepath.Base(cmd.Path), err, strings.TrimSpace(stderr.String()))
+	}
+	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+	return s, nil
+}
+
+// build builds ./cmd/informe of the work tree, or of revision rev (by git
+// archive, which changes nothing in .git), and returns the binary.
+func build(ctx context.Context, tmp, rev string) (string, error) {
+	logf("building ./cmd/informe %s", rev)
+	dir, bin, script := ".", filepath.Join(tmp, "informe"), `go build -o "$3" ./cmd/informe`
+	if rev != "" {
+		dir, bin = filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
+		script = `mkdir -p "$2" && git archive "$1" | tar -x -C "$2" && cd "$2" && ` + script
+	}
+	sh := exec.CommandContext(ctx, "sh", "-c", script, "sh", rev, dir, bin)
+	sh.Stdout, sh.Stderr = os.Stderr, os.Stderr
+	if err := sh.Run(); err != nil {
+		return "", fmt.Errorf("build informe %s: %w", rev, err)
+	}
+	return bin, nil
+}
+
 // procCPU returns a process's CPU seconds so far, from the nanoseconds of
 // /proc/PID/task/*/schedstat (finer than the 10 ms ticks of /proc/PID/stat,
 // which a 100-row page hardly reaches).

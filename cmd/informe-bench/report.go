@@ -16,7 +16,7 @@ import (
 // page is one page of the report, informe's query for it and its COPY.
 type page struct {
 	number, size int64
-	query        query
+	query        string
 	pgx, psql    samples
 }
 
@@ -46,7 +46,7 @@ func (b *bench) pages(ctx context.Context) error {
 		}
 		p.query = q
 		for i := range runs + 1 { // the first warms the cache
-			s, err := copyOnce(ctx, b.pool, q.copySQL(), p.size)
+			s, err := copyOnce(ctx, b.pool, copySQL(q), p.size)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
@@ -54,7 +54,7 @@ func (b *bench) pages(ctx context.Context) error {
 				continue
 			}
 			p.pgx = append(p.pgx, s)
-			if s, err = timed(psql(ctx, b.dbURL, q.copySQL())); err != nil {
+			if s, err = timed(psql(ctx, b.dbURL, copySQL(q))); err != nil {
 				return err
 			}
 			p.psql = append(p.psql, s)
@@ -71,10 +71,6 @@ func (b *bench) pages(ctx context.Context) error {
 			"wall: request sent to last byte; TTFB: request written to first byte; CPU s: informe's, PG CPU s: its backends' (/proc schedstat, mean per request); medians otherwise",
 			fmt.Sprintf("COPY: COPY (informe's page query) TO STDOUT WITH CSV through pgx on an open connection, and through psql (its start-up and connection, SELECT 1: %s ms, included)", ms(startup.wall())),
 		}}
-	ls := []*launcher{b.current}
-	if b.baseline != nil {
-		ls = append(ls, b.baseline)
-	}
 	for _, f := range []string{"json", "ndjson", "csv", "xlsx"} {
 		cur := map[*page]*informe{}
 		for _, p := range []*page{first, last, little} {
@@ -84,7 +80,7 @@ func (b *bench) pages(ctx context.Context) error {
 			subject := fmt.Sprintf("%s %s", f, p)
 			logf("pages: %s", subject)
 			var ss []*informe
-			for _, l := range ls {
+			for _, l := range b.launchers {
 				s, err := b.session(ctx, l, subject+", "+l.label, pagePath(f, 1, small), pagePath(f, p.number, p.size), p.size)
 				if err != nil {
 					stopAll(ss)
@@ -97,7 +93,7 @@ func (b *bench) pages(ctx context.Context) error {
 			}
 			for i, s := range ss {
 				rps := float64(p.size) / s.ss.wall().Seconds()
-				t.add(f, p, ls[i].label, s.ss.bytes(), ms(s.ss.wall()), s.ss.spread(), ms(s.ss.ttfb()),
+				t.add(f, p, b.launchers[i].label, s.ss.bytes(), ms(s.ss.wall()), s.ss.spread(), ms(s.ss.ttfb()),
 					fmt.Sprintf("%.4f", s.ss.cpu()), fmt.Sprintf("%.4f", s.ss.pgCPU()), fmt.Sprintf("%.0f", rps),
 					fmt.Sprintf("%.2f", rps*p.psql.wall().Seconds()/float64(p.size)),
 					fmt.Sprintf("%.2f", rps*p.pgx.wall().Seconds()/float64(p.size)), mibs(s.growth))
@@ -114,7 +110,7 @@ func (b *bench) pages(ctx context.Context) error {
 	}
 	b.res.tables = append(b.res.tables, t)
 	for _, p := range []*page{first, last} {
-		pl, err := explain(ctx, b.pool, p.String()+": one-off (custom) plan", "ANALYZE, BUFFERS, SETTINGS", p.query.inline())
+		pl, err := explain(ctx, b.pool, p.String()+": one-off (custom) plan", "ANALYZE, BUFFERS, SETTINGS", p.query)
 		if err != nil {
 			return err
 		}
@@ -155,7 +151,7 @@ type exportSpec struct {
 	label  string
 	client int64 // client_id filter, 0 for none
 	rows   int64
-	query  query
+	query  string
 }
 
 func (e *exportSpec) path(format string) string {
@@ -229,12 +225,12 @@ func cases(what string, extra []string, goal string, formats ...string) []*expor
 // for runs rounds, adds them to t and checks their goals.
 func (b *bench) nextToCopy(ctx context.Context, t *table, e *exportSpec, runs int, cases ...*exportCase) error {
 	logf("%s: %d exports of %s (%d rows) and COPY, %d rounds", t.title, len(cases), e.label, e.rows, runs)
-	if _, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows); err != nil { // warms the cache
+	if _, err := copyOnce(ctx, b.pool, copySQL(e.query), e.rows); err != nil { // warms the cache
 		return err
 	}
 	copied := &exportCase{label: "COPY csv, " + e.label}
 	steps := []func(context.Context) error{func(ctx context.Context) error {
-		s, err := copyOnce(ctx, b.pool, e.query.copySQL(), e.rows)
+		s, err := copyOnce(ctx, b.pool, copySQL(e.query), e.rows)
 		copied.ss = append(copied.ss, s)
 		return err
 	}}
@@ -318,7 +314,7 @@ func (b *bench) export(ctx context.Context) error {
 	cliWall, httpWall := all[3].ss.wall().Seconds(), all[0].ss.wall().Seconds()
 	b.res.check("export-cli", all[3].label, cliWall/httpWall, "%.2f vs %.2f s", cliWall, httpWall)
 	b.res.tables = append(b.res.tables, t)
-	pl, err := explain(ctx, b.pool, "whole export (not analyzed)", "SETTINGS", set.all.query.inline())
+	pl, err := explain(ctx, b.pool, "whole export (not analyzed)", "SETTINGS", set.all.query)
 	b.res.plans = append(b.res.plans, pl)
 	return err
 }
