@@ -79,20 +79,22 @@ func num(v float64, unit string, extra int) string {
 	return fmt.Sprintf("%.*f %s", d, v, unit)
 }
 
-// check is a target applied to what one case measured.
-type check struct {
-	goal    string  // key in goals
-	subject string  // the case, e.g. "json page 1 (10,000 rows)"
-	value   float64 // in the goal's unit
-	detail  string  // the figures behind value
-}
-
-// check records a measured figure against the goal key.
+// check records a figure measured of subject against goal key: a row of
+// the targets.
 func (r *results) check(key, subject string, value float64, detail string, args ...any) {
-	if _, ok := goals[key]; !ok {
+	g, ok := goals[key]
+	if !ok {
 		panic("no goal " + key)
 	}
-	r.checks = append(r.checks, check{key, subject, value, fmt.Sprintf(detail, args...)})
+	verdict := "MISS"
+	if g.met(value) {
+		r.passed, verdict = r.passed+1, "PASS"
+	}
+	measured := num(value, g.unit, 0)
+	if measured == num(g.limit, g.unit, 0) { // show on which side it fell
+		measured = num(value, g.unit, 2)
+	}
+	r.targets.add(verdict, subject, g.figure, measured, g, fmt.Sprintf(detail, args...))
 }
 
 // table is a titled table of cells, printed as text or as Markdown.
@@ -138,29 +140,11 @@ type plan struct{ title, text string }
 
 // results is everything one run measured.
 type results struct {
-	intro  []string
-	tables []table
-	checks []check
-	plans  []plan
-}
-
-// targets evaluates every check: the table of targets.
-func (r *results) targets() table {
-	passed := 0
-	t := table{header: []string{"", "case", "figure", "measured", "target", "detail"}}
-	for _, c := range r.checks {
-		g, verdict := goals[c.goal], "MISS"
-		if g.met(c.value) {
-			passed, verdict = passed+1, "PASS"
-		}
-		measured := num(c.value, g.unit, 0)
-		if measured == num(g.limit, g.unit, 0) { // show on which side it fell
-			measured = num(c.value, g.unit, 2)
-		}
-		t.add(verdict, c.subject, g.figure, measured, g, c.detail)
-	}
-	t.title = fmt.Sprintf("Targets: %d of %d met", passed, len(r.checks))
-	return t
+	intro   []string
+	tables  []table
+	targets table // the checks
+	passed  int   // of them
+	plans   []plan
 }
 
 // write writes the run as Markdown to out, targets last, and to md,
@@ -172,7 +156,9 @@ func (r *results) write(out, md io.Writer) {
 	for _, l := range r.intro {
 		fmt.Fprintln(w, "- "+l)
 	}
-	tt := r.targets()
+	tt := r.targets
+	tt.title = fmt.Sprintf("Targets: %d of %d met", r.passed, len(tt.rows))
+	tt.header = []string{"", "case", "figure", "measured", "target", "detail"}
 	tt.write(md)
 	for _, t := range r.tables {
 		t.write(w)
