@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -28,7 +29,7 @@ const (
 func (b *bench) holds(ctx context.Context) func() []time.Duration {
 	began := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
-	xacts := map[[2]int64]*[2]time.Time{} // (pid, xact_start) -> start, last seen open
+	held := map[[2]int64]time.Duration{} // (pid, xact_start): to the last sample that saw it open
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for t := time.NewTicker(sampleEvery); ctx.Err() == nil; <-t.C {
@@ -40,11 +41,7 @@ func (b *bench) holds(ctx context.Context) func() []time.Duration {
 			var pid int64
 			var start, now time.Time
 			_, _ = pgx.ForEachRow(rows, []any{&pid, &start, &now}, func() error {
-				k := [2]int64{pid, start.UnixNano()}
-				if xacts[k] == nil {
-					xacts[k] = &[2]time.Time{start, now}
-				}
-				xacts[k][1] = now
+				held[[2]int64{pid, start.UnixNano()}] = now.Sub(start)
 				return nil
 			})
 		}
@@ -52,11 +49,7 @@ func (b *bench) holds(ctx context.Context) func() []time.Duration {
 	return func() []time.Duration {
 		cancel()
 		wg.Wait()
-		var ds []time.Duration
-		for _, x := range xacts {
-			ds = append(ds, x[1].Sub(x[0]))
-		}
-		return ds
+		return slices.Collect(maps.Values(held))
 	}
 }
 
@@ -193,7 +186,7 @@ func (b *bench) slow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics := scrape(ctx, inf, "informe_spool", "informe_http_refusals")
+	metrics := scrape(ctx, inf)
 	stopSlow()
 	slowWG.Wait()
 	var problems []string
@@ -265,8 +258,7 @@ func (b *bench) burst(ctx context.Context) error {
 		t.add(round+1, count["csv 200"], count["csv 503"], count["xlsx 200"], count["xlsx 503"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
 	}
 	growth, peak := inf.memory()
-	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v",
-		mibs(peak), mibs(growth), scrape(ctx, inf, "informe_spool", "informe_http_refusals"))}
+	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v", mibs(peak), mibs(growth), scrape(ctx, inf))}
 	inf.stop()
 	// informe's own account: every 200 streamed its rows whole.
 	lines, err := inf.logged("/api/general-report")

@@ -242,16 +242,16 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 	return lines, sc.Err()
 }
 
-// scrape returns the samples of informe's /metrics, by name and labels,
-// whose names begin with one of prefixes and that are not zero.
-func scrape(ctx context.Context, inf *informe, prefixes ...string) map[string]float64 {
+// scrape returns informe's counters of the spool and the limits, by name
+// and labels, those that are not zero.
+func scrape(ctx context.Context, inf *informe) map[string]float64 {
 	m := map[string]float64{}
 	var body strings.Builder
 	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
 	for line := range strings.Lines(body.String()) {
 		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
-		v, err := strconv.ParseFloat(val, 64)
-		if err == nil && v != 0 && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
+			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
 			m[name] = v
 		}
 	}
