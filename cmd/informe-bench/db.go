@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,43 +17,33 @@ import (
 )
 
 // prepareDatabase creates, migrates and seeds the benchmark's database
-// unless it already holds the data asked for, then vacuums and analyzes it.
-func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (*pgxpool.Pool, error) {
+// unless it holds the data, and opens a pool whose application_name tells
+// its backends from informe's.
+func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (_ *pgxpool.Pool, err error) {
 	if err := srv.CreateDatabase(ctx, name); err != nil {
 		return nil, err
 	}
-	// Its own application_name tells its backends from informe's.
 	pool, err := postgres.Open(ctx, srv.URL(name)+"&application_name=informe-bench")
 	if err != nil {
 		return nil, err
 	}
-	if err := fill(ctx, pool, name, o); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
-}
-
-func fill(ctx context.Context, pool *pgxpool.Pool, name string, o options) error {
-	_, err := postgres.Migrate(ctx, pool)
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	_, err = postgres.Migrate(ctx, pool)
 	has, herr := seed.HasData(ctx, pool)
 	if err = errors.Join(err, herr); err != nil {
-		return err
+		return nil, err
 	}
-	if has {
-		var n int
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM contracts").Scan(&n); err != nil {
-			return err
-		}
-		if n != o.contracts {
-			return fmt.Errorf("database %s in %s holds %d contracts, not %d; delete the folder to start over", name, o.dataDir, n, o.contracts)
-		}
-		logf("reusing %d seeded contracts in database %s", n, name)
+	if has { // the seed is one transaction: this database has all its contracts
+		logf("reusing the %d contracts seeded in database %s", o.contracts, name)
 	} else {
-		logf("seeding %d contracts (seed %d)", o.contracts, o.seed)
-		st, err := seed.Seed(ctx, pool, seed.Options{Contracts: o.contracts, Seed: o.seed})
+		logf("seeding %d contracts", o.contracts)
+		st, err := seed.Seed(ctx, pool, seed.Options{Contracts: o.contracts, Seed: 1})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		logf("seeded %d contracts, %d report rows", st.Contracts, st.ReportRows)
 	}
@@ -66,10 +52,10 @@ func fill(ctx context.Context, pool *pgxpool.Pool, name string, o options) error
 	// bigClient gets every bigClientEvery-th contract instead (about 5% of
 	// the report), once; the report's rows and counts do not change.
 	if _, err := pool.Exec(ctx, "UPDATE contracts SET client_id = $1 WHERE id % $2 = 0 AND client_id <> $1", bigClient, bigClientEvery); err != nil {
-		return fmt.Errorf("big client: %w", err)
+		return nil, fmt.Errorf("big client: %w", err)
 	}
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
-	return err
+	return pool, err
 }
 
 const (
@@ -77,48 +63,36 @@ const (
 	bigClientEvery = 20
 )
 
-// query is a statement informe ran and its arguments.
-type query struct {
-	SQL  string
-	Args []any
-}
-
-// inline returns the SQL with its arguments written in (integers only, as
-// informe's are), for COPY and EXPLAIN, which take no parameters.
-func (q query) inline() string {
-	sql := q.SQL
-	for i := len(q.Args); i >= 1; i-- { // $10 before $1
-		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", i), fmt.Sprint(q.Args[i-1]))
-	}
-	return sql
-}
-
-func (q query) copySQL() string { return "COPY (" + q.inline() + ") TO STDOUT WITH CSV" }
-
-// lastQuery is a pgx tracer that keeps the last statement run.
-type lastQuery struct{ q query }
+// lastQuery is a pgx tracer that keeps the last statement run, its
+// arguments written in (integers only, as informe's are) for COPY and
+// EXPLAIN, which take no parameters.
+type lastQuery struct{ sql string }
 
 func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	t.q = query{d.SQL, d.Args}
+	t.sql = d.SQL
+	for i := len(d.Args); i >= 1; i-- { // $10 before $1
+		t.sql = strings.ReplaceAll(t.sql, fmt.Sprintf("$%d", i), fmt.Sprint(d.Args[i-1]))
+	}
 	return ctx
 }
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// traced opens q with report.Store (Export for the whole report, else
-// Open), informe's own code, on a pool whose tracer records the statements,
-// and returns the last, the query of the rows, so that COPY and EXPLAIN run
-// exactly what informe runs, and the count of the rows.
-func traced(ctx context.Context, url string, q report.Query, whole bool) (query, report.Page, error) {
+func copySQL(query string) string { return "COPY (" + query + ") TO STDOUT WITH CSV" }
+
+// traced opens q with informe's report.Store (Export for the whole report)
+// and returns its count and the last statement it ran, the rows' query, so
+// that COPY and EXPLAIN run exactly what informe runs.
+func traced(ctx context.Context, url string, q report.Query, whole bool) (string, report.Page, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	tracer := &lastQuery{}
 	cfg.ConnConfig.Tracer, cfg.MaxConns = tracer, 1
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	defer pool.Close()
 	store := report.NewStore(pool, report.Maintained)
@@ -128,14 +102,14 @@ func traced(ctx context.Context, url string, q report.Query, whole bool) (query,
 	}
 	cur, err := open(ctx, q)
 	if err != nil {
-		return query{}, report.Page{}, err
+		return "", report.Page{}, err
 	}
 	defer cur.Close()
-	return tracer.q, cur.Page(), nil
+	return tracer.sql, cur.Page(), nil
 }
 
-// copyOnce runs sql (a COPY TO STDOUT) through pgx on one connection of
-// pool and times it, with its backend's CPU seconds; it checks the rows.
+// copyOnce times sql, a COPY TO STDOUT of rows rows, through pgx, with its
+// backend's CPU seconds.
 func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (sample, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -149,64 +123,14 @@ func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (
 	tag, err := conn.Conn().PgConn().CopyTo(ctx, &w, sql)
 	s := sample{wall: time.Since(began), ttfb: w.first.Sub(began), bytes: w.n, pgCPU: procCPU(pid) - cpu0}
 	if err == nil && tag.RowsAffected() != rows {
-		err = fmt.Errorf("%d rows, want %d", tag.RowsAffected(), rows)
+		err = fmt.Errorf("COPY: %d rows, want %d", tag.RowsAffected(), rows)
 	}
-	if err != nil {
-		return s, fmt.Errorf("COPY: %w", err)
-	}
-	return s, nil
-}
-
-// psql runs one psql process for sql (its start-up and connection
-// included) and times it.
-func psql(ctx context.Context, dbURL, sql string) (sample, error) {
-	var w countWriter
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "psql", dbURL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql)
-	cmd.Stdout, cmd.Stderr = &w, &stderr
-	began := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(began), bytes: w.n}
-	if err != nil {
-		return s, fmt.Errorf("psql: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return s, nil
+	return s, err
 }
 
 // explain returns EXPLAIN's output for sql, prefixed with options.
 func explain(ctx context.Context, pool *pgxpool.Pool, title, options, sql string) (plan, error) {
-	rows, err := pool.Query(ctx, "EXPLAIN ("+options+") "+sql)
-	if err != nil {
-		return plan{}, fmt.Errorf("explain %s: %w", title, err)
-	}
+	rows, _ := pool.Query(ctx, "EXPLAIN ("+options+") "+sql) // its error comes from CollectRows
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return plan{title, strings.Join(lines, "\n") + "\n"}, err
-}
-
-// goBuild builds dir's ./cmd/informe into out.
-func goBuild(ctx context.Context, dir, out string) error {
-	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/informe")
-	build.Dir = dir
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build in %s: %w", dir, err)
-	}
-	return nil
-}
-
-// buildRevision extracts rev with git archive (nothing in .git changes)
-// under tmp and builds its informe.
-func buildRevision(ctx context.Context, rev, tmp string) (string, error) {
-	dir := filepath.Join(tmp, "baseline-src")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	logf("extracting %s into %s and building its informe", rev, dir)
-	sh := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar -o "$2.tar" "$1" && tar -x -f "$2.tar" -C "$2"`, "sh", rev, dir)
-	sh.Stderr = os.Stderr
-	if err := sh.Run(); err != nil {
-		return "", fmt.Errorf("git archive %s: %w", rev, err)
-	}
-	bin := filepath.Join(tmp, "informe-baseline")
-	return bin, goBuild(ctx, dir, bin)
 }

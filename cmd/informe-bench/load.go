@@ -2,102 +2,76 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// sampleEvery is how often pg_stat_activity is sampled: the resolution of
-// the connection hold times.
-const sampleEvery = 5 * time.Millisecond
+const (
+	slowClients = 32                   // throttled clients in the slow part
+	slowRate    = 2048                 // bytes per second each of them reads
+	probes      = 100                  // 10-row JSON pages timed in the slow part
+	sampleEvery = 5 * time.Millisecond // pg_stat_activity's sampling: the resolution of the connection holds
+)
 
-// holds samples pg_stat_activity for the transactions of informe's
-// backends: how long each request held a pool connection (informe's
-// snapshots are transactions from Begin to Close).
-type holds struct {
-	mu     sync.Mutex
-	xacts  map[[2]int64]*[2]time.Time // (pid, xact_start) -> start, last seen open
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func (b *bench) startHolds(ctx context.Context) *holds {
+// holds samples pg_stat_activity until the returned func is called, which
+// returns how long each request transaction (informe's snapshots, Begin to
+// Close) of informe's backends held its connection.
+func (b *bench) holds(ctx context.Context) func() []time.Duration {
+	began := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
-	h := &holds{xacts: map[[2]int64]*[2]time.Time{}, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
+	held := map[[2]int64]time.Duration{} // (pid, xact_start): to the last sample that saw it open
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for t := time.NewTicker(sampleEvery); ctx.Err() == nil; <-t.C {
 			// Request transactions only: not the pool's ping nor the
 			// token check, which run in transactions of their own.
-			rows, err := b.pool.Query(ctx, `SELECT pid, xact_start, clock_timestamp() FROM pg_stat_activity
-				WHERE datname = current_database() AND application_name = 'informe' AND xact_start IS NOT NULL
-				AND query <> '-- ping' AND query NOT LIKE '%api_tokens%'`)
-			if err != nil {
-				continue
-			}
-			h.mu.Lock()
-			for rows.Next() {
-				var pid int64
-				var start, now time.Time
-				if rows.Scan(&pid, &start, &now) == nil {
-					k := [2]int64{pid, start.UnixNano()}
-					if h.xacts[k] == nil {
-						h.xacts[k] = &[2]time.Time{start, now}
-					}
-					h.xacts[k][1] = now
-				}
-			}
-			rows.Close()
-			h.mu.Unlock()
+			rows, _ := b.pool.Query(ctx, `SELECT pid, xact_start, clock_timestamp() FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = 'informe' AND xact_start >= $1
+				AND query <> '-- ping' AND query NOT LIKE '%api_tokens%'`, began)
+			var pid int64
+			var start, now time.Time
+			_, _ = pgx.ForEachRow(rows, []any{&pid, &start, &now}, func() error {
+				held[[2]int64{pid, start.UnixNano()}] = now.Sub(start)
+				return nil
+			})
 		}
-	}()
-	return h
-}
-
-// since returns how long each transaction begun at or after t held its
-// connection (to the last sample that saw it open).
-func (h *holds) since(t time.Time) []time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var ds []time.Duration
-	for _, x := range h.xacts {
-		if !x[0].Before(t) {
-			ds = append(ds, x[1].Sub(x[0]))
-		}
+	})
+	return func() []time.Duration {
+		cancel()
+		wg.Wait()
+		return slices.Collect(maps.Values(held))
 	}
-	return ds
 }
 
-func (h *holds) stop() { h.cancel(); <-h.done }
-
-// client reads one 10,000-row CSV page on a connection of its own,
-// retrying after 503, at full speed or throttled to rate bytes a second
-// with a small receive buffer, as a client on a slow link.
+// client reads a page on a connection of its own, after a delay, at full
+// speed or, as on a slow link, at rate bytes a second with a small receive
+// buffer; with retry, it asks again after a 503.
 type client struct {
 	path     string
 	rate     int
-	busy     int // 503s before its 200
-	admitted chan struct{}
-	finished bool
+	retry    bool
+	delay    time.Duration
+	busy     int           // 503s before its answer
+	status   int           // of its answer
+	admitted chan struct{} // closed at its answer, or its end
+	whole    bool          // the body was read to its end
 	err      error
 }
 
 func (c *client) run(ctx context.Context, base, token string) {
-	defer func() {
-		select {
-		case <-c.admitted:
-		default:
-			close(c.admitted)
-		}
-	}()
+	admit := sync.OnceFunc(func() { close(c.admitted) })
+	defer admit()
+	time.Sleep(c.delay)
 	dialer := &net.Dialer{}
 	if c.rate > 0 {
 		dialer.Control = func(_, _ string, rc syscall.RawConn) error {
@@ -106,65 +80,54 @@ func (c *client) run(ctx context.Context, base, token string) {
 	}
 	tr := &http.Transport{DisableCompression: true, DialContext: dialer.DialContext}
 	defer tr.CloseIdleConnections()
+	var resp *http.Response
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+c.path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			c.err = err
+		if resp, c.err = tr.RoundTrip(req); c.err != nil {
 			return
 		}
-		if resp.StatusCode == http.StatusServiceUnavailable && c.busy < 200 {
-			resp.Body.Close()
-			c.busy++
-			time.Sleep(250 * time.Millisecond)
-			continue
+		if c.status = resp.StatusCode; c.status != http.StatusServiceUnavailable || !c.retry || c.busy == 200 {
+			break
 		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			c.err = fmt.Errorf("%s: %s", c.path, resp.Status)
-			return
-		}
-		close(c.admitted)
-		buf := make([]byte, 32<<10)
-		for {
-			if c.rate > 0 {
-				buf = buf[:512]
-				time.Sleep(time.Duration(len(buf)) * time.Second / time.Duration(c.rate))
-			}
-			_, err := io.ReadFull(resp.Body, buf)
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				c.finished = true
-				return
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					c.err = err
-				}
-				return
-			}
-		}
+		resp.Body.Close()
+		c.busy++
+		time.Sleep(250 * time.Millisecond)
+	}
+	defer resp.Body.Close()
+	admit()
+	var body io.Reader = resp.Body
+	if c.rate > 0 {
+		body = readFunc(func(p []byte) (int, error) {
+			time.Sleep(512 * time.Second / time.Duration(c.rate))
+			return resp.Body.Read(p[:min(len(p), 512)])
+		})
+	}
+	_, err := io.Copy(io.Discard, body)
+	if c.whole = err == nil; err != nil && ctx.Err() == nil {
+		c.err = err
 	}
 }
 
-// clients starts a client for each page at once.
-func (b *bench) clients(ctx context.Context, inf *informe, pages []int64, rate int, wg *sync.WaitGroup) []*client {
+// clients starts a client like c for each path at once.
+func clients(ctx context.Context, inf *informe, c client, paths []string, wg *sync.WaitGroup) []*client {
 	var cs []*client
-	for _, p := range pages {
-		c := &client{path: pagePath("csv", p, perPage), rate: rate, admitted: make(chan struct{})}
-		cs = append(cs, c)
+	for _, p := range paths {
+		c := c
+		c.path, c.admitted = p, make(chan struct{})
+		cs = append(cs, &c)
 		wg.Go(func() { c.run(ctx, inf.base, inf.token) })
 	}
 	return cs
 }
 
-// spread returns n page numbers spread over the report's full pages.
-func (b *bench) spread(n int) []int64 {
-	pages := make([]int64, n)
-	for i := range pages {
-		pages[i] = 1 + int64(i)*(b.lastFull-1)/int64(max(n-1, 1))
+// spread returns n 10,000-row pages in format, spread over the report.
+func (b *bench) spread(format string, n int) []string {
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = pagePath(format, 1+int64(i)*(b.lastFull-1)/int64(max(n-1, 1)), perPage)
 	}
-	return pages
+	return paths
 }
 
 // probe times n 10-row JSON pages spread over the report, one at a time.
@@ -187,36 +150,30 @@ func (b *bench) probe(ctx context.Context, inf *informe, n int) ([]time.Duration
 // 2 KB/s, and how long a slow client's page holds a database connection
 // next to the same pages read at full speed, all at once.
 func (b *bench) slow(ctx context.Context) error {
-	o := b.o
-	logf("slow: fresh informe, %d clients at full speed, then at %d B/s", o.slowClients, o.slowRate)
-	inf, err := b.current.start(ctx)
+	logf("slow: fresh informe, %d clients at full speed, then at %d B/s", slowClients, slowRate)
+	inf, err := b.session(ctx, b.current, "slow", pagePath("csv", 1, small), "", 0)
 	if err != nil {
 		return err
 	}
 	defer inf.stop()
-	if err := inf.warm(ctx, pagePath("csv", 1, small), nil); err != nil {
-		return err
-	}
-	idle, err := b.probe(ctx, inf, o.probes)
+	idle, err := b.probe(ctx, inf, probes)
 	if err != nil {
 		return err
 	}
-	h := b.startHolds(ctx)
-	defer h.stop()
-	pages := b.spread(o.slowClients)
+	pages := b.spread("csv", slowClients)
 
-	began := time.Now()
+	held := b.holds(ctx)
 	var wg sync.WaitGroup
-	fast := b.clients(ctx, inf, pages, 0, &wg)
+	fast := clients(ctx, inf, client{retry: true}, pages, &wg)
 	wg.Wait()
 	time.Sleep(10 * sampleEvery)
-	fastHolds := h.since(began)
+	fastHolds := held()
 
-	began = time.Now()
+	held, began := b.holds(ctx), time.Now()
 	slowCtx, stopSlow := context.WithCancel(ctx)
 	defer stopSlow()
 	var slowWG sync.WaitGroup
-	slow := b.clients(slowCtx, inf, pages, o.slowRate, &slowWG)
+	slow := clients(slowCtx, inf, client{retry: true, rate: slowRate}, pages, &slowWG)
 	for _, c := range slow {
 		<-c.admitted
 	}
@@ -224,8 +181,8 @@ func (b *bench) slow(ctx context.Context) error {
 	// The slow clients' pages should leave the database at database speed:
 	// wait as long as the fast pages took, twice, then take the holds.
 	time.Sleep(2*slices.Max(append(fastHolds, time.Second)) + 10*sampleEvery)
-	slowHolds := h.since(began)
-	busy, err := b.probe(ctx, inf, o.probes)
+	slowHolds := held()
+	busy, err := b.probe(ctx, inf, probes)
 	if err != nil {
 		return err
 	}
@@ -236,14 +193,14 @@ func (b *bench) slow(ctx context.Context) error {
 	busyOf := map[int]int{}
 	for _, c := range append(fast, slow...) {
 		busyOf[c.rate] += c.busy
-		if c.err != nil || c.rate == 0 && !c.finished {
-			problems = append(problems, fmt.Sprintf("%s at %d B/s: %v", c.path, c.rate, c.err))
+		if c.err != nil || c.status != http.StatusOK || c.rate == 0 && !c.whole {
+			problems = append(problems, fmt.Sprintf("%s at %d B/s: status %d, %v", c.path, c.rate, c.status, c.err))
 		}
 	}
 	t := table{title: "Slow clients", header: []string{"what", "n", "min ms", "median ms", "p99 ms", "max ms"}, notes: []string{
-		fmt.Sprintf("one fresh informe, default limits; %d clients read 10,000-row CSV pages spread over the report, at full speed and then at %d B/s (512-byte reads, 8 KiB receive buffer)", o.slowClients, o.slowRate),
+		fmt.Sprintf("one fresh informe, default limits; %d clients read 10,000-row CSV pages spread over the report, at full speed and then at %d B/s (512-byte reads, 8 KiB receive buffer)", slowClients, slowRate),
 		fmt.Sprintf("connection hold: a request transaction of an informe backend in pg_stat_activity, sampled every %s; the slow clients were all admitted after %.2f s", sampleEvery, admitted.Seconds()),
-		fmt.Sprintf("503s before admission: fast %d, slow %d; spool and refusal counters: %v; client errors: %v", busyOf[0], busyOf[o.slowRate], metrics, problems),
+		fmt.Sprintf("503s before admission: fast %d, slow %d; spool and refusal counters: %v; client errors: %v", busyOf[0], busyOf[slowRate], metrics, problems),
 	}}
 	for _, r := range []struct {
 		name string
@@ -256,76 +213,47 @@ func (b *bench) slow(ctx context.Context) error {
 	}
 	b.res.tables = append(b.res.tables, t)
 	b.res.check("slow-p99", "small pages during slow clients", float64(percentile(busy, 99).Microseconds())/1000, "idle p99 %s ms", ms(percentile(idle, 99)))
-	if len(fastHolds) == 0 || len(slowHolds) < o.slowClients {
-		return fmt.Errorf("saw %d fast and %d slow page transactions, want %d each", len(fastHolds), len(slowHolds), o.slowClients)
+	if len(fastHolds) == 0 || len(slowHolds) < slowClients {
+		return fmt.Errorf("saw %d fast and %d slow page transactions, want %d each", len(fastHolds), len(slowHolds), slowClients)
 	}
-	b.res.check("slow-hold", "slow page, median", ratio(median(slowHolds).Seconds(), median(fastHolds).Seconds()), "%s vs %s ms", ms(median(slowHolds)), ms(median(fastHolds)))
-	b.res.check("slow-hold", "slow page, worst", ratio(slices.Max(slowHolds).Seconds(), slices.Max(fastHolds).Seconds()), "%s vs %s ms", ms(slices.Max(slowHolds)), ms(slices.Max(fastHolds)))
+	b.res.check("slow-hold", "slow page, median", median(slowHolds).Seconds()/median(fastHolds).Seconds(), "%s vs %s ms", ms(median(slowHolds)), ms(median(fastHolds)))
+	b.res.check("slow-hold", "slow page, worst", slices.Max(slowHolds).Seconds()/slices.Max(fastHolds).Seconds(), "%s vs %s ms", ms(slices.Max(slowHolds)), ms(slices.Max(fastHolds)))
 	return nil
 }
 
-// scrape reads the counters of informe's /metrics that say what the spool
-// and the limits did.
-func scrape(ctx context.Context, inf *informe) map[string]float64 {
-	m := map[string]float64{}
-	var body strings.Builder
-	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
-	for line := range strings.Lines(body.String()) {
-		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
-			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
-			m[name] = v
-		}
-	}
-	return m
-}
-
-// burst sends 64 CSV and 16 XLSX 10,000-row pages at once to a fresh
-// informe, each on a connection of its own, twice (the second time the
-// XLSX pages 100 ms first): each must succeed whole or get 503, and
-// informe's memory stay bounded.
+// burst sends 64 CSV and 16 XLSX 10,000-row pages at once, twice (the XLSX
+// ones 100 ms first the second time): each must be whole or a 503, and
+// informe's memory bounded.
 func (b *bench) burst(ctx context.Context) error {
 	const nCSV, nXLSX = 64, 16
 	logf("burst: fresh informe, %d CSV and %d XLSX pages at once, twice", nCSV, nXLSX)
-	inf, err := b.current.start(ctx)
+	inf, err := b.session(ctx, b.current, "burst", pagePath("xlsx", 1, small), "", 0)
 	if err != nil {
 		return err
 	}
 	defer inf.stop()
-	if err := inf.warm(ctx, pagePath("xlsx", 1, small), nil); err != nil {
-		return err
-	}
 	t := table{title: "Burst", header: []string{"round", "csv 200", "csv 503", "xlsx 200", "xlsx 503", "other", "last ended s"}}
 	failures := 0
 	for round := range 2 {
-		count := map[string]int{}
-		var mu sync.Mutex
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute) // a hung server's clients count as "other"
 		var wg sync.WaitGroup
 		began := time.Now()
-		for i, p := range b.spread(nCSV) {
-			for _, f := range []string{"csv", "xlsx"} {
-				if f == "xlsx" && i >= nXLSX {
-					continue
-				}
-				wg.Go(func() {
-					if round == 1 && f == "csv" {
-						time.Sleep(100 * time.Millisecond)
-					}
-					c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-					defer c.CloseIdleConnections()
-					s, err := fetch(ctx, c, inf.base+pagePath(f, p, perPage), inf.token, nil, nil)
-					mu.Lock()
-					defer mu.Unlock()
-					switch {
-					case err == nil && (s.status == http.StatusOK || s.status == http.StatusServiceUnavailable):
-						count[fmt.Sprint(f, " ", s.status)]++
-					default:
-						count["other"]++
-					}
-				})
-			}
+		cs := map[string][]*client{
+			"csv":  clients(rctx, inf, client{delay: time.Duration(round) * 100 * time.Millisecond}, b.spread("csv", nCSV), &wg),
+			"xlsx": clients(rctx, inf, client{}, b.spread("xlsx", nCSV)[:nXLSX], &wg),
 		}
 		wg.Wait()
+		cancel()
+		count := map[string]int{}
+		for f, cs := range cs {
+			for _, c := range cs {
+				if c.err == nil && c.whole && (c.status == http.StatusOK || c.status == http.StatusServiceUnavailable) {
+					count[fmt.Sprint(f, " ", c.status)]++
+				} else {
+					count["other"]++
+				}
+			}
+		}
 		failures += count["other"]
 		t.add(round+1, count["csv 200"], count["csv 503"], count["xlsx 200"], count["xlsx 503"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
 	}
@@ -348,9 +276,8 @@ func (b *bench) burst(ctx context.Context) error {
 	return nil
 }
 
-// gzip measures page 1 of 10,000 CSV rows with Accept-Encoding gzip (and
-// zstd, for comparison) next to identity, on one fresh informe, the codings
-// alternating after one warm-up round.
+// gzip measures a 10,000-row CSV page gzipped (and zstd) next to identity,
+// on one informe, the codings alternating after one warm-up round.
 func (b *bench) gzip(ctx context.Context) error {
 	logf("gzip: fresh informe, a %d-row CSV page with and without compression", perPage)
 	inf, err := b.current.start(ctx)

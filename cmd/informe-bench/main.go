@@ -33,21 +33,10 @@ import (
 )
 
 type options struct {
-	contracts                             int
-	seed                                  int64
-	dataDir, pgUser, out                  string
-	runs, exportRuns, xlsxRuns, odataRuns int
-	only                                  []string
-	informeBin, baselineBin, baselineRev  string
-	serveArgs                             stringList
-	slowClients, slowRate, probes         int
+	contracts, runs, exportRuns, xlsxRuns, odataRuns int
+	dataDir, out, baseline                           string
+	only, serveArgs                                  []string
 }
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, " ") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // bench is what every part of a run shares.
 type bench struct {
@@ -58,7 +47,7 @@ type bench struct {
 	total     int64 // report rows
 	lastFull  int64 // the deepest full page of perPage rows
 	current   *launcher
-	baseline  *launcher // nil without --baseline-rev or --baseline-bin
+	launchers []*launcher // current, and the baseline with --baseline-rev
 	res       results
 	exportSet *exportSet // chosen once, for the parts that export
 }
@@ -70,13 +59,11 @@ const (
 	small   = 100
 )
 
-// part is one group of cases --only chooses from, in the order they run.
-type part struct {
+// parts are the groups of cases --only chooses from, in the order they run.
+var parts = []struct {
 	name string
 	run  func(*bench, context.Context) error
-}
-
-var parts = []part{
+}{
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
 }
@@ -87,55 +74,46 @@ func main() {
 	for _, p := range parts {
 		names = append(names, p.name)
 	}
-	only := flag.String("only", strings.Join(names, ","), "comma-separated parts to run: "+strings.Join(names, ", "))
+	flag.Func("only", "comma-separated parts to run (default all): "+strings.Join(names, ", "), func(s string) error {
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); !slices.Contains(names, p) {
+				return fmt.Errorf("unknown part %q", p)
+			}
+			o.only = append(o.only, p)
+		}
+		return nil
+	})
 	flag.IntVar(&o.contracts, "contracts", 100000, "contracts to seed; each yields about 10 report rows")
-	flag.Int64Var(&o.seed, "seed", 1, "seed of the generated data")
 	flag.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "informe-bench"), "folder of the private PostgreSQL, kept between runs")
-	flag.StringVar(&o.pgUser, "pg-user", "postgres", "unprivileged user to run PostgreSQL as when run as root")
 	flag.IntVar(&o.runs, "runs", 5, "measured requests per page case and gzip case; medians are reported")
 	flag.IntVar(&o.exportRuns, "export-runs", 3, "rounds of whole exports (each format, COPY and informe export interleaved)")
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
-	flag.StringVar(&o.informeBin, "informe-bin", "", "prebuilt informe `binary` to measure instead of building ./cmd/informe")
-	flag.StringVar(&o.baselineBin, "baseline-bin", "", "also measure the page cases with this informe `binary`, interleaved")
-	flag.StringVar(&o.baselineRev, "baseline-rev", "", "like --baseline-bin, building ./cmd/informe of this git `revision`")
-	flag.Var(&o.serveArgs, "serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32")
-	flag.IntVar(&o.slowClients, "slow-clients", 32, "throttled clients in the slow part")
-	flag.IntVar(&o.slowRate, "slow-rate", 2048, "bytes per second each throttled client reads")
-	flag.IntVar(&o.probes, "probes", 100, "10-row JSON pages timed in the slow part")
+	flag.StringVar(&o.baseline, "baseline-rev", "", "also measure the page cases, interleaved, with the informe of this git `revision` (or this informe binary)")
+	flag.Func("serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32",
+		func(s string) error { o.serveArgs = append(o.serveArgs, s); return nil })
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "out"), "folder for latest.md and informe's logs")
 	flag.Parse()
-	for p := range strings.SplitSeq(*only, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			o.only = append(o.only, p)
-		}
+	if o.only == nil {
+		o.only = names
 	}
-	if err := o.validate(names); err != nil {
-		fmt.Fprintln(os.Stderr, "informe-bench:", err)
-		os.Exit(2)
+	err := o.validate()
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = run(ctx, o)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "informe-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func (o options) validate(names []string) error {
-	for _, p := range o.only {
-		if !slices.Contains(names, p) {
-			return fmt.Errorf("--only: unknown part %q (parts: %s)", p, strings.Join(names, ", "))
-		}
-	}
+func (o options) validate() error {
 	switch {
-	case len(o.only) == 0:
-		return errors.New("--only names no part")
-	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns, o.slowClients, o.slowRate, o.probes) < 1:
-		return errors.New("--contracts, the --*-runs, --slow-clients, --slow-rate and --probes must be at least 1")
-	case o.baselineBin != "" && o.baselineRev != "":
-		return errors.New("give --baseline-bin or --baseline-rev, not both")
-	case (o.baselineBin != "" || o.baselineRev != "") && !slices.Contains(o.only, "pages"):
+	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
+		return errors.New("--contracts and the --*-runs must be at least 1")
+	case o.baseline != "" && !slices.Contains(o.only, "pages"):
 		return errors.New("a baseline is compared on the page cases: --only must include pages")
 	}
 	return nil
@@ -143,16 +121,17 @@ func (o options) validate(names []string) error {
 
 func run(ctx context.Context, o options) error {
 	began := time.Now()
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "informe-bench-run-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	logs := filepath.Join(o.out, "logs")
+	if err := errors.Join(os.RemoveAll(logs), os.MkdirAll(logs, 0o755)); err != nil {
+		return err
+	}
 	logf("starting PostgreSQL in %s", o.dataDir)
-	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: o.dataDir, RunAs: o.pgUser})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Dir: o.dataDir})
 	if err != nil {
 		return err
 	}
@@ -161,7 +140,7 @@ func run(ctx context.Context, o options) error {
 			logf("%v", err)
 		}
 	}()
-	db := fmt.Sprintf("bench_c%d_s%d", o.contracts, o.seed)
+	db := fmt.Sprintf("bench_c%d_s1", o.contracts)
 	b := &bench{o: o, tmp: tmp, dbURL: srv.URL(db)}
 	if b.pool, err = prepareDatabase(ctx, srv, db, o); err != nil {
 		return err
@@ -175,14 +154,11 @@ func run(ctx context.Context, o options) error {
 	}
 	b.lastFull = b.total / perPage
 
-	bin, what := o.informeBin, o.informeBin
-	if bin == "" {
-		rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
-		bin, what = filepath.Join(tmp, "informe"), "./cmd/informe at "+strings.TrimSpace(string(rev))
-		logf("building informe")
-		if err := goBuild(ctx, ".", bin); err != nil {
-			return err
-		}
+	rev, _ := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	what := "./cmd/informe at " + strings.TrimSpace(string(rev))
+	bin, err := build(ctx, tmp, "")
+	if err != nil {
+		return err
 	}
 	tokens := auth.NewStore(b.pool)
 	if err := tokens.Delete(ctx, "bench"); err != nil {
@@ -192,21 +168,17 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	logs := filepath.Join(o.out, "logs")
-	if err := errors.Join(os.RemoveAll(logs), os.MkdirAll(logs, 0o755)); err != nil {
-		return err
-	}
-	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pg: &backends{b.pool, db}}
-	if o.baselineBin != "" || o.baselineRev != "" {
-		base, label := o.baselineBin, o.baselineBin
-		if o.baselineRev != "" {
-			label = o.baselineRev
-			if base, err = buildRevision(ctx, o.baselineRev, tmp); err != nil {
+	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pool: b.pool, db: db}
+	b.launchers = []*launcher{b.current}
+	if o.baseline != "" {
+		base := o.baseline
+		if fi, err := os.Stat(base); err != nil || fi.IsDir() {
+			if base, err = build(ctx, tmp, o.baseline); err != nil {
 				return err
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.baseline = &launcher{bin: base, label: "baseline " + label, dbURL: b.dbURL, token: token, logDir: logs, pg: b.current.pg}
+		b.launchers = append(b.launchers, &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db})
 	}
 
 	loadBefore := loadAverage()
@@ -220,21 +192,19 @@ func run(ctx context.Context, o options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
-			// The other parts may still tell something: go on.
+		if err != nil { // the other parts may still tell something
 			logf("%s FAILED: %v", p.name, err)
 			b.res.check("part-ran", p.name, 1, "%v", err)
 		}
 		took = append(took, fmt.Sprintf("%s %.0f s (load after %s)", p.name, time.Since(start).Seconds(), loadAverage()))
 	}
-	args := ""
 	if len(o.serveArgs) > 0 {
-		args = " serve " + o.serveArgs.String()
+		what += " serve " + strings.Join(o.serveArgs, " ")
 	}
 	b.res.intro = []string{
-		"informe benchmark, " + machine(began),
-		fmt.Sprintf("data: %d contracts (seed %d), %d report rows", o.contracts, o.seed, b.total),
-		fmt.Sprintf("informe: %s%s; parts: %s", what, args, strings.Join(took, "; ")),
+		fmt.Sprintf("informe benchmark, %s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+		fmt.Sprintf("data: %d contracts (seed 1), %d report rows", o.contracts, b.total),
+		fmt.Sprintf("informe: %s; parts: %s", what, strings.Join(took, "; ")),
 		"load average (1, 5, 15 min) before: " + loadBefore + ", after: " + loadAverage(),
 	}
 	for _, l := range []string{loadBefore, loadAverage()} {
@@ -243,15 +213,21 @@ func run(ctx context.Context, o options) error {
 			break
 		}
 	}
-	md := filepath.Join(o.out, "latest.md")
-	f, err := os.Create(md)
-	if err != nil {
+	var md strings.Builder
+	b.res.write(os.Stdout, &md)
+	path := filepath.Join(o.out, "latest.md")
+	if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	b.res.write(os.Stdout, f)
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", md, logs)
+	fmt.Printf("\nMarkdown, with the query plans: %s; informe's logs: %s\n", path, logs)
 	return nil
+}
+
+// loadAverage returns /proc/loadavg's 1-, 5- and 15-minute averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -25,16 +25,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The shared plumbing: informe processes, timed requests, CPU and memory
-// from /proc, medians.
-
 // launcher starts `informe serve` processes of one binary.
 type launcher struct {
 	bin, label   string // label: "current" or "baseline REV"
 	dbURL, token string
-	logDir       string   // each process logs to a file of its own here
-	args         []string // --serve-arg flags
-	pg           *backends
+	logDir       string        // each process logs to a file of its own here
+	args         []string      // --serve-arg flags
+	pool         *pgxpool.Pool // the benchmark's, to find informe's backends
+	db           string
 }
 
 // informe is a running `informe serve` child process; as a session (a
@@ -42,11 +40,10 @@ type launcher struct {
 type informe struct {
 	*launcher
 	cmd          *exec.Cmd
+	cancel       func() // SIGTERM, then SIGKILL after 30 s
 	base, ops    string // http://127.0.0.1:port of the API and of /metrics
 	client       *http.Client
 	log          string
-	exited       chan struct{}
-	once         sync.Once
 	warmRSS      int64 // VmRSS after the warm-up request
 	label, path  string
 	rows         int64
@@ -54,8 +51,7 @@ type informe struct {
 	growth, peak int64 // VmHWM at the end over VmRSS after the warm-up, and VmHWM
 }
 
-// start starts `informe serve` on free loopback ports with extra flags and
-// waits until it answers an authenticated request.
+// start starts `informe serve` with extra flags and waits until it answers.
 func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error) {
 	addr, ops := freeAddr(), freeAddr()
 	log, err := os.CreateTemp(l.logDir, "informe-*.log")
@@ -63,33 +59,29 @@ func (l *launcher) start(ctx context.Context, extra ...string) (*informe, error)
 		return nil, err
 	}
 	defer log.Close() // the child has its own descriptor
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	args := append([]string{"serve", "--addr", addr, "--ops-addr", ops, "--log-format", "json"}, l.args...)
-	cmd := exec.Command(l.bin, append(args, extra...)...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+l.dbURL)
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd := exec.CommandContext(pctx, l.bin, append(args, extra...)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), "DATABASE_URL="+l.dbURL), log, log
+	cmd.Cancel, cmd.WaitDelay = func() error { return cmd.Process.Signal(syscall.SIGTERM) }, 30*time.Second
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, fmt.Errorf("start informe: %w", err)
 	}
-	inf := &informe{launcher: l, cmd: cmd, base: "http://" + addr, ops: "http://" + ops, log: log.Name(), exited: make(chan struct{}),
+	inf := &informe{launcher: l, cmd: cmd, cancel: cancel, base: "http://" + addr, ops: "http://" + ops, log: log.Name(),
 		client: &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}}
-	go func() { _ = cmd.Wait(); close(inf.exited) }()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		s, err := inf.fetch(ctx, "/users", nil, nil)
+	ready, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	for {
+		s, err := inf.fetch(ready, "/users", nil, nil)
 		if err == nil && s.status == http.StatusOK {
 			return inf, nil
 		}
-		select {
-		case <-inf.exited:
-			return nil, fmt.Errorf("informe exited: %v; see %s", cmd.ProcessState, inf.log)
-		case <-ctx.Done():
+		if ready.Err() != nil {
 			inf.stop()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+			return nil, fmt.Errorf("informe not ready in 30 s (status %d, %w), %v; see %s", s.status, errors.Join(err, ctx.Err()), cmd.ProcessState, inf.log)
 		}
-		if time.Now().After(deadline) {
-			inf.stop()
-			return nil, fmt.Errorf("informe not ready after 30 s: status %d, %v", s.status, err)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -102,22 +94,12 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// stop sends SIGTERM and waits, killing it after 30 s; calls after the
-// first do nothing.
+// stop ends informe and waits for it; calls after the first do nothing.
 func (inf *informe) stop() {
-	inf.once.Do(func() {
-		inf.client.CloseIdleConnections()
-		_ = inf.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-inf.exited:
-		case <-time.After(30 * time.Second):
-			_ = inf.cmd.Process.Kill()
-			<-inf.exited
-		}
-	})
+	inf.client.CloseIdleConnections()
+	inf.cancel()
+	_ = inf.cmd.Wait() // after the first, "Wait was already called"
 }
-
-func (inf *informe) pid() int { return inf.cmd.Process.Pid }
 
 // sample is one timed request (or COPY, or command).
 type sample struct {
@@ -146,23 +128,17 @@ func (ss samples) spread() string {
 	return ms(slices.Min(w)) + "-" + ms(slices.Max(w))
 }
 
-// stallLimit is how long a request may go without a byte before the
-// benchmark gives up on a hung server.
+// stallLimit is how long a request may go without a byte: a hung server.
 const stallLimit = time.Minute
 
 var errStalled = errors.New("no byte for a minute (hung?)")
 
-// fetch requests url (a path on informe, or absolute) with hdr, copies the
-// body to sink (discarded when nil) and times it. Any status is no error:
-// the caller judges s.status.
+// fetch GETs url (absolute, or a path on informe) with hdr, copies the body
+// to sink (nil: discarded) and times it; the caller judges the status.
 func (inf *informe) fetch(ctx context.Context, url string, hdr http.Header, sink io.Writer) (sample, error) {
 	if strings.HasPrefix(url, "/") {
 		url = inf.base + url
 	}
-	return fetch(ctx, inf.client, url, inf.token, hdr, sink)
-}
-
-func fetch(ctx context.Context, client *http.Client, url, token string, hdr http.Header, sink io.Writer) (sample, error) {
 	var s sample
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -178,14 +154,11 @@ func fetch(ctx context.Context, client *http.Client, url, token string, hdr http
 		return s, err
 	}
 	maps.Copy(req.Header, hdr)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if sink == nil {
-		sink = io.Discard
-	}
+	req.Header.Set("Authorization", "Bearer "+inf.token)
 	began := time.Now()
-	resp, err := client.Do(req)
+	resp, err := inf.client.Do(req)
 	if err == nil {
-		s.bytes, err = io.Copy(sink, readFunc(func(p []byte) (int, error) {
+		s.bytes, err = io.Copy(cmp.Or(sink, io.Discard), readFunc(func(p []byte) (int, error) {
 			stall.Reset(stallLimit)
 			return resp.Body.Read(p)
 		}))
@@ -203,14 +176,11 @@ type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
-// measure makes one request that must answer 200, reads the whole body and
-// notes the CPU seconds informe and its backends spent meanwhile.
+// measure fetches path, which must answer 200, with the CPU seconds that
+// informe and its backends spent meanwhile.
 func (inf *informe) measure(ctx context.Context, path string, hdr http.Header) (sample, error) {
-	pg0, err := inf.pg.cpu(ctx)
-	if err != nil {
-		return sample{}, err
-	}
-	cpu0 := procCPU(inf.pid())
+	pg0, _ := inf.backendsCPU(ctx) // an error comes again below
+	cpu0 := procCPU(inf.cmd.Process.Pid)
 	s, err := inf.fetch(ctx, path, hdr, nil)
 	if err == nil && s.status != http.StatusOK {
 		err = fmt.Errorf("GET %s: %d %s", path, s.status, http.StatusText(s.status))
@@ -218,38 +188,36 @@ func (inf *informe) measure(ctx context.Context, path string, hdr http.Header) (
 	if err != nil {
 		return s, err
 	}
-	s.cpu = procCPU(inf.pid()) - cpu0
-	pg1, err := inf.pg.cpu(ctx)
+	s.cpu = procCPU(inf.cmd.Process.Pid) - cpu0
+	pg1, err := inf.backendsCPU(ctx)
 	for pid, t := range pg1 {
 		s.pgCPU += t - pg0[pid]
 	}
 	return s, err
 }
 
-// warm makes the warm-up request and notes VmRSS after it, which
-// growth is measured from.
+// warm makes the warm-up request and notes VmRSS after it.
 func (inf *informe) warm(ctx context.Context, path string, hdr http.Header) error {
 	if _, err := inf.measure(ctx, path, hdr); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	var err error
-	inf.warmRSS, _, err = procMemory(inf.pid())
+	inf.warmRSS, _, err = procMemory(inf.cmd.Process.Pid)
 	return err
 }
 
 // memory returns VmHWM now over VmRSS after the warm-up, and VmHWM.
 func (inf *informe) memory() (growth, peak int64) {
-	_, peak, _ = procMemory(inf.pid())
+	_, peak, _ = procMemory(inf.cmd.Process.Pid)
 	return peak - inf.warmRSS, peak
 }
 
 // logLine is one request line of informe's JSON log.
 type logLine struct {
-	Msg     string `json:"msg"`
-	Path    string `json:"path"`
-	Status  int    `json:"status"`
-	Rows    int64  `json:"rows"`
-	Aborted bool   `json:"aborted"`
+	Msg, Path string
+	Status    int
+	Rows      int64
+	Aborted   bool
 }
 
 // logged returns the request lines for path in the stopped process's log.
@@ -271,8 +239,24 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 	return lines, sc.Err()
 }
 
-// session starts a fresh informe for a case: warmed up with warmPath,
-// then measured asking for path, which streams rows, again and again.
+// scrape returns informe's counters of the spool and the limits, by name
+// and labels, those that are not zero.
+func scrape(ctx context.Context, inf *informe) map[string]float64 {
+	m := map[string]float64{}
+	var body strings.Builder
+	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
+	for line := range strings.Lines(body.String()) {
+		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
+			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
+			m[name] = v
+		}
+	}
+	return m
+}
+
+// session starts a fresh informe for a case, warmed up with warmPath, that
+// asks for path, which streams rows, in each step.
 func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path string, rows int64, extra ...string) (*informe, error) {
 	inf, err := l.start(ctx, extra...)
 	if err == nil {
@@ -289,11 +273,11 @@ func (b *bench) session(ctx context.Context, l *launcher, label, warmPath, path 
 
 func (s *informe) step(ctx context.Context) error {
 	smp, err := s.measure(ctx, s.path, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.label, err)
-	}
 	s.ss = append(s.ss, smp)
-	return nil
+	if err != nil {
+		err = fmt.Errorf("%s: %w", s.label, err)
+	}
+	return err
 }
 
 // finish notes the peak RSS, stops informe and checks from its log that
@@ -317,46 +301,73 @@ func (s *informe) finish() error {
 	return nil
 }
 
-// interleave runs the steps runs times, in reverse order every other
-// round, so that load that comes and goes weighs on all alike.
+// interleave runs the steps runs times, reversed every other round, so
+// that load that comes and goes weighs on all alike.
 func interleave(ctx context.Context, runs int, steps ...func(context.Context) error) error {
-	for i := range runs {
-		for j := range steps {
-			if i%2 == 1 {
-				j = len(steps) - 1 - j
-			}
-			if err := steps[j](ctx); err != nil {
-				return err
-			}
+	for i := range runs * len(steps) {
+		j := i % len(steps)
+		if i/len(steps)%2 == 1 {
+			j = len(steps) - 1 - j
+		}
+		if err := steps[j](ctx); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// measureAll interleaves the sessions' requests, and more steps, for runs
-// rounds and finishes the sessions; their informes stop whatever happens
-// (with runs 0, they only stop).
+// measureAll interleaves the sessions' steps and more for runs rounds and
+// finishes the sessions, which stop whatever happens.
 func measureAll(ctx context.Context, runs int, ss []*informe, more ...func(context.Context) error) error {
-	defer func() {
-		for _, s := range ss {
-			s.stop()
-		}
-	}()
-	if runs == 0 {
-		return nil
-	}
+	defer stopAll(ss)
 	for _, s := range ss {
 		more = append(more, s.step)
 	}
-	if err := interleave(ctx, runs, more...); err != nil {
-		return err
-	}
+	err := interleave(ctx, runs, more...)
 	for _, s := range ss {
-		if err := s.finish(); err != nil {
-			return err
+		if err == nil {
+			err = s.finish()
 		}
 	}
-	return nil
+	return err
+}
+
+func stopAll(ss []*informe) {
+	for _, s := range ss {
+		s.stop()
+	}
+}
+
+// timed runs cmd and times it, with its output's size and its CPU seconds.
+func timed(cmd *exec.Cmd) (sample, error) {
+	var w countWriter
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &w, &stderr
+	began := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(began), bytes: w.n, status: http.StatusOK}
+	if err != nil {
+		return s, fmt.Errorf("%s: %w: %.2000s", filepath.Base(cmd.Path), err, strings.TrimSpace(stderr.String()))
+	}
+	s.cpu = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+	return s, nil
+}
+
+// build builds ./cmd/informe of the work tree, or of revision rev (by git
+// archive, which changes nothing in .git), and returns the binary.
+func build(ctx context.Context, tmp, rev string) (string, error) {
+	logf("building ./cmd/informe %s", rev)
+	dir, bin, script := ".", filepath.Join(tmp, "informe"), `go build -o "$3" ./cmd/informe`
+	if rev != "" {
+		dir, bin = filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
+		script = `mkdir -p "$2" && git archive "$1" | tar -x -C "$2" && cd "$2" && ` + script
+	}
+	sh := exec.CommandContext(ctx, "sh", "-c", script, "sh", rev, dir, bin)
+	sh.Stdout, sh.Stderr = os.Stderr, os.Stderr
+	if err := sh.Run(); err != nil {
+		return "", fmt.Errorf("build informe %s: %w", rev, err)
+	}
+	return bin, nil
 }
 
 // procCPU returns a process's CPU seconds so far, from the nanoseconds of
@@ -393,17 +404,11 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, err
 }
 
-// backends are informe's PostgreSQL backends: those of the benchmark's
-// database with application_name informe (the benchmark's own pool calls
-// itself informe-bench).
-type backends struct {
-	pool *pgxpool.Pool
-	db   string
-}
-
-// cpu returns each backend's CPU seconds so far.
-func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
-	rows, _ := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", b.db)
+// backendsCPU returns the CPU seconds so far of each of informe's
+// backends: those of the benchmark's database with application_name
+// informe (the benchmark's own pool calls itself informe-bench).
+func (l *launcher) backendsCPU(ctx context.Context) (map[int]float64, error) {
+	rows, _ := l.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", l.db)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	m := map[int]float64{}
 	for _, pid := range pids {
@@ -412,8 +417,7 @@ func (b *backends) cpu(ctx context.Context) (map[int]float64, error) {
 	return m, err
 }
 
-// countWriter counts and discards what is written to it, and notes when
-// the first byte came.
+// countWriter counts what is written to it and notes when it began.
 type countWriter struct {
 	n     int64
 	first time.Time
@@ -437,8 +441,8 @@ func pick[T any](ss []sample, f func(sample) T) []T {
 
 func median(ds []time.Duration) time.Duration { return percentile(ds, 50) }
 
-// percentile returns the p-th percentile of ds (the mean of the middle two
-// for the median of an even count, nearest rank otherwise).
+// percentile is the nearest rank, or for the median of an even count the
+// mean of the middle two.
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0

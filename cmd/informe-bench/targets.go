@@ -4,21 +4,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
-// goal is a target: the figure it judges, a comparison and a limit, in a
-// unit, maybe relative to something ("x" of "baseline").
+// goal is a target: a figure, a comparison and a limit in a unit ("x",
+// "ms", "s", "MiB", "%", "" for a count), maybe of something ("baseline").
 type goal struct {
-	figure string  // what is measured
-	cmp    string  // "<", "<=" or ">="
-	limit  float64 // in unit
-	unit   string  // "x", "ms", "s", "MiB", "%", "" (a count)
-	of     string  // what a ratio or difference is of: "baseline", "pgx COPY"
+	figure, cmp string // cmp: "<", "<=" or ">="
+	limit       float64
+	unit, of    string
 }
 
 // goals are every target of the benchmark, by key: the one table of them.
@@ -55,23 +50,15 @@ var goals = map[string]goal{
 }
 
 func (g goal) String() string {
-	s := fmt.Sprintf("%s %s", g.cmp, num(g.limit, g.unit, 0))
-	if g.of != "" {
-		s += " " + g.of
-	}
-	return s
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", g.cmp, num(g.limit, g.unit, 0), g.of))
 }
 
+// met reports whether v meets the goal, which no ratio over zero does.
 func (g goal) met(v float64) bool {
-	switch g.cmp {
-	case "<":
-		return v < g.limit
-	case "<=":
-		return v <= g.limit
-	case ">=":
-		return v >= g.limit
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return false
 	}
-	panic("goal: comparison " + g.cmp)
+	return g.cmp == "<" && v < g.limit || g.cmp == "<=" && v <= g.limit || g.cmp == ">=" && v >= g.limit
 }
 
 // num writes v in unit, with 2 decimals for ratios and seconds, else 1,
@@ -92,37 +79,22 @@ func num(v float64, unit string, extra int) string {
 	return fmt.Sprintf("%.*f %s", d, v, unit)
 }
 
-// check is a target applied to what one case measured.
-type check struct {
-	goal    string  // key in goals
-	subject string  // the case, e.g. "json page 1 (10,000 rows)"
-	value   float64 // in the goal's unit
-	detail  string  // the figures behind value
-}
-
-func (c check) pass() bool { return goals[c.goal].met(c.value) }
-
-func (c check) verdict() string {
-	if c.pass() {
-		return "PASS"
-	}
-	return "MISS"
-}
-
-// check records a measured figure against the goal key.
+// check records a figure measured of subject against goal key: a row of
+// the targets.
 func (r *results) check(key, subject string, value float64, detail string, args ...any) {
-	if _, ok := goals[key]; !ok {
+	g, ok := goals[key]
+	if !ok {
 		panic("no goal " + key)
 	}
-	r.checks = append(r.checks, check{key, subject, value, fmt.Sprintf(detail, args...)})
-}
-
-// ratio is a/b, with NaN (a MISS) when b is zero.
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return math.NaN()
+	verdict := "MISS"
+	if g.met(value) {
+		r.passed, verdict = r.passed+1, "PASS"
 	}
-	return a / b
+	measured := num(value, g.unit, 0)
+	if measured == num(g.limit, g.unit, 0) { // show on which side it fell
+		measured = num(value, g.unit, 2)
+	}
+	r.targets.add(verdict, subject, g.figure, measured, g, fmt.Sprintf(detail, args...))
 }
 
 // table is a titled table of cells, printed as text or as Markdown.
@@ -141,40 +113,26 @@ func (t *table) add(cells ...any) {
 	t.rows = append(t.rows, row)
 }
 
-func (t table) text(w io.Writer) {
-	fmt.Fprintf(w, "\n%s\n", t.title)
-	for _, n := range t.notes {
-		fmt.Fprintln(w, "  "+n)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range t.all() {
-		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
-	}
-	tw.Flush()
-}
-
-func (t table) markdown(w io.Writer) {
+// write writes t as Markdown, its columns aligned for a terminal too.
+func (t table) write(w io.Writer) {
 	fmt.Fprintf(w, "\n## %s\n\n", t.title)
 	for _, n := range t.notes {
 		fmt.Fprintln(w, "- "+n)
 	}
+	if len(t.rows) == 0 {
+		return
+	}
 	if len(t.notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	for i, row := range t.all() {
-		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	for i, row := range append([][]string{t.header}, t.rows...) {
+		fmt.Fprintln(tw, "| "+strings.Join(row, "\t| ")+"\t|")
 		if i == 0 {
-			fmt.Fprintln(w, strings.Repeat("|---", len(row))+"|")
+			fmt.Fprintln(tw, strings.Repeat("|---\t", len(row))+"|")
 		}
 	}
-}
-
-// all is the header and the rows; nothing when there are no rows.
-func (t table) all() [][]string {
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return append([][]string{t.header}, t.rows...)
+	tw.Flush()
 }
 
 // plan is an EXPLAIN output.
@@ -182,65 +140,34 @@ type plan struct{ title, text string }
 
 // results is everything one run measured.
 type results struct {
-	intro  []string
-	tables []table
-	checks []check
-	plans  []plan
+	intro   []string
+	tables  []table
+	targets table // the checks
+	passed  int   // of them
+	plans   []plan
 }
 
-// targets evaluates every check: the table of targets.
-func (r *results) targets() table {
-	passed := 0
-	t := table{header: []string{"", "case", "figure", "measured", "target", "detail"}}
-	for _, c := range r.checks {
-		g := goals[c.goal]
-		if c.pass() {
-			passed++
-		}
-		measured := num(c.value, g.unit, 0)
-		if measured == num(g.limit, g.unit, 0) { // show on which side it fell
-			measured = num(c.value, g.unit, 2)
-		}
-		t.add(c.verdict(), c.subject, g.figure, measured, g, c.detail)
-	}
-	t.title = fmt.Sprintf("Targets: %d of %d met", passed, len(r.checks))
-	return t
-}
-
-func (r *results) write(text, md io.Writer) {
-	tt := r.targets()
-	fmt.Fprintln(md, "# informe benchmark")
-	fmt.Fprintln(md)
+// write writes the run as Markdown to out, targets last, and to md,
+// targets first and plans last.
+func (r *results) write(out, md io.Writer) {
+	w := io.MultiWriter(out, md)
+	fmt.Fprintln(w, "# informe benchmark")
+	fmt.Fprintln(w)
 	for _, l := range r.intro {
-		fmt.Fprintln(text, l)
-		fmt.Fprintln(md, "- "+l)
+		fmt.Fprintln(w, "- "+l)
 	}
+	tt := r.targets
+	tt.title = fmt.Sprintf("Targets: %d of %d met", r.passed, len(tt.rows))
+	tt.header = []string{"", "case", "figure", "measured", "target", "detail"}
+	tt.write(md)
 	for _, t := range r.tables {
-		t.text(text)
+		t.write(w)
 	}
-	tt.text(text)
-	tt.markdown(md)
-	for _, t := range r.tables {
-		t.markdown(md)
-	}
+	tt.write(out)
 	if len(r.plans) > 0 {
 		fmt.Fprintln(md, "\n## Query plans")
 	}
 	for _, p := range r.plans {
 		fmt.Fprintf(md, "\n### %s\n\n```\n%s```\n", p.title, p.text)
 	}
-}
-
-// machine describes the run's conditions.
-func machine(began time.Time) string {
-	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", began.Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-}
-
-// loadAverage returns /proc/loadavg's 1-, 5- and 15-minute averages.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
 }

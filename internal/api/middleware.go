@@ -89,6 +89,9 @@ func (s *Server) observe(c *gin.Context) {
 		if st.format != "" {
 			attrs = append(attrs, slog.String("format", st.format), slog.Int("rows", st.rows))
 		}
+		if st.parts > 0 {
+			attrs = append(attrs, slog.Int("parts", st.parts))
+		}
 		if st.aborted {
 			attrs = append(attrs, slog.Bool("aborted", true), slog.String("reason", st.reason))
 		}

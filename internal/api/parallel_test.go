@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,9 @@ func TestParallelExportEqualsSingle(t *testing.T) {
 		}
 		if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
 			t.Fatal(err)
+		}
+		if logs := ts.Logs.String(); !regexp.MustCompile(`"msg":"request".*"parts":[2-9]`).MatchString(logs) {
+			t.Errorf("no request line logs the parts of the export:\n%.2000s", logs)
 		}
 
 		for _, target := range targets {

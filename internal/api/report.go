@@ -120,6 +120,7 @@ func (s *Server) exportReport(c *gin.Context) {
 		return
 	}
 	s.turns.giveBack(extra - (len(curs) - 1))
+	state(c).parts = len(curs)
 	giveParts := sync.OnceFunc(func() { s.turns.giveBack(len(curs) - 1) })
 	defer giveParts()
 	for _, cur := range curs {
