@@ -55,6 +55,10 @@ func TestODataFilterMatchesGo(t *testing.T) {
 			return ok && s >= "2024-03-01" && s < "2024-04-01"
 		}},
 		{"EndNull", "task_end_date eq null", func(r map[string]any) bool { return r["task_end_date"] == nil }},
+		{"StatusOrEndNull", "task_status eq '" + status + "' or task_end_date eq null", func(r map[string]any) bool {
+			s, _ := str(r["task_status"])
+			return s == status || r["task_end_date"] == nil
+		}},
 		{"StartsWith", "startswith(client_email,'a')", func(r map[string]any) bool { s, _ := str(r["client_email"]); return strings.HasPrefix(s, "a") }},
 		{"EndsWith", "endswith(client_email,'.cl')", func(r map[string]any) bool { s, _ := str(r["client_email"]); return strings.HasSuffix(s, ".cl") }},
 		{"ContainsLower", "contains(tolower(task),'a')", func(r map[string]any) bool {

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,8 +78,79 @@ func (b *sqlBuilder) filter(q *Query) []string {
 	}
 	if q.where != nil {
 		conds = append(conds, b.cond(q.where))
+		seen := make(map[string]bool)
+		for _, col := range b.needed(q.where) {
+			if !seen[col] {
+				seen[col] = true
+				conds = append(conds, b.alias+"."+col+" IS NOT NULL")
+			}
+		}
 	}
 	return conds
+}
+
+// needed returns the [EntitySetDef.Joined] columns that are not null
+// wherever e is true (some maybe twice): e reads a property of their
+// table, and is false or NULL where that property is null.
+func (b *sqlBuilder) needed(e *expr) []string {
+	joined := func(props []int) []string {
+		var cols []string
+		for _, i := range props {
+			if c, ok := b.set.joined[i]; ok {
+				cols = append(cols, c)
+			}
+		}
+		return cols
+	}
+	switch e.kind {
+	case eAnd:
+		return append(b.needed(e.args[0]), b.needed(e.args[1])...)
+	case eOr:
+		r := b.needed(e.args[1])
+		var both []string
+		for _, c := range b.needed(e.args[0]) {
+			if slices.Contains(r, c) {
+				both = append(both, c)
+			}
+		}
+		return both
+	case eIn:
+		for _, a := range e.args[1:] {
+			if a.typ == tNull {
+				return nil
+			}
+		}
+		return joined(reads(e.args[0]))
+	case eCmp:
+		l, r := e.args[0], e.args[1]
+		// ne matches null; eq between two non-literals is IS NOT
+		// DISTINCT FROM, true for two nulls; a Boolean is compared
+		// with IS.
+		if e.name == "ne" || l.typ == tNull || r.typ == tNull || l.typ == tBool ||
+			e.name == "eq" && l.kind != eLit && r.kind != eLit {
+			return nil
+		}
+		return joined(append(reads(l), reads(r)...))
+	case eFunc: // contains, startswith, endswith
+		return joined(reads(e))
+	}
+	return nil
+}
+
+// reads returns the properties a scalar e reads when e is null wherever
+// one of them is: every function [sqlBuilder.call] writes is.
+func reads(e *expr) []int {
+	switch e.kind {
+	case eProp:
+		return []int{e.prop}
+	case eFunc:
+		var out []int
+		for _, a := range e.args {
+			out = append(out, reads(a)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // KeyOrder returns the ORDER BY items of the key's parts over alias.
