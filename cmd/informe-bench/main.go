@@ -79,6 +79,7 @@ type part struct {
 var parts = []part{
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
+	{"folding", (*bench).folding},
 }
 
 func main() {
