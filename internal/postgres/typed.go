@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,6 +82,58 @@ func (t Typed) SQL() (string, []any) {
 		" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "), args
 }
 
+// bounded returns t with a condition on its first sort value that every
+// row it reads meets, or t itself when it has no sort or too few rows
+// match. The rows up to the (Skip+Limit)-th in t's order hold the same
+// first sort values as those up to the (Skip+Limit)-th in the order of
+// that value alone, which an index on it finds by reading about as many
+// rows (services_cost_idx for a service's cost); bounded by the last of
+// those values, t sorts only the rows that share the values of the page,
+// not every matching row, by the rest of its order.
+func (t Typed) bounded(snap *Snapshot) (Typed, error) {
+	if len(t.Sort) == 0 {
+		return t, nil
+	}
+	e, dir := t.Sort[0], " ASC NULLS FIRST"
+	if t.Desc[0] {
+		dir = " DESC NULLS LAST"
+	}
+	n := "$" + strconv.Itoa(len(t.Args)+1)
+	sql := "SELECT " + e + " FROM " + pgx.Identifier{t.Typed}.Sanitize() + " t"
+	if t.Where != "" {
+		sql += " WHERE " + t.Where
+	}
+	sql += " ORDER BY 1" + dir + " OFFSET " + n + " LIMIT 1"
+	var last any
+	err := snap.QueryRow(sql, append(slices.Clip(t.Args), t.Skip+t.Limit-1), &last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, nil
+	}
+	if err != nil {
+		return t, fmt.Errorf("bound: %w", err)
+	}
+	var cond string
+	switch {
+	case t.Desc[0] && last == nil: // nulls last: no bound
+		return t, nil
+	case t.Desc[0]:
+		cond = e + " >= " + n
+	case last == nil: // nulls first: only nulls
+		cond = e + " IS NULL"
+	default:
+		cond = "(" + e + " <= " + n + " OR " + e + " IS NULL)"
+	}
+	if last != nil {
+		t.Args = append(slices.Clip(t.Args), last)
+	}
+	if t.Where == "" {
+		t.Where = cond
+	} else {
+		t.Where = "(" + t.Where + ") AND " + cond
+	}
+	return t, nil
+}
+
 // OpenTyped opens a cursor on t's rows in one REPEATABLE READ, READ ONLY
 // snapshot of pool, after counting, when count is set, the rows of
 // t.Typed matching countWhere (a condition on its row aliased t, "" for
@@ -107,6 +161,9 @@ func OpenTyped(ctx context.Context, pool *pgxpool.Pool, t Typed, count bool, cou
 	}
 	if t.Limit <= 0 {
 		return snap.Empty(), total, nil
+	}
+	if t, err = t.bounded(snap); err != nil {
+		return nil, 0, err
 	}
 	sql, args := t.SQL()
 	cur, err := snap.Query(sql, args)
