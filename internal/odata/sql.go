@@ -309,7 +309,13 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 	if len(alts) == 1 {
 		return append(conds, alts[0])
 	}
-	return append(conds, "(("+strings.Join(alts, ") OR (")+"))")
+	// The same alternatives with the key's first part alone, which the
+	// key's order implies: PostgreSQL tests this one as soon as it has
+	// the sort values and that part, before it joins the rest of a row,
+	// so that a page deep among rows of equal sort values passes over
+	// the rows before it without reading the rest of them.
+	coarse := append(slices.Clip(alts[:len(alts)-1]), strings.Join(append(slices.Clip(eqs), left[0]+" >= "+right[0]), " AND "))
+	return append(conds, "(("+strings.Join(alts, ") OR (")+"))", "(("+strings.Join(coarse, ") OR (")+"))")
 }
 
 // cond writes a condition. Its SQL value is true where OData's is true,
