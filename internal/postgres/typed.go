@@ -78,8 +78,13 @@ func (t Typed) SQL() (string, []any) {
 	}
 	args = append(args, t.Limit)
 	sql += " LIMIT $" + strconv.Itoa(len(args))
-	return "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + pgx.Identifier{t.Text}.Sanitize() +
-		" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "), args
+	// Each key's row (a key is one row; LIMIT 1 says so) is read on its
+	// own, through the indexes of its key: as a join, PostgreSQL, which
+	// cannot estimate IS NOT DISTINCT FROM, may read the whole text view
+	// for a page's rows.
+	return "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k CROSS JOIN LATERAL (SELECT * FROM " +
+		pgx.Identifier{t.Text}.Sanitize() + " r WHERE " + strings.Join(join, " AND ") + " LIMIT 1) r ORDER BY " +
+		strings.Join(order, ", "), args
 }
 
 // bounded returns t with a condition on its first sort value that every
