@@ -31,6 +31,14 @@ type SQL struct {
 	// SortText are Sort's values as text, in the form a $skiptoken holds;
 	// a row given to [Feed.Encode] carries them after its key's parts.
 	SortText []string
+	// After, for rows after a $skiptoken's position in a $orderby of one
+	// property whose value there is not null, is the parameter holding
+	// that value, and
+	// AfterKey a condition on the key's first part that the rows sharing
+	// that value meet; both "" otherwise. A store that finds every row
+	// of a page shares that value may add AfterKey, which an index on the
+	// key can serve (Where's alternatives cannot).
+	After, AfterKey string
 }
 
 // Plain reports whether q asks for rows in the set's own order, filtered
@@ -55,7 +63,9 @@ func (q *Query) SQL(alias string) SQL {
 		out.Desc = append(out.Desc, o.desc)
 	}
 	if q.After != nil {
-		conds = append(conds, b.after(q, out.Sort)...)
+		var after []string
+		after, out.After, out.AfterKey = b.after(q, out.Sort)
+		conds = append(conds, after...)
 	}
 	out.Where = strings.Join(conds, " AND ")
 	out.Args = b.args
@@ -251,8 +261,9 @@ func (b *sqlBuilder) sortParam(i int, v string) string {
 // after returns the conditions selecting the rows after q.After in q's
 // order: some leading sort values equal and the next one after, or all
 // equal and the key greater. A bound on the first sort value comes first,
-// so that an index on it can narrow the scan.
-func (b *sqlBuilder) after(q *Query, sort []string) []string {
+// so that an index on it can narrow the scan. It also returns
+// [SQL.After] and [SQL.AfterKey].
+func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
 	for j, o := range q.order {
 		v := q.afterSort[j]
@@ -260,6 +271,9 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 		var p string
 		if v != nil {
 			p = b.sortParam(o.prop, *v)
+		}
+		if j == 0 && v != nil {
+			first = p
 		}
 		if j == 0 {
 			switch {
@@ -307,7 +321,15 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 	}
 	alts = append(alts, strings.Join(append(eqs, key), " AND "))
 	if len(alts) == 1 {
-		return append(conds, alts[0])
+		return append(conds, alts[0]), "", ""
+	}
+	if len(q.order) == 1 && first != "" {
+		// Among the rows sharing the first sort value, the key is the
+		// order: those after the position have a greater key. (With more
+		// sort values, the next one orders them instead.)
+		floor = left[0] + " >= " + right[0]
+	} else {
+		first = ""
 	}
 	// The same alternatives with the key's first part alone, which the
 	// key's order implies: PostgreSQL tests this one as soon as it has
@@ -315,7 +337,7 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 	// so that a page deep among rows of equal sort values passes over
 	// the rows before it without reading the rest of them.
 	coarse := append(slices.Clip(alts[:len(alts)-1]), strings.Join(append(slices.Clip(eqs), left[0]+" >= "+right[0]), " AND "))
-	return append(conds, "(("+strings.Join(alts, ") OR (")+"))", "(("+strings.Join(coarse, ") OR (")+"))")
+	return append(conds, "(("+strings.Join(alts, ") OR (")+"))", "(("+strings.Join(coarse, ") OR (")+"))"), first, floor
 }
 
 // cond writes a condition. Its SQL value is true where OData's is true,
