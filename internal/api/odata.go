@@ -170,7 +170,7 @@ func (s *Server) odataReportSelection(c *gin.Context, q *odata.Query, f odata.Fo
 	s.odataSelection(c, q, f, opts, len(report.Columns), func(ctx context.Context, sel selection) (cursor, int64, error) {
 		cur, err := s.Reports.OpenSelection(ctx, report.Selection{
 			Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
-			After: sel.sql.After, AfterKey: sel.sql.AfterKey,
+			After: sel.sql.After, AfterKey: sel.sql.AfterKey, Bound: sel.sql.Bound,
 			Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
 		})
 		if err != nil {

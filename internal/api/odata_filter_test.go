@@ -128,10 +128,13 @@ func TestODataFilterMatchesGo(t *testing.T) {
 func TestODataOrderByPages(t *testing.T) {
 	ts := newServer(t, pgtest.Seeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
-	for _, order := range []string{"costo_servicio desc", "task_end_date", "task_status desc,execution_date", "client_email,row_id desc"} {
+	// costo_servicio's order comes from an index (odata's SortIndexed): its
+	// pages are found from their first sort values, small pages most often
+	// among equal costs.
+	for _, order := range []string{"costo_servicio desc", "costo_servicio", "task_end_date", "task_status desc,execution_date", "client_email,row_id desc"} {
 		for _, size := range []int{1, 7, 1000} {
-			if size < 1000 && order != "task_end_date" {
-				continue // small pages under one order keep the test short
+			if size < 1000 && order != "task_end_date" && order != "costo_servicio desc" {
+				continue // small pages under two orders keep the test short
 			}
 			t.Run(fmt.Sprintf("%s/%d", order, size), func(t *testing.T) {
 				target := "/odata/GeneralReport?$select=row_id,costo_servicio,task_end_date,task_status,execution_date,client_email&$orderby=" +

@@ -105,6 +105,13 @@ type EntitySetDef struct {
 	// that the outer join is an inner one and start from an index on the
 	// joined table (it cannot see through the view's nullif).
 	Joined map[string][]string
+
+	// SortIndexed names the properties whose order, as $orderby asks for
+	// it (nulls first ascending, last descending), an index gives through
+	// the typed view: a page sorted first by one of them can find its
+	// first sort values in that index before it sorts anything (see
+	// [SQL.Bound]). For the report, costo_servicio (services_cost_idx).
+	SortIndexed []string
 }
 
 // EntitySet is a checked [EntitySetDef], ready for [Metadata], [Parse] and
@@ -114,6 +121,7 @@ type EntitySet struct {
 	props  []property     // declaration order: a synthetic key first, then the columns
 	byName map[string]int // property name -> index in props
 	joined map[int]string // property index -> its Joined column
+	sorted map[int]bool   // property indexes of SortIndexed
 	key    int            // index in props of the key property
 	keyCol int            // index in Columns of a column key; -1 for a synthetic key
 }
@@ -209,6 +217,14 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 			}
 			s.joined[i] = col
 		}
+	}
+	s.sorted = make(map[int]bool)
+	for _, name := range def.SortIndexed {
+		i, ok := s.byName[name]
+		if !ok {
+			return fail("SortIndexed %q is not a property", name)
+		}
+		s.sorted[i] = true
 	}
 	if len(def.OrderBy) == 0 {
 		return fail("OrderBy is empty")

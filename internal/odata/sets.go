@@ -31,6 +31,7 @@ var (
 				"client_country", "client_marital_status", "client_gender", "client_region", "client_commune", "client_address"},
 			"costo_servicio": {"service"},
 		},
+		SortIndexed: []string{"costo_servicio"},
 	}
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{

@@ -39,6 +39,12 @@ type SQL struct {
 	// of a page shares that value may add AfterKey, which an index on the
 	// key can serve (Where's alternatives cannot).
 	After, AfterKey string
+	// Bound says an index gives the order of Sort's first expression
+	// ([EntitySetDef.SortIndexed]): a store may find the page's first
+	// sort values through it first, and sort only the rows that hold
+	// them. Without such an index, that would read every matching row
+	// once more.
+	Bound bool
 }
 
 // Plain reports whether q asks for rows in the set's own order, filtered
@@ -56,6 +62,7 @@ func (q *Query) SQL(alias string) SQL {
 	b := &sqlBuilder{set: q.set, alias: alias}
 	conds := b.filter(q)
 	var out SQL
+	out.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
 	for _, o := range q.order {
 		e, t := b.sortExpr(o.prop)
 		out.Sort = append(out.Sort, e)

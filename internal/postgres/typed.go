@@ -34,7 +34,10 @@ type Typed struct {
 	// AfterKey a condition on the row (aliased t) that the rows sharing
 	// that value meet, such as a bound on the key; "" for none.
 	After, AfterKey string
-	Skip, Limit     int64
+	// Bound says an index gives the order of Sort[0]: the page's first
+	// sort values are found through it first (see bounded).
+	Bound       bool
+	Skip, Limit int64
 }
 
 // SQL returns the statement reading t's rows and its arguments.
@@ -92,7 +95,8 @@ func (t Typed) SQL() (string, []any) {
 }
 
 // bounded returns t with a condition on its first sort value that the
-// rows it reads meet, or t itself when it has no sort. The rows from the
+// rows it reads meet, or t itself when it has no sort or t.Bound is false.
+// The rows from the
 // (Skip+1)-th to the (Skip+Limit)-th in t's order hold the same first sort
 // values as those in the order of that value alone, which an index on it
 // finds by reading about as many rows (services_cost_idx for a service's
@@ -102,7 +106,7 @@ func (t Typed) SQL() (string, []any) {
 // value, which PostgreSQL can read in that order, from t.AfterKey's bound
 // when that value is the position's.
 func (t Typed) bounded(snap *Snapshot) (Typed, error) {
-	if len(t.Sort) == 0 {
+	if len(t.Sort) == 0 || !t.Bound {
 		return t, nil
 	}
 	e, dir := t.Sort[0], " ASC NULLS FIRST"
