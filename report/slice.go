@@ -104,10 +104,12 @@ type Selection struct {
 	// position to resume after.
 	Where string
 	Args  []any
-	// Sort, SortText and Desc: see postgres.Typed.
-	Sort, SortText []string
-	Desc           []bool
-	Skip, Limit    int64
+	// Sort, SortText, Desc, After, AfterKey and Bound: see postgres.Typed.
+	Sort, SortText  []string
+	Desc            []bool
+	After, AfterKey string
+	Bound           bool
+	Skip, Limit     int64
 	// Count, with CountWhere and CountArgs (the filter without the
 	// position), counts the matching rows (Page.Total); else Total is -1.
 	Count      bool
@@ -130,7 +132,7 @@ func (s *Store) OpenSelection(ctx context.Context, sel Selection) (*Cursor, erro
 		Columns: export.Names(cols),
 		Extra:   []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text", "coalesce(r.key_task_id, 0)::text"},
 		Where:   sel.Where, Args: sel.Args,
-		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc,
+		Sort: sel.Sort, SortText: sel.SortText, Desc: sel.Desc, After: sel.After, AfterKey: sel.AfterKey, Bound: sel.Bound,
 		Skip: sel.Skip, Limit: sel.Limit,
 	}, sel.Count, sel.CountWhere, sel.CountArgs)
 	if err != nil {

@@ -66,6 +66,7 @@ var parts = []struct {
 }{
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
+	{"folding", (*bench).folding},
 }
 
 func main() {

@@ -139,6 +139,7 @@ func (s *Server) usersPage(q *odata.Query) (opener, error) {
 func (s *Server) reportSelection(ctx context.Context, sel selection) (cursor, int64, error) {
 	cur, err := s.Reports.OpenSelection(ctx, report.Selection{
 		Where: sel.sql.Where, Args: sel.sql.Args, Sort: sel.sql.Sort, SortText: sel.sql.SortText, Desc: sel.sql.Desc,
+		After: sel.sql.After, AfterKey: sel.sql.AfterKey, Bound: sel.sql.Bound,
 		Skip: sel.skip, Limit: sel.limit, Count: sel.count, CountWhere: sel.countWhere, CountArgs: sel.countArgs,
 	})
 	if err != nil {

@@ -95,6 +95,23 @@ type EntitySetDef struct {
 	// any type, text included, is written as null. Otherwise only nil
 	// values of Nullable columns are null, and an empty text is "".
 	EmptyIsNull bool
+
+	// Joined maps a column of the typed view that is NULL exactly where a
+	// row has none of an outer-joined table's rows, and is a plain column
+	// of that table (for the report, key_task_id: a task's id), to the
+	// properties read from that table. A condition that holds only where
+	// one of them has a value is written with "column IS NOT NULL" beside
+	// it, which says nothing new about the rows but lets PostgreSQL see
+	// that the outer join is an inner one and start from an index on the
+	// joined table (it cannot see through the view's nullif).
+	Joined map[string][]string
+
+	// SortIndexed names the properties whose order, as $orderby asks for
+	// it (nulls first ascending, last descending), an index gives through
+	// the typed view: a page sorted first by one of them can find its
+	// first sort values in that index before it sorts anything (see
+	// [SQL.Bound]). For the report, costo_servicio (services_cost_idx).
+	SortIndexed []string
 }
 
 // EntitySet is a checked [EntitySetDef], ready for [Metadata], [Parse] and
@@ -103,6 +120,8 @@ type EntitySet struct {
 	def    EntitySetDef
 	props  []property     // declaration order: a synthetic key first, then the columns
 	byName map[string]int // property name -> index in props
+	joined map[int]string // property index -> its Joined column
+	sorted map[int]bool   // property indexes of SortIndexed
 	key    int            // index in props of the key property
 	keyCol int            // index in Columns of a column key; -1 for a synthetic key
 }
@@ -185,6 +204,27 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 		if p.name == def.Key {
 			s.key = i
 		}
+	}
+	s.joined = make(map[int]string)
+	for col, names := range def.Joined {
+		if !isIdentifier(col) {
+			return fail("Joined column %q is not an identifier", col)
+		}
+		for _, name := range names {
+			i, ok := s.byName[name]
+			if !ok || i == s.key {
+				return fail("Joined %q: %q is not a property", col, name)
+			}
+			s.joined[i] = col
+		}
+	}
+	s.sorted = make(map[int]bool)
+	for _, name := range def.SortIndexed {
+		i, ok := s.byName[name]
+		if !ok {
+			return fail("SortIndexed %q is not a property", name)
+		}
+		s.sorted[i] = true
 	}
 	if len(def.OrderBy) == 0 {
 		return fail("OrderBy is empty")

@@ -159,6 +159,47 @@ func FuzzFilter(f *testing.F) {
 	})
 }
 
+// TestFilterSQLJoined checks which tests of an outer-joined table's
+// column the SQL of a $filter carries: one wherever the filter holds only
+// where a property of that table has a value, none where it can hold on a
+// row without that table's row.
+func TestFilterSQLJoined(t *testing.T) {
+	set := reportSet(t)
+	const task, client, service = "t.key_task_id IS NOT NULL", "t.client_id IS NOT NULL", "t.costo_servicio IS NOT NULL"
+	for _, tt := range []struct {
+		filter string
+		want   []string
+	}{
+		{"task_status eq 'Terminada'", []string{task}},
+		{"task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01", []string{task}},
+		{"startswith(client_email,'a')", []string{client}},
+		{"length(trim(client_email)) gt 3 and service eq 'x'", []string{client, service}},
+		{"task_status in ('a','b')", []string{task}},
+		{"task_status eq 'a' or startswith(task,'b')", []string{task}},
+		{"task_status ne 'a'", nil},
+		{"task_status in ('a',null)", nil},
+		{"task_status eq 'a' or task_end_date eq null", nil},
+		{"task_status eq 'a' or contract_status eq 'b'", nil},
+		{"not (task_status eq 'a')", nil},
+		{"task_status eq task_title", nil},
+		{"costo_servicio gt 100000 and contract_id eq 4", nil},
+	} {
+		q, err := odata.Parse(url.Values{"$filter": {tt.filter}}, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range []string{task, client, service, "t.key_process_id IS NOT NULL"} {
+			if strings.Contains(q.SQL("t").Where, c) {
+				got = append(got, c)
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %q, want %q", tt.filter, got, tt.want)
+		}
+	}
+}
+
 // FuzzFilterSQL checks the SQL of every $filter that parses: each literal
 // is a bound parameter, never text in the statement (the only quoted text
 // is informe's own constants), and the parameters are exactly $1 to $n.

@@ -19,6 +19,19 @@ var (
 		OrderBy:     []string{"contract_id", "process_id"},
 		Filters:     []string{"contract_id", "code_contract", "client_id", "client_rut"},
 		EmptyIsNull: true,
+		// The tables general_report_typed outer-joins, each by a column
+		// of its own that is never NULL there: tasks, processes, clients
+		// and services (whose cost is NOT NULL).
+		Joined: map[string][]string{
+			"key_task_id": {"task", "task_title", "task_detail", "task_code", "task_end_date", "task_duration",
+				"task_status", "task_progress", "task_executor", "execution_date"},
+			"key_process_id": {"process_role", "caratulado_process", "process_date"},
+			"client_id": {"client_rut", "client_passport", "first_name_client", "second_name_client", "last_name_client",
+				"second_last_name_client", "client_email", "client_phone", "client_occupation", "client_birth_date",
+				"client_country", "client_marital_status", "client_gender", "client_region", "client_commune", "client_address"},
+			"costo_servicio": {"service"},
+		},
+		SortIndexed: []string{"costo_servicio"},
 	}
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{

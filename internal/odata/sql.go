@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,20 @@ type SQL struct {
 	// SortText are Sort's values as text, in the form a $skiptoken holds;
 	// a row given to [Feed.Encode] carries them after its key's parts.
 	SortText []string
+	// After, for rows after a $skiptoken's position in a $orderby of one
+	// property whose value there is not null, is the parameter holding
+	// that value, and
+	// AfterKey a condition on the key's first part that the rows sharing
+	// that value meet; both "" otherwise. A store that finds every row
+	// of a page shares that value may add AfterKey, which an index on the
+	// key can serve (Where's alternatives cannot).
+	After, AfterKey string
+	// Bound says an index gives the order of Sort's first expression
+	// ([EntitySetDef.SortIndexed]): a store may find the page's first
+	// sort values through it first, and sort only the rows that hold
+	// them. Without such an index, that would read every matching row
+	// once more.
+	Bound bool
 }
 
 // Plain reports whether q asks for rows in the set's own order, filtered
@@ -47,6 +62,7 @@ func (q *Query) SQL(alias string) SQL {
 	b := &sqlBuilder{set: q.set, alias: alias}
 	conds := b.filter(q)
 	var out SQL
+	out.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
 	for _, o := range q.order {
 		e, t := b.sortExpr(o.prop)
 		out.Sort = append(out.Sort, e)
@@ -54,7 +70,9 @@ func (q *Query) SQL(alias string) SQL {
 		out.Desc = append(out.Desc, o.desc)
 	}
 	if q.After != nil {
-		conds = append(conds, b.after(q, out.Sort)...)
+		var after []string
+		after, out.After, out.AfterKey = b.after(q, out.Sort)
+		conds = append(conds, after...)
 	}
 	out.Where = strings.Join(conds, " AND ")
 	out.Args = b.args
@@ -77,8 +95,79 @@ func (b *sqlBuilder) filter(q *Query) []string {
 	}
 	if q.where != nil {
 		conds = append(conds, b.cond(q.where))
+		seen := make(map[string]bool)
+		for _, col := range b.needed(q.where) {
+			if !seen[col] {
+				seen[col] = true
+				conds = append(conds, b.alias+"."+col+" IS NOT NULL")
+			}
+		}
 	}
 	return conds
+}
+
+// needed returns the [EntitySetDef.Joined] columns that are not null
+// wherever e is true (some maybe twice): e reads a property of their
+// table, and is false or NULL where that property is null.
+func (b *sqlBuilder) needed(e *expr) []string {
+	joined := func(props []int) []string {
+		var cols []string
+		for _, i := range props {
+			if c, ok := b.set.joined[i]; ok {
+				cols = append(cols, c)
+			}
+		}
+		return cols
+	}
+	switch e.kind {
+	case eAnd:
+		return append(b.needed(e.args[0]), b.needed(e.args[1])...)
+	case eOr:
+		r := b.needed(e.args[1])
+		var both []string
+		for _, c := range b.needed(e.args[0]) {
+			if slices.Contains(r, c) {
+				both = append(both, c)
+			}
+		}
+		return both
+	case eIn:
+		for _, a := range e.args[1:] {
+			if a.typ == tNull {
+				return nil
+			}
+		}
+		return joined(reads(e.args[0]))
+	case eCmp:
+		l, r := e.args[0], e.args[1]
+		// ne matches null; eq between two non-literals is IS NOT
+		// DISTINCT FROM, true for two nulls; a Boolean is compared
+		// with IS.
+		if e.name == "ne" || l.typ == tNull || r.typ == tNull || l.typ == tBool ||
+			e.name == "eq" && l.kind != eLit && r.kind != eLit {
+			return nil
+		}
+		return joined(append(reads(l), reads(r)...))
+	case eFunc: // contains, startswith, endswith
+		return joined(reads(e))
+	}
+	return nil
+}
+
+// reads returns the properties a scalar e reads when e is null wherever
+// one of them is: every function [sqlBuilder.call] writes is.
+func reads(e *expr) []int {
+	switch e.kind {
+	case eProp:
+		return []int{e.prop}
+	case eFunc:
+		var out []int
+		for _, a := range e.args {
+			out = append(out, reads(a)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // KeyOrder returns the ORDER BY items of the key's parts over alias.
@@ -179,8 +268,9 @@ func (b *sqlBuilder) sortParam(i int, v string) string {
 // after returns the conditions selecting the rows after q.After in q's
 // order: some leading sort values equal and the next one after, or all
 // equal and the key greater. A bound on the first sort value comes first,
-// so that an index on it can narrow the scan.
-func (b *sqlBuilder) after(q *Query, sort []string) []string {
+// so that an index on it can narrow the scan. It also returns
+// [SQL.After] and [SQL.AfterKey].
+func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
 	for j, o := range q.order {
 		v := q.afterSort[j]
@@ -188,6 +278,9 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 		var p string
 		if v != nil {
 			p = b.sortParam(o.prop, *v)
+		}
+		if j == 0 && v != nil {
+			first = p
 		}
 		if j == 0 {
 			switch {
@@ -235,9 +328,23 @@ func (b *sqlBuilder) after(q *Query, sort []string) []string {
 	}
 	alts = append(alts, strings.Join(append(eqs, key), " AND "))
 	if len(alts) == 1 {
-		return append(conds, alts[0])
+		return append(conds, alts[0]), "", ""
 	}
-	return append(conds, "(("+strings.Join(alts, ") OR (")+"))")
+	if len(q.order) == 1 && first != "" {
+		// Among the rows sharing the first sort value, the key is the
+		// order: those after the position have a greater key. (With more
+		// sort values, the next one orders them instead.)
+		floor = left[0] + " >= " + right[0]
+	} else {
+		first = ""
+	}
+	// The same alternatives with the key's first part alone, which the
+	// key's order implies: PostgreSQL tests this one as soon as it has
+	// the sort values and that part, before it joins the rest of a row,
+	// so that a page deep among rows of equal sort values passes over
+	// the rows before it without reading the rest of them.
+	coarse := append(slices.Clip(alts[:len(alts)-1]), strings.Join(append(slices.Clip(eqs), left[0]+" >= "+right[0]), " AND "))
+	return append(conds, "(("+strings.Join(alts, ") OR (")+"))", "(("+strings.Join(coarse, ") OR (")+"))"), first, floor
 }
 
 // cond writes a condition. Its SQL value is true where OData's is true,

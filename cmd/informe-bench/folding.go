@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+func init() {
+	maps.Copy(goals, map[string]goal{
+		"folding-first": {"first page's wall time", "<=", 1.5, "x", "unfiltered first page"},
+		"folding-depth": {"worst page's wall time", "<=", 1.3, "x", "its first page"},
+	})
+}
+
+// foldPage is the page size of the folding part, a client's usual one.
+const foldPage = 1000
+
+// folding measures the steps Power Query folds into OData requests: the
+// first 1,000-row page of each filter or sort next to the unfiltered first
+// page, the requests alternating, and a sorted, filtered feed followed by
+// its next links, each depth against its first page. Filter values come
+// from the data: the rarest task status, the busiest month of end dates,
+// the busiest day of execution dates, the median service cost.
+func (b *bench) folding(ctx context.Context) error {
+	var status, cost string
+	var month, day time.Time
+	for _, q := range []struct {
+		sql  string
+		dest any
+	}{
+		{"SELECT status FROM tasks GROUP BY 1 ORDER BY count(*), 1 LIMIT 1", &status},
+		{"SELECT date_trunc('month', end_date) FROM tasks WHERE end_date IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1", &month},
+		{"SELECT date_trunc('day', execution_date AT TIME ZONE 'UTC') FROM tasks WHERE execution_date IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1", &day},
+		{"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cost)::text FROM services", &cost},
+	} {
+		if err := b.pool.QueryRow(ctx, q.sql).Scan(q.dest); err != nil {
+			return fmt.Errorf("folding: %s: %w", q.sql, err)
+		}
+	}
+	const date, dateTime = "2006-01-02", "2006-01-02T15:04:05Z"
+	sorted := "$filter=" + url.QueryEscape("costo_servicio gt "+cost) + "&$orderby=" + url.QueryEscape("costo_servicio desc")
+	cases := []struct{ label, query string }{
+		{"unfiltered", ""},
+		{"task_status eq '" + status + "'", "$filter=" + url.QueryEscape("task_status eq '"+status+"'")},
+		{"a month of task_end_date", "$filter=" + url.QueryEscape("task_end_date ge "+month.Format(date)+" and task_end_date lt "+month.AddDate(0, 1, 0).Format(date))},
+		{"startswith(client_email,'a')", "$filter=" + url.QueryEscape("startswith(client_email,'a')")},
+		{"a day of execution_date (incremental refresh)", "$filter=" + url.QueryEscape("execution_date ge "+day.Format(dateTime)+" and execution_date lt "+day.AddDate(0, 0, 1).Format(dateTime))},
+		{"costo_servicio gt " + cost + ", $orderby desc", sorted},
+	}
+	inf, err := b.current.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer inf.stop()
+	hdr := http.Header{"Prefer": {fmt.Sprint("odata.maxpagesize=", foldPage)}}
+	// page fetches a page of the feed and returns its time and next link.
+	page := func(link string) (time.Duration, string, error) {
+		var c feedCounter
+		s, err := inf.fetch(ctx, link, hdr, &c)
+		if err == nil && s.status != http.StatusOK {
+			err = fmt.Errorf("GET %s: status %d: %s", link, s.status, c.tail)
+		}
+		if err == nil {
+			link, err = c.nextLink()
+		}
+		return s.wall, link, err
+	}
+	walls := make([][]time.Duration, len(cases))
+	for run := range b.o.runs + 1 { // the first warms the caches
+		logf("folding: first pages, round %d of %d", run+1, b.o.runs+1)
+		for i := range cases[1:] {
+			for _, j := range []int{0, i + 1} { // the unfiltered page next to each case
+				d, _, err := page("/odata/GeneralReport?" + cases[j].query)
+				if err != nil {
+					return err
+				}
+				if run > 0 {
+					walls[j] = append(walls[j], d)
+				}
+			}
+		}
+	}
+	t := table{title: "OData folding: first pages of 1,000 rows", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
+		notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one, one informe", b.o.runs)}}
+	unfiltered := median(walls[0])
+	for i, c := range cases {
+		m, r := median(walls[i]), median(walls[i]).Seconds()/unfiltered.Seconds()
+		t.add(c.label, ms(m), ms(slices.Min(walls[i]))+"-"+ms(slices.Max(walls[i])), fmt.Sprintf("%.2fx", r))
+		if i > 0 {
+			b.res.check("folding-first", c.label, r, "%s vs %s ms", ms(m), ms(unfiltered))
+		}
+	}
+	b.res.tables = append(b.res.tables, t)
+
+	// The sorted feed by its next links, each read the same way; per depth
+	// the median over the reads.
+	const maxDepth = 50
+	var reads [][]time.Duration
+	for run := range b.o.runs {
+		logf("folding: next links of %s, read %d of %d", cases[len(cases)-1].label, run+1, b.o.runs)
+		var ws []time.Duration
+		for link := "/odata/GeneralReport?" + sorted; link != "" && len(ws) < maxDepth; {
+			d, next, err := page(link)
+			if err != nil {
+				return fmt.Errorf("page %d: %w", len(ws)+1, err)
+			}
+			ws, link = append(ws, d), next
+		}
+		reads = append(reads, ws)
+	}
+	var depths []time.Duration
+	for d := range slices.MinFunc(reads, func(a, b []time.Duration) int { return len(a) - len(b) }) {
+		var ws []time.Duration
+		for _, r := range reads {
+			ws = append(ws, r[d])
+		}
+		depths = append(depths, median(ws))
+	}
+	worst := slices.Index(depths, slices.Max(depths))
+	var every []string
+	for d := 0; d < len(depths); d += 5 {
+		every = append(every, fmt.Sprintf("%d: %s", d+1, ms(depths[d])))
+	}
+	dt := table{title: "OData folding: a sorted, filtered feed by its next links", header: []string{"what", "value"}}
+	dt.add("feed", cases[len(cases)-1].label+fmt.Sprintf(", %d-row pages, %d reads", foldPage, len(reads)))
+	dt.add("median ms by page (every fifth)", strings.Join(every, ", "))
+	b.res.tables = append(b.res.tables, dt)
+	b.res.check("folding-depth", fmt.Sprintf("sorted feed page %d", worst+1), depths[worst].Seconds()/depths[0].Seconds(),
+		"%s vs %s ms, median of %d reads", ms(depths[worst]), ms(depths[0]), len(reads))
+	return nil
+}
