@@ -90,6 +90,14 @@ func (s *Store) ExportParts(ctx context.Context, q Query, p Parts) (_ []*Cursor,
 		}
 	}()
 	for i, snap := range snaps {
+		// Each part is one of several backends reading at once: parallel
+		// workers under each would only contend with the others for the
+		// machine, and copy every row once more through a Gather Merge.
+		if len(snaps) > 1 {
+			if err := snap.Serial(); err != nil {
+				return nil, fmt.Errorf("report: part %d: %w", i+1, err)
+			}
+		}
 		sql, args := selectFrom(cols), []any(nil)
 		switch {
 		case len(bounds) == 0:

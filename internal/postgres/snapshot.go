@@ -156,6 +156,20 @@ func (s *Snapshot) Query(sql string, args []any) (*Cursor, error) {
 	return &Cursor{snap: s, rows: rows}, nil
 }
 
+// Serial plans the transaction's later statements without parallel
+// workers (max_parallel_workers_per_gather 0, for this transaction only).
+// A reader that is itself one of several reading at once, or that stops
+// reading after a few rows in an order an index gives, gains nothing from
+// workers: each would read its own share of the order, which a Gather
+// Merge waits for and copies through shared memory.
+func (s *Snapshot) Serial() error {
+	var setting string
+	if err := s.QueryRow("SELECT set_config('max_parallel_workers_per_gather', '0', true)", nil, &setting); err != nil {
+		return fmt.Errorf("parallel workers: %w", err)
+	}
+	return nil
+}
+
 // Empty returns a [Cursor] with no rows that closes the snapshot when it is
 // closed: for a page past the last row.
 func (s *Snapshot) Empty() *Cursor { return &Cursor{snap: s} }

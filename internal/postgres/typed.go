@@ -189,9 +189,8 @@ func OpenTyped(ctx context.Context, pool *pgxpool.Pool, t Typed, count bool, cou
 	// with two workers). A sort no index gives reads every matching row,
 	// which workers share; so may the count above.
 	if len(t.Sort) == 0 || t.Bound {
-		var setting string
-		if err := snap.QueryRow("SELECT set_config('max_parallel_workers_per_gather', '0', true)", nil, &setting); err != nil {
-			return nil, 0, fmt.Errorf("parallel workers: %w", err)
+		if err := snap.Serial(); err != nil {
+			return nil, 0, err
 		}
 	}
 	if t, err = t.bounded(snap); err != nil {
