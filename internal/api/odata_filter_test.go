@@ -148,19 +148,27 @@ func TestODataOrderByPages(t *testing.T) {
 				if len(got) != want {
 					t.Fatalf("%d rows, want %d", len(got), want)
 				}
-				seen := map[any]bool{}
-				for i, r := range got {
-					if seen[r["row_id"]] {
-						t.Fatalf("row %v twice", r["row_id"])
-					}
-					seen[r["row_id"]] = true
-					if i > 0 && compareRows(got[i-1], r, order) > 0 {
-						t.Fatalf("rows %d and %d out of order: %v then %v", i-1, i, got[i-1], r)
-					}
-				}
+				checkOnceInOrder(t, got, order)
 			})
 		}
 	}
+}
+
+// checkOnceInOrder fails t unless every row of got comes once and in the
+// order of $orderby order; it returns the row ids seen.
+func checkOnceInOrder(t *testing.T, got []map[string]any, order string) map[any]bool {
+	t.Helper()
+	seen := map[any]bool{}
+	for i, r := range got {
+		if seen[r["row_id"]] {
+			t.Fatalf("row %v twice", r["row_id"])
+		}
+		seen[r["row_id"]] = true
+		if i > 0 && compareRows(got[i-1], r, order) > 0 {
+			t.Fatalf("rows %d and %d out of order: %v then %v", i-1, i, got[i-1], r)
+		}
+	}
+	return seen
 }
 
 // compareRows compares a and b under a $orderby of plain properties.
@@ -273,16 +281,7 @@ func TestODataOrderedPagingWhileWriting(t *testing.T) {
 	if err := <-writerDone; err != nil {
 		t.Fatal(err)
 	}
-	seen := map[any]bool{}
-	for i, r := range got {
-		if seen[r["row_id"]] {
-			t.Fatalf("row %v twice", r["row_id"])
-		}
-		seen[r["row_id"]] = true
-		if i > 0 && compareRows(got[i-1], r, order) > 0 {
-			t.Fatalf("rows %d and %d out of order: %v then %v", i-1, i, got[i-1], r)
-		}
-	}
+	seen := checkOnceInOrder(t, got, order)
 	for _, r := range before {
 		if !seen[r["row_id"]] {
 			t.Fatalf("row %v existed throughout and was skipped", r["row_id"])

@@ -141,22 +141,10 @@ func TestStallMeasuredByProgress(t *testing.T) {
 			conn := dialTCP(t, ts.URL, stallRcvBuf, wanMSS)
 			start := time.Now()
 			resp := ts.rawGetOn(t, conn, bufio.NewReader(&rateReader{r: conn, rate: tt.rate}), target, "X-Request-Id", id)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status = %d", resp.StatusCode)
-			}
-			got, err := io.ReadAll(resp.Body)
-			t.Logf("read %d bytes (%.1f times what the buffers take) in %v", len(got), float64(len(got))/float64(buffers), time.Since(start).Round(time.Millisecond))
-			if err != nil {
-				t.Fatalf("the body ended with %v after %d of %d bytes; the server's log: %v", err, len(got), len(want.Body), logLine(t, ts.Logs.String(), "response cut", id))
-			}
-			if !bytes.Equal(got, want.Body) {
-				t.Fatalf("the body (%d bytes) differs from a fast client's (%d bytes)", len(got), len(want.Body))
-			}
-			if !waitFor(10*time.Second, func() bool { return logLine(t, ts.Logs.String(), "request", id) != nil }) {
-				t.Fatal("the request was never logged")
-			}
-			if line := requestLine(t, ts.Logs.String(), id); line["status"] != float64(200) || line["aborted"] != nil {
-				t.Errorf("logged status %v, aborted %v; want 200, not aborted", line["status"], line["aborted"])
+			line := ts.readWhole(t, resp, want.Body, id)
+			t.Logf("read %d bytes (%.1f times what the buffers take) in %v", len(want.Body), float64(len(want.Body))/float64(buffers), time.Since(start).Round(time.Millisecond))
+			if line["aborted"] != nil {
+				t.Errorf("logged aborted %v; want not aborted", line["aborted"])
 			}
 			if cut := logLine(t, ts.Logs.String(), "response cut", id); cut != nil {
 				t.Errorf("the response was cut: %v", cut)
@@ -209,4 +197,29 @@ func TestStallMeasuredByProgress(t *testing.T) {
 			t.Errorf(`informe_http_responses_cut_total{reason="client_stalled"} = %v, want 1`, got)
 		}
 	})
+}
+
+// readWhole reads resp's body to its end and fails t unless the status is
+// 200, the body is want, whole, and the request with id was logged with
+// status 200; it returns that log line.
+func (ts *testServer) readWhole(t *testing.T, resp *http.Response, want []byte, id string) map[string]any {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status = %d", resp.StatusCode)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("the body ended with %v after %d of %d bytes; the server's log: %v", err, len(got), len(want), logLine(t, ts.Logs.String(), "response cut", id))
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the body (%d bytes) differs from a fast client's (%d bytes)", len(got), len(want))
+	}
+	if !waitFor(10*time.Second, func() bool { return logLine(t, ts.Logs.String(), "request", id) != nil }) {
+		t.Fatal("the request was never logged")
+	}
+	line := requestLine(t, ts.Logs.String(), id)
+	if line["status"] != float64(200) {
+		t.Errorf("request logged with status %v, want 200", line["status"])
+	}
+	return line
 }
