@@ -14,13 +14,14 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // Flags of the serving commands (serve, demo): the pool, the limits of the
@@ -176,13 +177,12 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	if err != nil {
 		return err
 	}
-	reports := report.NewStore(pool, counting)
-	if err := reports.CheckCounting(ctx); err != nil {
+	if err := report.CheckCounting(ctx, pool, counting); err != nil {
 		return err
 	}
 	app := &api.Server{
-		Reports: reports,
-		Users:   users.NewStore(pool),
+		Data:    dataset.NewStore(pool),
+		Report:  source.Report(counting),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Logger:  logger,

@@ -24,10 +24,11 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -65,8 +66,7 @@ type testServer struct {
 func newServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 	tb.Helper()
 	ts := serve(tb, &api.Server{
-		Reports: report.NewStore(pool, report.Maintained),
-		Users:   users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 	})
@@ -431,8 +431,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		// authentication.
 		bad := closedPortPool(t)
 		ts := serve(t, &api.Server{
-			Reports: report.NewStore(bad, report.Maintained),
-			Users:   users.NewStore(bad),
+			Data: dataset.NewStore(bad), Report: source.Report(report.Maintained),
 			Tokens:  auth.NewStore(bad),
 			Metrics: metrics.New(bad),
 		})
@@ -451,8 +450,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		pool := pgtest.New(t)
 		bad := closedPortPool(t)
 		ts := serve(t, &api.Server{
-			Reports: report.NewStore(bad, report.Maintained),
-			Users:   users.NewStore(bad),
+			Data: dataset.NewStore(bad), Report: source.Report(report.Maintained),
 			Tokens:  auth.NewStore(pool),
 			Metrics: metrics.New(pool),
 		})
@@ -479,7 +477,7 @@ func TestPanicIsInternalServerError(t *testing.T) {
 	pool := pgtest.New(t)
 	// A Server without its report store panics in the report handler.
 	ts := serve(t, &api.Server{
-		Users:   users.NewStore(pool),
+		Report:  source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 	})

@@ -25,11 +25,12 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // The tests of issue 10: how bodies reach clients (the spool, compression,
@@ -55,8 +56,7 @@ var opsServers atomic.Int64
 func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)) *opsServer {
 	tb.Helper()
 	s := &api.Server{
-		Reports:       report.NewStore(pool, report.Maintained),
-		Users:         users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:        auth.NewStore(pool),
 		Metrics:       metrics.New(pool),
 		Pool:          pool,

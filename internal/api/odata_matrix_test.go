@@ -162,6 +162,7 @@ func (m entitySetModel) check(t *testing.T, ts *testServer, filter string, match
 	if !slices.Equal(ids, want) {
 		t.Errorf("$filter=%s: %d rows, want %d (first rows %v, want %v)", filter, len(ids), len(want), ids[:min(len(ids), 5)], want[:min(len(want), 5)])
 	}
+	checkDoors(t, ts, m.name, url.Values{"$filter": {filter}}, want)
 	return len(want)
 }
 
@@ -184,7 +185,8 @@ func matrixSets(t *testing.T, ts *testServer) []entitySetModel {
 }
 
 // TestODataMatrix checks every comparison operator on every property type,
-// every function, and orders on every property type, against the model.
+// every function, and orders on every property type, against the model,
+// through the feed and through every other door (checkDoors).
 func TestODataMatrix(t *testing.T) {
 	ts := newServer(t, pgtest.Seeded(t))
 	sets := matrixSets(t, ts)
@@ -382,6 +384,13 @@ func orderEveryType(t *testing.T, ts *testServer, sets []entitySetModel) {
 						if fmt.Sprint(got[i][m.key]) != fmt.Sprint(want[i][m.key]) {
 							t.Fatalf("row %d is %v, want %v (%s %v)", i, got[i][m.key], want[i][m.key], c.prop, want[i][c.prop])
 						}
+					}
+					if size == 1000 { // every row, through every door
+						keys := make([]any, len(want))
+						for i, r := range want {
+							keys[i] = r[m.key]
+						}
+						checkDoors(t, ts, m.name, url.Values{"$orderby": {order}}, keys)
 					}
 				})
 			}

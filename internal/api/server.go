@@ -18,16 +18,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // Server serves the API. All fields are required but TrustedProxies.
 type Server struct {
-	Reports *report.Store
-	Users   *users.Store
+	// Data reads the datasets: Report (the general report, as its
+	// counting is configured) and source.Users.
+	Data    *dataset.Store
+	Report  *source.Source
 	Tokens  *auth.Store
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -109,9 +111,9 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix, s.odataService)
 	r.Match(get, odataPrefix+"/", s.odataService)
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
-	for _, set := range []*entitySet{s.feeds.report, s.feeds.users} {
-		r.Match(get, odataPrefix+"/"+set.def.Name(), s.require(set.scope), s.odataFeed(set))
-		r.Match(get, odataPrefix+"/"+set.def.Name()+"/$count", s.require(set.scope), s.odataCount(set))
+	for _, set := range []*source.Source{s.feeds.report, s.feeds.users} {
+		r.Match(get, odataPrefix+"/"+set.Set.Name(), s.require(set.Scope), s.odataFeed(set))
+		r.Match(get, odataPrefix+"/"+set.Set.Name()+"/$count", s.require(set.Scope), s.odataCount(set))
 	}
 	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42): by key
 

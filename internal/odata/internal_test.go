@@ -3,10 +3,11 @@ package odata
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/informe/informe/internal/failure"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/informe/informe/internal/failure"
 
 	"github.com/informe/informe/export"
 )

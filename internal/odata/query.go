@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
 )
@@ -482,3 +483,68 @@ func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
 	q.order, q.After, q.afterSort = nil, nil, nil
 	return q, nil
 }
+
+// ReadOptions are the query options that the paths other than the OData
+// feed take, with OData's syntax and meaning: see [ParseRead].
+var ReadOptions = []string{"$filter", "$orderby", "$select"}
+
+// ParseRead reads the [ReadOptions] of a request for rows of set on a path
+// other than the OData feed (the spec's JSON page, the exports, the export
+// command): $filter and $orderby as [Parse] reads them, and $select, whose
+// properties must be columns (a synthetic key is none). Any other
+// $-option is refused, naming it: the feed's own ($top, $skip, $count,
+// $skiptoken, $format) with a 400 that says what the path takes instead,
+// those informe does not implement with a 501. Options that do not start
+// with '$' are the caller's.
+func ParseRead(values url.Values, set *EntitySet) (*Query, error) {
+	opts, err := systemOptions(values)
+	if err != nil {
+		return nil, err
+	}
+	only := url.Values{}
+	for _, name := range sortedKeys(opts) {
+		switch name {
+		case "$filter", "$orderby", "$select":
+			only.Set(name, opts[name])
+		case "$top", "$skip", "$count", "$skiptoken", "$format":
+			return nil, badRequest(name, name+" is an option of the OData feed ("+odataPath(set)+"), not of this path, which takes "+
+				strings.Join(ReadOptions, ", ")+" of OData's options")
+		default:
+			if unsupported[name] {
+				return nil, notImplemented(name, name+" is not supported; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+			}
+			return nil, badRequest(name, "unknown query option "+name+"; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+		}
+	}
+	q, err := Parse(only, set)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range q.sel {
+		if set.props[i].col < 0 {
+			return nil, badRequest("$select", "$select: "+set.props[i].name+" is the OData key, not a column of this path")
+		}
+	}
+	return q, nil
+}
+
+// odataPath is the path of set's feed, for messages.
+func odataPath(set *EntitySet) string { return "/odata/" + set.def.Name }
+
+// Columns returns the columns $select chose, in its order, or nil when it
+// chose them all (or was absent).
+func (q *Query) Columns() []export.Column {
+	if q.sel == nil {
+		return nil
+	}
+	var cols []export.Column
+	for _, i := range q.sel {
+		if p := q.set.props[i]; p.col >= 0 {
+			cols = append(cols, q.set.def.Columns[p.col])
+		}
+	}
+	return cols
+}
+
+// Selected reports whether $select was given.
+func (q *Query) Selected() bool { return q.selectRaw != "" }

@@ -39,3 +39,17 @@ var (
 		Key: "id", KeyColumns: []string{"key_id"}, OrderBy: []string{"id"},
 	}
 )
+
+// The checked entity sets of [GeneralReportDef] and [UsersDef].
+var (
+	GeneralReport = mustSet(GeneralReportDef)
+	Users         = mustSet(UsersDef)
+)
+
+func mustSet(def EntitySetDef) *EntitySet {
+	set, err := NewEntitySet(def)
+	if err != nil {
+		panic(err) // the definitions are constants: a test covers them
+	}
+	return set
+}

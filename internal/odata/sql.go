@@ -7,82 +7,38 @@ import (
 	"time"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
-// SQL is a [Query]'s $filter, $orderby and $skiptoken position written as
-// PostgreSQL over the entity set's typed view (see [EntitySetDef.KeyColumns]):
-// every literal is a bound parameter, never text in the statement, and
-// every comparison is on the typed column, so that it is by value and an
-// index on the column can serve it.
-type SQL struct {
-	// Where is a condition on the view's row (its columns prefixed with
-	// the alias given to [Query.SQL]), "" when every row matches: the
-	// filter, and the rows after the $skiptoken's position.
-	Where string
-	// Args are Where's parameters, $1 to $len(Args).
-	Args []any
-	// Sort are the typed expressions the rows are ordered by, before the
-	// key's parts: one per $orderby item.
-	Sort []string
-	// Desc says, for each of Sort, whether it is descending. Ascending
-	// puts nulls first and descending last: OData orders null below any
-	// value.
-	Desc []bool
-	// SortText are Sort's values as text, in the form a $skiptoken holds;
-	// a row given to [Feed.Encode] carries them after its key's parts.
-	SortText []string
-	// After, for rows after a $skiptoken's position in a $orderby of one
-	// property whose value there is not null, is the parameter holding
-	// that value, and
-	// AfterKey a condition on the key's first part that the rows sharing
-	// that value meet; both "" otherwise. A store that finds every row
-	// of a page shares that value may add AfterKey, which an index on the
-	// key can serve (Where's alternatives cannot).
-	After, AfterKey string
-	// Bound says an index gives the order of Sort's first expression
-	// ([EntitySetDef.SortIndexed]): a store may find the page's first
-	// sort values through it first, and sort only the rows that hold
-	// them. Without such an index, that would read every matching row
-	// once more.
-	Bound bool
-}
-
-// Plain reports whether q asks for rows in the set's own order, filtered
-// by nothing but the equalities of [Query.Filter]: what a store serves
-// without [Query.SQL].
-func (q *Query) Plain() bool {
-	return q.key == nil && len(q.order) == 0 && (q.where == nil || q.Filter != nil)
-}
-
-// SQL returns q's condition and order over the set's typed view, whose
-// columns are written alias.column. Count rows with Where alone (the
-// position is then irrelevant: call it on a query without $skiptoken, or
-// use [Query.CountSQL]).
-func (q *Query) SQL(alias string) SQL {
-	b := &sqlBuilder{set: q.set, alias: alias}
-	conds := b.filter(q)
-	var out SQL
-	out.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
+// Compile adds q's $filter, request by key, $orderby, $skiptoken position
+// and $skip to dq, written as PostgreSQL over the entity set's typed view
+// (see [EntitySetDef.KeyColumns]) aliased t: every literal is a bound
+// parameter, never text in the statement, and every comparison is on the
+// typed column, so that it is by value and an index on the column can
+// serve it. The position is dq.Key under the set's own order, and
+// conditions of dq.After in any order. $skip is the caller's: dq.Skip.
+func (q *Query) Compile(dq *dataset.Query) {
+	b := &sqlBuilder{set: q.set, alias: "t", q: dq}
+	for _, c := range b.filter(q) {
+		dq.Where(c)
+	}
+	dq.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
+	var sort []string
 	for _, o := range q.order {
 		e, t := b.sortExpr(o.prop)
-		out.Sort = append(out.Sort, e)
-		out.SortText = append(out.SortText, t)
-		out.Desc = append(out.Desc, o.desc)
+		sort = append(sort, e)
+		dq.Sort = append(dq.Sort, dataset.Sort{Expr: e, Text: t, Desc: o.desc})
 	}
 	if q.After != nil {
-		var after []string
-		after, out.After, out.AfterKey = b.after(q, out.Sort)
-		conds = append(conds, after...)
+		if len(q.order) == 0 {
+			dq.Key = q.After
+		}
+		after, first, floor := b.after(q, sort)
+		for _, c := range after {
+			dq.After(c)
+		}
+		dq.AfterValue, dq.AfterFloor = first, floor
 	}
-	out.Where = strings.Join(conds, " AND ")
-	out.Args = b.args
-	return out
-}
-
-// CountSQL returns the condition of $filter alone and its parameters.
-func (q *Query) CountSQL(alias string) (string, []any) {
-	b := &sqlBuilder{set: q.set, alias: alias}
-	return strings.Join(b.filter(q), " AND "), b.args
 }
 
 // filter returns the conditions of $filter and of a request by key.
@@ -210,13 +166,10 @@ func (s *EntitySet) keyPart(alias string, i int, col string) string {
 type sqlBuilder struct {
 	set   *EntitySet
 	alias string
-	args  []any
+	q     *dataset.Query // where the parameters are bound
 }
 
-func (b *sqlBuilder) param(v any, cast string) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args)) + "::" + cast
-}
+func (b *sqlBuilder) param(v any, cast string) string { return b.q.Param(v, cast) }
 
 // column is property i's typed expression.
 func (b *sqlBuilder) column(i int) string {
