@@ -15,5 +15,5 @@ var Params = []string{"columns"}
 // user_list view (text) and user_list_typed (typed values), in id order.
 var Dataset = &dataset.Dataset{
 	Name: "users", Scope: auth.UsersRead, Columns: Columns,
-	Text: "user_list", Typed: "user_list_typed", Keys: []string{"key_id"},
+	Text: "user_list", Typed: "user_list_typed", Keys: []string{"key_id"}, KeyColumn: "id",
 }

@@ -23,9 +23,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -473,11 +475,27 @@ func TestDatabaseUnavailable(t *testing.T) {
 	})
 }
 
+// brokenPlain is a dataset's plain reading that panics, as a bug would.
+type brokenPlain struct{ n *int64 }
+
+func (b brokenPlain) Count(*postgres.Snapshot, *dataset.Query) (int64, error) { return *b.n, nil }
+func (b brokenPlain) Read(*postgres.Snapshot, *dataset.Query, []export.Column, int64) (dataset.Statement, error) {
+	return dataset.Statement{}, nil
+}
+func (b brokenPlain) Split(*postgres.Snapshot, *dataset.Query, []export.Column, int64, int64) ([]dataset.Statement, error) {
+	return nil, nil
+}
+
 func TestPanicIsInternalServerError(t *testing.T) {
 	pool := pgtest.New(t)
-	// A Server without its report store panics in the report handler.
+	// A report whose plain reading is broken panics in the report handler.
+	broken := *source.Report(report.Maintained)
+	ds := *broken.Dataset
+	ds.Plain = brokenPlain{}
+	broken.Dataset = &ds
 	ts := serve(t, &api.Server{
-		Report:  source.Report(report.Maintained),
+		Data:    dataset.NewStore(pool),
+		Report:  &broken,
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 	})

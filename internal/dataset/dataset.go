@@ -37,6 +37,9 @@ type Dataset struct {
 	// Keys are the key columns both views share, in the order of the rows:
 	// the row's identity and its last order. The first is never NULL.
 	Keys []string
+	// KeyColumn names the column that holds the key when it is one of
+	// Columns (users: id): a row's position then carries no key parts.
+	KeyColumn string
 	// Plain, when set, reads the queries of the dataset's own order that
 	// are filtered by nothing but equalities ([Query.Plain]) its own way,
 	// faster than through the typed view; nil reads every query through it.
@@ -45,8 +48,11 @@ type Dataset struct {
 
 // KeyText returns the expressions of the key's parts as base-10 text over
 // alias, 0 for an absent (NULL) part: what a row carries after its columns
-// when [Query.Position] asks for it.
+// when [Query.Position] asks for it; none when the key is a column.
 func (d *Dataset) KeyText(alias string) []string {
+	if d.KeyColumn != "" {
+		return nil
+	}
 	out := make([]string, len(d.Keys))
 	for i, k := range d.Keys {
 		out[i] = KeyPart(alias, i, k) + "::text"
@@ -98,7 +104,8 @@ type Query struct {
 	// Skip and Limit: [Cursor.Total].
 	Count bool
 	// Position makes each row carry, after its columns, its key's parts as
-	// text ([Dataset.KeyText]) and its Sort values' Text.
+	// text ([Dataset.KeyText], unless the key is a column) and its Sort
+	// values' Text.
 	Position bool
 	// Key, with no Sort, is the key the rows start after (a keyset
 	// position), one integer per key part, 0 for a NULL part; nil for

@@ -69,8 +69,9 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	if err != nil {
 		return nil, err
 	}
+	opened := false
 	defer func() {
-		if err != nil {
+		if !opened { // an error, or a panic: the connection goes back
 			snap.Close()
 		}
 	}()
@@ -80,13 +81,13 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			return nil, err
 		}
 	}
-	if q.Limit == 0 {
-		return &Cursor{Cursor: snap.Empty(), total: total}, nil
+	st := Statement{}
+	if q.Limit != 0 {
+		if st, err = read(snap, d, &q, total); err != nil {
+			return nil, err
+		}
 	}
-	st, err := read(snap, d, &q, total)
-	if err != nil {
-		return nil, err
-	}
+	opened = true
 	if st.SQL == "" {
 		return &Cursor{Cursor: snap.Empty(), total: total}, nil
 	}
@@ -173,8 +174,9 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		return nil, err
 	}
 	snaps := []*postgres.Snapshot{first}
+	opened := false
 	defer func() {
-		if err != nil {
+		if !opened { // an error, or a panic: every connection goes back
 			for _, s := range snaps {
 				s.Close()
 			}
@@ -222,7 +224,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 	}
 	curs := make([]*Cursor, 0, len(snaps))
 	defer func() {
-		if err != nil {
+		if !opened {
 			for _, c := range curs {
 				c.Close()
 			}
@@ -244,6 +246,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		}
 		curs = append(curs, &Cursor{Cursor: cur, total: total})
 	}
+	opened = true
 	return curs, nil
 }
 
@@ -365,6 +368,37 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	}
 	if after && values == rows { // every row of the page shares the position's value
 		cond += " AND " + q.AfterFloor
+	}
+	// The rows skipped that the bound leaves out come before the page's
+	// first sort value: they are skipped no more.
+	if q.Skip > 0 {
+		desc := q.Sort[0].Desc
+		first := least // the page's first value
+		if desc {
+			first = greatest
+		}
+		var before string
+		switch {
+		case values == 0 && desc: // the page is in the nulls, last
+			before = e + " IS NOT NULL"
+		case values == 0 || (values < rows && !desc): // in the nulls, first
+		case desc:
+			before = e + " > " + p(1)
+		default:
+			before = "(" + e + " < " + p(1) + " OR " + e + " IS NULL)"
+		}
+		if before != "" {
+			args := slices.Clip(q.args[:n])
+			if strings.Contains(before, p(1)) {
+				args = append(args, first)
+			}
+			sql := "SELECT count(*) FROM " + ident(d.Typed) + " t WHERE " + strings.Join(append(slices.Clip(conds), before), " AND ")
+			var skipped int64
+			if err := snap.QueryRow(sql, args, &skipped); err != nil {
+				return q, fmt.Errorf("bound: skipped: %w", err)
+			}
+			q.Skip -= skipped
+		}
 	}
 	q.after = append(slices.Clip(q.after), cond)
 	return q, nil

@@ -177,7 +177,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest("$filter", "$filter holds "+secret.LooksLikeToken+
 					"; send the token in the Authorization header (or the access_token parameter) only")
 			} else if q.where, err = parseFilter(raw, set); err == nil {
-				q.Filter = equalities(q.where, set)
+				if err = checkLiterals(q.where, set); err == nil {
+					q.Filter = equalities(q.where, set)
+				}
 			}
 		case "$orderby":
 			q.orderby = raw

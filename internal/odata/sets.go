@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -32,6 +33,10 @@ var (
 			"costo_servicio": {"service"},
 		},
 		SortIndexed: []string{"costo_servicio"},
+		Literals: map[string]func(string) error{"client_rut": func(s string) error {
+			_, err := rut.Parse(s)
+			return err
+		}},
 	}
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{
