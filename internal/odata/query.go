@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
@@ -165,6 +166,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	q := &Query{set: set, Top: -1}
 	for _, name := range sortedKeys(opts) {
 		raw := opts[name]
+		if !validText(raw) {
+			// PostgreSQL refuses such text (22021); no option of informe's
+			// is made of it.
+			return nil, badRequest(name, name+" is not UTF-8 text, or holds a NUL character: "+
+				"send each character as its UTF-8 bytes, percent-encoded (%C3%B1 for ñ)")
+		}
 		switch name {
 		case "$select":
 			q.selectRaw = raw
@@ -211,6 +218,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// validText reports whether s is UTF-8 text without NUL characters, the
+// only text PostgreSQL stores.
+func validText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // systemOptions returns the $-options of values by lower-case name. An

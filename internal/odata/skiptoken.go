@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/informe/informe/export"
 )
@@ -146,16 +145,7 @@ func validSortValue(k export.Kind, v string) bool {
 	case export.Timestamptz:
 		_, err = time.Parse("2006-01-02T15:04:05.000000Z", v)
 	default:
-		return utf8.ValidString(v) && !containsNUL(v)
+		return validText(v)
 	}
 	return err == nil
-}
-
-func containsNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return true
-		}
-	}
-	return false
 }
