@@ -528,10 +528,12 @@ func (b *sqlBuilder) call(e *expr) string {
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
-	case "tolower":
-		return "lower(" + arg(0) + ")"
-	case "toupper":
-		return "upper(" + arg(0) + ")"
+	case "tolower", "toupper":
+		// Case mapped by Unicode's rules through informe_case (migration
+		// 00009), whatever the database's collation; the result compares
+		// and sorts in the database's collation again, as any text.
+		f := map[string]string{"tolower": "lower", "toupper": "upper"}[e.name]
+		return "(" + f + "((" + arg(0) + `) COLLATE informe_case) COLLATE "default")`
 	case "trim":
 		return "btrim(" + arg(0) + `, E' \t\n\r')`
 	case "length":
