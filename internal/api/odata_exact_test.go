@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"math/big"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
@@ -71,4 +76,306 @@ func TestODataTextNotUTF8Is400(t *testing.T) {
 	}
 }
 
-var _ = pgtest.Seeded
+// matchesGo checks that $filter filter selects, in order, exactly the rows
+// of all (the whole unfiltered feed) that match says, on the feed and on
+// /$count, and returns how many that is.
+func (ts *testServer) matchesGo(t *testing.T, set string, all []map[string]any, filter string, match func(r map[string]any) bool) int {
+	t.Helper()
+	key := "row_id"
+	if set == "Users" {
+		key = "id"
+	}
+	var want []any
+	for _, r := range all {
+		if match(r) {
+			want = append(want, r[key])
+		}
+	}
+	got, _, _ := ts.walk(t, "/odata/"+set+"?$select="+key+"&$filter="+url.QueryEscape(filter), "Prefer", "odata.maxpagesize=5000")
+	ids := make([]any, 0, len(got))
+	for _, r := range got {
+		ids = append(ids, r[key])
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("%s: %d rows, want %d (first got %v, first wanted %v)", filter, len(ids), len(want), first(ids), first(want))
+	}
+	r := ts.get(t, "/odata/"+set+"/$count?$filter="+url.QueryEscape(filter))
+	if r.Status != 200 || string(r.Body) != strconv.Itoa(len(want)) {
+		t.Errorf("%s: /$count = %d %s, want %d", filter, r.Status, r.Body, len(want))
+	}
+	return len(want)
+}
+
+func first(s []any) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[0]
+}
+
+// TestODataCaseMappingIsUnicode checks tolower and toupper on the seeded
+// names, which the database of the tests (C locale) maps in ASCII only,
+// against Go's Unicode mapping; and that eq and contains stay exact: case
+// and accents count.
+func TestODataCaseMappingIsUnicode(t *testing.T) {
+	ts := newServer(t, pgtest.Seeded(t))
+	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
+	prop := func(r map[string]any, name string) string { s, _ := str(r[name]); return s }
+	for _, tt := range []struct {
+		name, filter string
+		some         bool // the seed holds matching rows
+		match        func(r map[string]any) bool
+	}{
+		{"ToUpperEq", "toupper(last_name_client) eq 'VÁSQUEZ'", true,
+			func(r map[string]any) bool { return strings.ToUpper(prop(r, "last_name_client")) == "VÁSQUEZ" }},
+		{"ToLowerEq", "tolower(second_last_name_client) eq 'ñanculef'", true,
+			func(r map[string]any) bool { return strings.ToLower(prop(r, "second_last_name_client")) == "ñanculef" }},
+		{"ContainsToUpper", "contains(toupper(client_region),'REGIÓN')", true,
+			func(r map[string]any) bool { return strings.Contains(strings.ToUpper(prop(r, "client_region")), "REGIÓN") }},
+		{"StartsWithToLower", "startswith(tolower(last_name_client),'ñ')", false,
+			func(r map[string]any) bool { return strings.HasPrefix(strings.ToLower(prop(r, "last_name_client")), "ñ") }},
+		{"ToLowerNoAccentFolding", "tolower(last_name_client) eq 'vasquez'", false,
+			func(r map[string]any) bool { return strings.ToLower(prop(r, "last_name_client")) == "vasquez" }},
+		{"EqAccentsCount", "last_name_client eq 'Vasquez'", false,
+			func(r map[string]any) bool { return prop(r, "last_name_client") == "Vasquez" }},
+		{"EqCaseCounts", "last_name_client eq 'vásquez'", false,
+			func(r map[string]any) bool { return prop(r, "last_name_client") == "vásquez" }},
+		{"EqExact", "last_name_client eq 'Vásquez'", true,
+			func(r map[string]any) bool { return prop(r, "last_name_client") == "Vásquez" }},
+		{"ContainsAccentsCount", "contains(last_name_client,'Nunez')", false,
+			func(r map[string]any) bool { return strings.Contains(prop(r, "last_name_client"), "Nunez") }},
+		{"ContainsExact", "contains(last_name_client,'Núñez')", true,
+			func(r map[string]any) bool { return strings.Contains(prop(r, "last_name_client"), "Núñez") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ts.matchesGo(t, "GeneralReport", all, tt.filter, tt.match)
+			if tt.some && n == 0 {
+				t.Fatalf("%s: the seed holds no matching row: the check proves nothing", tt.filter)
+			}
+		})
+	}
+}
+
+// tri is a value of OData's three-valued logic.
+type tri uint8
+
+const (
+	fls tri = iota
+	unk     // null
+	tru
+)
+
+func and3(a, b tri) tri { return min(a, b) }
+func or3(a, b tri) tri  { return max(a, b) }
+func not3(a tri) tri    { return tru - a }
+
+func bool3(b bool) tri {
+	if b {
+		return tru
+	}
+	return fls
+}
+
+// strFunc3 is a Boolean string function of a property: null when it is.
+func strFunc3(r map[string]any, name string, f func(string) bool) tri {
+	s, ok := str(r[name])
+	if !ok {
+		return unk
+	}
+	return bool3(f(s))
+}
+
+// TestODataNotOfNullIsNotTrue checks OData's null rules (4.01, URL
+// Conventions 5.1.1) computed in Go: a function of null is null, not null
+// is null (so "not contains(task,'recurso')", Power Query's "does not
+// contain", keeps no row without a task), while a comparison is never
+// null (null eq 'a' is false, so not of it is true; null gt 50 is false),
+// and null eq null is true.
+func TestODataNotOfNullIsNotTrue(t *testing.T) {
+	ts := newServer(t, pgtest.Seeded(t))
+	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
+	nullTask := 0
+	var someTask string
+	for _, r := range all {
+		if s, ok := str(r["task"]); !ok {
+			nullTask++
+		} else if someTask == "" {
+			someTask = s
+		}
+	}
+	if nullTask == 0 || someTask == "" {
+		t.Fatalf("%d rows without a task, a task %q: the checks prove nothing", nullTask, someTask)
+	}
+	contains := func(name, sub string) func(r map[string]any) tri {
+		return func(r map[string]any) tri { return strFunc3(r, name, func(s string) bool { return strings.Contains(s, sub) }) }
+	}
+	recurso := contains("task", "recurso")
+	progress := func(r map[string]any) (float64, bool) { return num(r["task_progress"]) }
+	eqTask := func(r map[string]any) tri { s, ok := str(r["task"]); return bool3(ok && s == someTask) }
+	gt50 := func(r map[string]any) tri { f, ok := progress(r); return bool3(ok && f > 50) }
+	eq0 := func(r map[string]any) tri { f, ok := progress(r); return bool3(ok && f == 0) }
+	isTrue := func(f func(r map[string]any) tri) func(r map[string]any) bool {
+		return func(r map[string]any) bool { return f(r) == tru }
+	}
+	for _, tt := range []struct {
+		name, filter string
+		match        func(r map[string]any) tri
+	}{
+		{"NotContains", "not contains(task,'recurso')", func(r map[string]any) tri { return not3(recurso(r)) }},
+		{"NotContainsPassport", "not contains(passport_client_contract,'60')",
+			func(r map[string]any) tri { return not3(contains("passport_client_contract", "60")(r)) }},
+		{"NotStartsWith", "not startswith(task,'Re')",
+			func(r map[string]any) tri {
+				return not3(strFunc3(r, "task", func(s string) bool { return strings.HasPrefix(s, "Re") }))
+			}},
+		{"NotEndsWith", "not endswith(task,'a')",
+			func(r map[string]any) tri {
+				return not3(strFunc3(r, "task", func(s string) bool { return strings.HasSuffix(s, "a") }))
+			}},
+		{"NotContainsToLower", "not contains(tolower(task),'recurso')",
+			func(r map[string]any) tri {
+				return not3(strFunc3(r, "task", func(s string) bool { return strings.Contains(strings.ToLower(s), "recurso") }))
+			}},
+		{"NotNotContains", "not not contains(task,'recurso')", recurso},
+		{"NotEq", "not (task eq '" + someTask + "')", func(r map[string]any) tri { return not3(eqTask(r)) }},
+		{"NotGt", "not (task_progress gt 50)", func(r map[string]any) tri { return not3(gt50(r)) }},
+		{"NotOr", "not (contains(task,'recurso') or task_progress eq 0)",
+			func(r map[string]any) tri { return not3(or3(recurso(r), eq0(r))) }},
+		{"NotAnd", "not (contains(task,'recurso') and task_progress gt 50)",
+			func(r map[string]any) tri { return not3(and3(recurso(r), gt50(r))) }},
+		{"ContainsEqFalse", "contains(task,'recurso') eq false",
+			func(r map[string]any) tri { return bool3(recurso(r) == fls) }},
+		{"ContainsNeTrue", "contains(task,'recurso') ne true",
+			func(r map[string]any) tri { return bool3(recurso(r) != tru) }},
+		{"ContainsEqNull", "contains(task,'recurso') eq null",
+			func(r map[string]any) tri { return bool3(recurso(r) == unk) }},
+		{"EqEqFalse", "(task eq '" + someTask + "') eq false", func(r map[string]any) tri { return bool3(eqTask(r) == fls) }},
+		{"NullEqNull", "null eq null", func(map[string]any) tri { return tru }},
+		{"NullNeNull", "null ne null", func(map[string]any) tri { return fls }},
+		{"NotNullEqNull", "not (null eq null)", func(map[string]any) tri { return fls }},
+		{"NullNeNullOrNoTask", "null ne null or task eq null", func(r map[string]any) tri { _, ok := str(r["task"]); return bool3(!ok) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts.matchesGo(t, "GeneralReport", all, tt.filter, isTrue(tt.match))
+		})
+	}
+	t.Run("UsersNullEqNull", func(t *testing.T) {
+		users, _, _ := ts.walk(t, "/odata/Users")
+		ts.matchesGo(t, "Users", users, "null eq null", func(map[string]any) bool { return true })
+		ts.matchesGo(t, "Users", users, "null ne null", func(map[string]any) bool { return false })
+	})
+}
+
+// TestODataLiteralsAtTheirOwnPrecision checks that a date-time literal
+// finer than the microsecond, and a decimal with more digits than the
+// column's scale, are compared as written, not rounded to the column's
+// precision first: expected rows computed in Go from the stored values.
+func TestODataLiteralsAtTheirOwnPrecision(t *testing.T) {
+	pool := fixtureDB(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `UPDATE tasks SET execution_date = '2022-01-11 12:53:36.471554+00' WHERE id = 4`); err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, pool)
+	all, _, _ := ts.walk(t, "/odata/GeneralReport")
+	users, _, _ := ts.walk(t, "/odata/Users")
+	instant := func(r map[string]any, name string) (time.Time, bool) {
+		s, ok := str(r[name])
+		if !ok {
+			return time.Time{}, false
+		}
+		if !strings.HasSuffix(s, "Z") {
+			s += "Z" // Edm.DateTimeOffset of a column without zone: UTC
+		}
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatalf("%s %q: %v", name, s, err)
+		}
+		return tm, true
+	}
+	rat := func(s string) *big.Rat {
+		x, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("decimal %q", s)
+		}
+		return x
+	}
+	// cmp is the comparison of the property's value with the literal, in
+	// Go at the literal's precision; null eq/ne follow OData.
+	cmp := func(op string, c int, null bool) bool {
+		if null {
+			return op == "ne"
+		}
+		switch op {
+		case "eq":
+			return c == 0
+		case "ne":
+			return c != 0
+		case "gt":
+			return c > 0
+		case "ge":
+			return c >= 0
+		case "lt":
+			return c < 0
+		}
+		return c <= 0
+	}
+	stored := 0
+	for _, r := range all {
+		if tm, ok := instant(r, "execution_date"); ok && tm.Equal(time.Date(2022, 1, 11, 12, 53, 36, 471554000, time.UTC)) {
+			stored++
+		}
+	}
+	if stored == 0 {
+		t.Fatal("no row holds the stored date-time: the checks prove nothing")
+	}
+	for _, op := range []string{"eq", "ne", "gt", "ge", "lt", "le"} {
+		for _, lit := range []string{"2022-01-11T12:53:36.4715544Z", "2022-01-11T12:53:36.4715536Z", "2022-01-11T12:53:36.471554Z",
+			"2022-01-11T09:53:36.4715540001-03:00"} {
+			want, _ := time.Parse(time.RFC3339Nano, lit)
+			filter := "execution_date " + op + " " + lit
+			t.Run("Report/"+filter, func(t *testing.T) {
+				ts.matchesGo(t, "GeneralReport", all, filter, func(r map[string]any) bool {
+					tm, ok := instant(r, "execution_date")
+					return cmp(op, tm.Compare(want), !ok)
+				})
+			})
+		}
+		// Users' last_entry is a date-time without zone, to the second:
+		// Carla's is 2024-05-06T07:08:09.
+		for _, lit := range []string{"2024-05-06T07:08:09.0000004Z", "2024-05-06T07:08:08.9999996Z"} {
+			want, _ := time.Parse(time.RFC3339Nano, lit)
+			filter := "last_entry " + op + " " + lit
+			t.Run("Users/"+filter, func(t *testing.T) {
+				ts.matchesGo(t, "Users", users, filter, func(r map[string]any) bool {
+					tm, ok := instant(r, "last_entry")
+					return cmp(op, tm.Compare(want), !ok)
+				})
+			})
+		}
+		for _, lit := range []string{"12500.501", "12500.5000", "12500.4999999999999999999", "12500.50000000000000000001", "350000.000"} {
+			want := rat(lit)
+			filter := "costo_servicio " + op + " " + lit
+			t.Run("Decimal/"+filter, func(t *testing.T) {
+				ts.matchesGo(t, "GeneralReport", all, filter, func(r map[string]any) bool {
+					s, ok := str(r["costo_servicio"])
+					if !ok {
+						return cmp(op, 0, true)
+					}
+					return cmp(op, rat(s).Cmp(want), false)
+				})
+			})
+		}
+	}
+	t.Run("In", func(t *testing.T) {
+		n := ts.matchesGo(t, "GeneralReport", all, "execution_date in (2022-01-11T12:53:36.4715544Z, 2022-01-11T12:53:36.471554Z)",
+			func(r map[string]any) bool {
+				tm, ok := instant(r, "execution_date")
+				return ok && tm.Equal(time.Date(2022, 1, 11, 12, 53, 36, 471554000, time.UTC))
+			})
+		if n != stored {
+			t.Errorf("in: %d rows, want %d", n, stored)
+		}
+		ts.matchesGo(t, "GeneralReport", all, "execution_date in (2022-01-11T12:53:36.4715544Z)", func(map[string]any) bool { return false })
+	})
+}

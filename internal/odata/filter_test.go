@@ -220,7 +220,7 @@ func FuzzFilterSQL(f *testing.F) {
 	}
 	set := reportSet(f)
 	constants := strings.NewReplacer(`E' \t\n\r'`, "", "'UTC'", "", "'YYYY-MM-DD'", "", `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`, "",
-		`'YYYY-MM-DD"T"HH24:MI:SS.US'`, "", "'-'", "")
+		`'YYYY-MM-DD"T"HH24:MI:SS.US'`, "", "'-'", "", `COLLATE "default"`, "")
 	f.Fuzz(func(t *testing.T, filter string) {
 		q, err := odata.Parse(url.Values{"$filter": {filter}}, set)
 		if err != nil {
