@@ -131,9 +131,13 @@ func TestODataCaseMappingIsUnicode(t *testing.T) {
 		{"ToLowerEq", "tolower(second_last_name_client) eq 'ñanculef'", true,
 			func(r map[string]any) bool { return strings.ToLower(prop(r, "second_last_name_client")) == "ñanculef" }},
 		{"ContainsToUpper", "contains(toupper(client_region),'REGIÓN')", true,
-			func(r map[string]any) bool { return strings.Contains(strings.ToUpper(prop(r, "client_region")), "REGIÓN") }},
+			func(r map[string]any) bool {
+				return strings.Contains(strings.ToUpper(prop(r, "client_region")), "REGIÓN")
+			}},
 		{"StartsWithToLower", "startswith(tolower(last_name_client),'ñ')", false,
-			func(r map[string]any) bool { return strings.HasPrefix(strings.ToLower(prop(r, "last_name_client")), "ñ") }},
+			func(r map[string]any) bool {
+				return strings.HasPrefix(strings.ToLower(prop(r, "last_name_client")), "ñ")
+			}},
 		{"ToLowerNoAccentFolding", "tolower(last_name_client) eq 'vasquez'", false,
 			func(r map[string]any) bool { return strings.ToLower(prop(r, "last_name_client")) == "vasquez" }},
 		{"EqAccentsCount", "last_name_client eq 'Vasquez'", false,
@@ -207,7 +211,9 @@ func TestODataNotOfNullIsNotTrue(t *testing.T) {
 		t.Fatalf("%d rows without a task, a task %q: the checks prove nothing", nullTask, someTask)
 	}
 	contains := func(name, sub string) func(r map[string]any) tri {
-		return func(r map[string]any) tri { return strFunc3(r, name, func(s string) bool { return strings.Contains(s, sub) }) }
+		return func(r map[string]any) tri {
+			return strFunc3(r, name, func(s string) bool { return strings.Contains(s, sub) })
+		}
 	}
 	recurso := contains("task", "recurso")
 	progress := func(r map[string]any) (float64, bool) { return num(r["task_progress"]) }
