@@ -343,7 +343,9 @@ func (s *Server) odataRows(c *gin.Context, set *entitySet, q *odata.Query, f oda
 }
 
 // odataCount serves GET /odata/<set>/$count: the number of rows matching
-// $filter, as text/plain.
+// $filter, as text/plain. It is bounded as a feed's page is (statement
+// and request timeouts), and a count under a $filter, which reads every
+// matching row as an export does, waits for a turn of the big responses.
 func (s *Server) odataCount(set *entitySet) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		values, err := odataValues(c)
@@ -357,7 +359,13 @@ func (s *Server) odataCount(set *entitySet) gin.HandlerFunc {
 			return
 		}
 		where, args := q.CountSQL("t")
-		n, err := set.count(c.Request.Context(), where, args)
+		ctx, done, err := s.admit(c.Request.Context(), where != "")
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer done()
+		n, err := set.count(ctx, where, args)
 		if err != nil {
 			s.fail(c, err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
@@ -384,4 +386,87 @@ func TestODataLiteralsAtTheirOwnPrecision(t *testing.T) {
 		}
 		ts.matchesGo(t, "GeneralReport", all, "execution_date in (2022-01-11T12:53:36.4715544Z)", func(map[string]any) bool { return false })
 	})
+}
+
+// slowFilter reads every row of the report and matches none: a function
+// over each row's text, so that no index serves it.
+const slowFilter = "contains(tolower(concat(concat(task,client_email),client_address)),'no hay tal texto')"
+
+// TestODataCountBoundedLikeTheFeed checks that /$count is bounded as a
+// page of the feed is: a statement timeout, or a request timeout, far
+// below what reading every row takes answers 503, never a late 200; and a
+// count under a $filter waits for a turn of the big responses, so that it
+// is refused while the only turn is held.
+func TestODataCountBoundedLikeTheFeed(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		limits api.Limits
+		msg    string
+	}{
+		{"StatementTimeout", api.Limits{StatementTimeout: time.Millisecond}, "the query took longer than the database allows"},
+		{"RequestTimeout", api.Limits{RequestTimeout: time.Millisecond}, "the request took longer than this server allows"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newOpsServer(t, pgtest.Seeded(t), func(s *api.Server) { s.Limits = tt.limits })
+			for _, target := range []string{
+				"/odata/GeneralReport?$filter=" + url.QueryEscape(slowFilter),
+				"/odata/GeneralReport/$count?$filter=" + url.QueryEscape(slowFilter),
+			} {
+				r := ts.get(t, target)
+				if r.Status != http.StatusServiceUnavailable {
+					t.Fatalf("%s: status %d, want 503: %.300s", target, r.Status, r.Body)
+				}
+				var e odataError
+				if err := json.Unmarshal(r.Body, &e); err != nil || !strings.Contains(e.Error.Message, tt.msg) {
+					t.Errorf("%s: body %s, want a message saying %q", target, r.Body, tt.msg)
+				}
+			}
+		})
+	}
+	t.Run("Turns", func(t *testing.T) {
+		pool, mon := gatedDB(t)
+		ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.Exports, s.Limits.ExportQueue = 1, 0 })
+		all, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,task", "Prefer", "odata.maxpagesize=5000")
+		want := 0
+		for _, r := range all {
+			if s, ok := str(r["task"]); ok && strings.HasSuffix(s, "7") {
+				want++
+			}
+		}
+		if want == 0 {
+			t.Fatal("no task ends with 7: the count proves nothing")
+		}
+		counted := "/odata/GeneralReport/$count?$filter=" + url.QueryEscape("endswith(task,'7')")
+
+		open := closeGate(t, mon, "rows")
+		held := ts.start(t, "/api/general-report/export?format=csv")
+		waitingAtGate(t, mon)
+		ts.getWithin(t, 30*time.Second, counted).wantODataBusy(t)
+		if r := ts.getWithin(t, 30*time.Second, "/odata/GeneralReport/$count"); r.Status != 200 || string(r.Body) != strconv.Itoa(len(all)) {
+			t.Errorf("unfiltered /$count while the turn is held: %d %s, want %d (the maintained count takes no turn)", r.Status, r.Body, len(all))
+		}
+		open()
+		held.wait(t)
+		if held.err != nil || held.status != http.StatusOK {
+			t.Fatalf("the held export: status %d, error %v", held.status, held.err)
+		}
+		// The count gives its turn back: twice in a row.
+		for range 2 {
+			if r := ts.getWithin(t, 30*time.Second, counted); r.Status != 200 || string(r.Body) != strconv.Itoa(want) {
+				t.Errorf("/$count after the held export: %d %s, want %d", r.Status, r.Body, want)
+			}
+		}
+	})
+}
+
+// wantODataBusy checks that r is the 503 of a full turn queue.
+func (r response) wantODataBusy(t *testing.T) {
+	t.Helper()
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d, Retry-After %q, want 503 with Retry-After: %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	var e odataError
+	if err := json.Unmarshal(r.Body, &e); err != nil || !strings.Contains(e.Error.Message, "too many exports") {
+		t.Errorf("body %s, want a message saying too many exports", r.Body)
+	}
 }
