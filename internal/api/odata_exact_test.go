@@ -470,3 +470,103 @@ func (r response) wantODataBusy(t *testing.T) {
 		t.Errorf("body %s, want a message saying too many exports", r.Body)
 	}
 }
+
+// TestODataSkipTokenBoundToQuery takes the next link of a filtered,
+// selected, limited page and uses its $skiptoken with another query: each
+// is a 400 naming $skiptoken, since the position means nothing in other
+// rows; the next link itself, and the ones after it, serve the rest of
+// the rows computed in Go.
+func TestODataSkipTokenBoundToQuery(t *testing.T) {
+	ts := newServer(t, pgtest.Seeded(t))
+	all, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,task_status", "Prefer", "odata.maxpagesize=5000")
+	for _, tt := range []struct {
+		name, query string
+		match       func(r map[string]any) bool
+		top         int
+	}{
+		{"Plain", "$select=row_id", func(map[string]any) bool { return true }, -1},
+		{"Filtered", "$select=row_id&$filter=" + url.QueryEscape("task_status eq 'Pendiente'"),
+			func(r map[string]any) bool { s, _ := str(r["task_status"]); return s == "Pendiente" }, 100},
+		{"Ordered", "$select=row_id&$orderby=task_status desc&$filter=" + url.QueryEscape("task_status ne 'Pendiente'"),
+			func(r map[string]any) bool { s, ok := str(r["task_status"]); return !ok || s != "Pendiente" }, 120},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			target := "/odata/GeneralReport?" + strings.ReplaceAll(tt.query, " ", "%20")
+			if tt.top >= 0 {
+				target += "&$top=" + strconv.Itoa(tt.top)
+			}
+			r, p := ts.odataGet(t, target, "Prefer", "odata.maxpagesize=7")
+			if r.Status != 200 || p.NextLink == "" {
+				t.Fatalf("first page: %d, next link %q", r.Status, p.NextLink)
+			}
+			next, err := url.Parse(p.NextLink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := next.Query().Get("$skiptoken")
+			for _, bad := range []struct{ name, edit string }{
+				{"OtherFilter", "$filter=" + url.QueryEscape("task_status eq 'Terminada'")},
+				{"NoFilter", ""},
+				{"Skip", "$skip=5"},
+				{"OtherSelect", "$select=row_id,task"},
+				{"OtherTop", "$top=3"},
+				{"OtherOrder", "$orderby=task_end_date"},
+			} {
+				if bad.name == "NoFilter" && !strings.Contains(tt.query, "$filter") {
+					continue
+				}
+				t.Run(bad.name, func(t *testing.T) {
+					v := next.Query()
+					switch {
+					case bad.name == "NoFilter":
+						v.Del("$filter")
+					case strings.HasPrefix(bad.edit, "$skip="):
+						v.Set("$skip", "5")
+					default:
+						name, value, _ := strings.Cut(bad.edit, "=")
+						value, _ = url.QueryUnescape(value)
+						v.Set(name, value)
+					}
+					if v.Get("$skiptoken") != tok {
+						t.Fatal("the token was lost")
+					}
+					wantODataError(t, ts.get(t, "/odata/GeneralReport?"+v.Encode()), 400, "BadRequest", "$skiptoken")
+				})
+			}
+			// The next links serve the rest, each row once, in order.
+			got, _, _ := ts.walk(t, target, "Prefer", "odata.maxpagesize=7")
+			var want []any
+			for _, r := range all {
+				if tt.match(r) {
+					want = append(want, r["row_id"])
+				}
+			}
+			if tt.name == "Ordered" {
+				seen := map[any]bool{}
+				for _, r := range got {
+					if seen[r["row_id"]] {
+						t.Fatalf("row %v twice", r["row_id"])
+					}
+					seen[r["row_id"]] = true
+				}
+				if len(got) != min(tt.top, len(want)) {
+					t.Fatalf("%d rows, want %d", len(got), min(tt.top, len(want)))
+				}
+				return
+			}
+			if tt.top >= 0 {
+				want = want[:min(tt.top, len(want))]
+			} else {
+				got = got[:min(len(got), 70)] // the first ten pages suffice
+				want = want[:len(got)]
+			}
+			ids := make([]any, 0, len(got))
+			for _, r := range got {
+				ids = append(ids, r["row_id"])
+			}
+			if !slices.Equal(ids, want) {
+				t.Fatalf("%d rows, want %d", len(ids), len(want))
+			}
+		})
+	}
+}

@@ -148,7 +148,7 @@ var unsupported = map[string]bool{
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
 //   - $skiptoken: only as this package writes it in a next link, with the
-//     same $orderby.
+//     same $filter, $orderby, $select and $top, and no $skip.
 //   - $format: see [Negotiate].
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
@@ -201,7 +201,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
-			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
+			// Read once every option it is bound to is known.
 		case "$format":
 			var f Format
 			f, err = parseFormatOption(raw)
@@ -214,6 +214,11 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			}
 		}
 		if err != nil {
+			return nil, err
+		}
+	}
+	if tok, ok := opts["$skiptoken"]; ok {
+		if q.After, q.afterSort, err = decodeSkipToken(tok, set, q.order, q.binding(q.Top, q.Skip)); err != nil {
 			return nil, err
 		}
 	}
