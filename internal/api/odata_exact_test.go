@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/big"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/pgserver/pgtest"
@@ -569,4 +572,136 @@ func TestODataSkipTokenBoundToQuery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// walkWith follows next links from target like walk, calling between(n)
+// after page n (from 1) has been read and before the next is asked for.
+func (ts *testServer) walkWith(t *testing.T, target string, between func(page int, rows []map[string]any), header ...string) []map[string]any {
+	t.Helper()
+	var all []map[string]any
+	for page := 1; ; page++ {
+		if page > 1000 {
+			t.Fatal("the walk does not end")
+		}
+		r, p := ts.odataGet(t, target, header...)
+		if r.Status != 200 {
+			t.Fatalf("%s: status %d: %s", target, r.Status, r.Body)
+		}
+		for _, raw := range p.Value {
+			var m map[string]any
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, m)
+		}
+		if p.NextLink == "" {
+			return all
+		}
+		between(page, all)
+		u, err := url.Parse(p.NextLink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target = u.RequestURI()
+	}
+}
+
+// TestODataPagingUnderUpdates shows what docs/odata.md promises of next
+// links while rows are written between pages. In the default (key) order
+// every row comes exactly once, in key order, whatever is updated. Under
+// $orderby=task_progress, a row already sent whose progress is moved
+// behind the position comes a second time, and a row not yet sent whose
+// progress is moved before the position never comes.
+func TestODataPagingUnderUpdates(t *testing.T) {
+	const header = "odata.maxpagesize=4"
+	progress := func(r map[string]any) (float64, bool) { return num(r["task_progress"]) }
+	task := func(r map[string]any) string { return strings.Split(r["row_id"].(string), "-")[2] }
+	set := func(t *testing.T, pool *pgxpool.Pool, id, progress string) {
+		t.Helper()
+		if _, err := pool.Exec(context.Background(), "UPDATE tasks SET progress = "+progress+" WHERE id = $1", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(rows []map[string]any) map[any]int {
+		n := map[any]int{}
+		for _, r := range rows {
+			n[r["row_id"]]++
+		}
+		return n
+	}
+
+	t.Run("KeyOrder", func(t *testing.T) {
+		pool := fixtureDB(t)
+		ts := newServer(t, pool)
+		before, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,task_progress")
+		// Between pages, every task's progress changes, the rows sent
+		// first going to the end of a progress order and the others to its
+		// start.
+		got := ts.walkWith(t, "/odata/GeneralReport?$select=row_id,task_progress", func(page int, sent []map[string]any) {
+			if _, err := pool.Exec(context.Background(), `UPDATE tasks SET progress = CASE WHEN progress IS NULL THEN 100 ELSE NULL END`); err != nil {
+				t.Fatal(err)
+			}
+		}, "Prefer", header)
+		if len(got) != len(before) {
+			t.Fatalf("%d rows, want %d", len(got), len(before))
+		}
+		for i := range got {
+			if got[i]["row_id"] != before[i]["row_id"] {
+				t.Fatalf("row %d is %v, want %v: every key once, in key order", i, got[i]["row_id"], before[i]["row_id"])
+			}
+		}
+	})
+
+	t.Run("OrderBy", func(t *testing.T) {
+		pool := fixtureDB(t)
+		ts := newServer(t, pool)
+		const target = "/odata/GeneralReport?$select=row_id,task_progress&$orderby=task_progress"
+		before, _, _ := ts.walk(t, target)
+		var twice, never string // row ids
+		got := ts.walkWith(t, target, func(page int, sent []map[string]any) {
+			if page != 1 {
+				return
+			}
+			last := sent[len(sent)-1]
+			p, ok := progress(last)
+			if !ok || p >= 100 {
+				t.Fatalf("the first page ends at progress %v: the fixture no longer shows both moves", last["task_progress"])
+			}
+			seen := map[any]bool{}
+			for _, r := range sent {
+				seen[r["row_id"]] = true
+				if twice == "" && task(r) != "0" {
+					twice = r["row_id"].(string) // sent: moved behind the position
+					set(t, pool, task(r), "100")
+				}
+			}
+			for _, r := range before {
+				if q, ok := progress(r); ok && q > p && !seen[r["row_id"]] && task(r) != "0" {
+					never = r["row_id"].(string) // not sent: moved before the position
+					set(t, pool, task(r), "NULL")
+					break
+				}
+			}
+			if twice == "" || never == "" {
+				t.Fatalf("no row to move (sent %v)", sent)
+			}
+		}, "Prefer", header)
+		n := count(got)
+		if n[twice] != 2 {
+			t.Errorf("row %s, moved behind the position after it was sent, came %d times; want 2", twice, n[twice])
+		}
+		if n[never] != 0 {
+			t.Errorf("row %s, moved before the position before it was sent, came %d times; want 0", never, n[never])
+		}
+		for _, r := range before {
+			if id := r["row_id"]; id != twice && id != never && n[id] != 1 {
+				t.Errorf("row %v, whose progress stayed put, came %d times; want 1", id, n[id])
+			}
+		}
+		if len(got) != len(before) {
+			t.Errorf("%d rows, want %d: one twice and one never", len(got), len(before))
+		}
+	})
 }
