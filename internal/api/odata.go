@@ -194,7 +194,9 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 }
 
 // odataCount serves GET /odata/<set>/$count: the number of rows matching
-// $filter, as text/plain.
+// $filter, as text/plain. It is bounded as a feed's page is (statement
+// and request timeouts), and a count under a $filter, which reads every
+// matching row as an export does, waits for a turn of the big responses.
 func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		values, err := odataValues(c)
@@ -207,7 +209,14 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		cur, err := s.Data.Open(c.Request.Context(), set.Dataset, read(q, 0, true))
+		dq := read(q, 0, true)
+		ctx, done, err := s.admit(c.Request.Context(), dq.Filtered())
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer done()
+		cur, err := s.Data.Open(ctx, set.Dataset, dq)
 		if err != nil {
 			s.fail(c, err)
 			return

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/httplist"
@@ -148,7 +149,7 @@ var unsupported = map[string]bool{
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
 //   - $skiptoken: only as this package writes it in a next link, with the
-//     same $orderby.
+//     same $filter, $orderby, $select and $top, and no $skip.
 //   - $format: see [Negotiate].
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
@@ -166,6 +167,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	q := &Query{set: set, Top: -1}
 	for _, name := range sortedKeys(opts) {
 		raw := opts[name]
+		if !validText(raw) {
+			// PostgreSQL refuses such text (22021); no option of informe's
+			// is made of it.
+			return nil, badRequest(name, name+" is not UTF-8 text, or holds a NUL character: "+
+				"send each character as its UTF-8 bytes, percent-encoded (%C3%B1 for ñ)")
+		}
 		switch name {
 		case "$select":
 			q.selectRaw = raw
@@ -197,7 +204,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
-			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
+			// Read once every option it is bound to is known.
 		case "$format":
 			var f Format
 			f, err = parseFormatOption(raw)
@@ -213,7 +220,18 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			return nil, err
 		}
 	}
+	if tok, ok := opts["$skiptoken"]; ok {
+		if q.After, q.afterSort, err = decodeSkipToken(tok, set, q.order, q.binding(q.Top, q.Skip)); err != nil {
+			return nil, err
+		}
+	}
 	return q, nil
+}
+
+// validText reports whether s is UTF-8 text without NUL characters, the
+// only text PostgreSQL stores.
+func validText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // systemOptions returns the $-options of values by lower-case name. An

@@ -121,6 +121,9 @@ func TestParseErrors(t *testing.T) {
 		{"ErrSkipToken", "$skiptoken=abc", 400, []string{"$skiptoken is not valid"}},
 		{"ErrFilterLiteral", "$filter=contract_id eq 'x'", 400, []string{"contract_id is Edm.Int64"}},
 		{"ErrFilterProperty", "$filter=nope eq 1", 400, []string{`no property "nope"`}},
+		{"ErrFilterNotUTF8", "$filter=task eq '%FF'", 400, []string{"$filter is not UTF-8 text"}},
+		{"ErrFilterNUL", "$filter=task eq 'a%00b'", 400, []string{"$filter is not UTF-8 text, or holds a NUL"}},
+		{"ErrOrderByNUL", "$orderby=task_status%00", 400, []string{"$orderby is not UTF-8 text, or holds a NUL"}},
 		{"ErrFilterToken", "$filter=code_contract eq '" + tokenBody + "'", 400, []string{"$filter holds a value that looks like an access token"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

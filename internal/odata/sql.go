@@ -301,8 +301,9 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 }
 
 // cond writes a condition. Its SQL value is true where OData's is true,
-// and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE,
-// and not is written IS NOT TRUE.
+// and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE.
+// Where false and null must differ (under not, or compared with eq or ne),
+// [sqlBuilder.exact] writes it.
 func (b *sqlBuilder) cond(e *expr) string {
 	switch e.kind {
 	case eAnd:
@@ -310,7 +311,7 @@ func (b *sqlBuilder) cond(e *expr) string {
 	case eOr:
 		return "(" + b.cond(e.args[0]) + " OR " + b.cond(e.args[1]) + ")"
 	case eNot:
-		return "(" + b.cond(e.args[0]) + ") IS NOT TRUE"
+		return "(NOT " + b.exact(e.args[0]) + ")"
 	case eIn:
 		return b.in(e)
 	case eCmp:
@@ -324,6 +325,31 @@ func (b *sqlBuilder) cond(e *expr) string {
 	return b.value(e)
 }
 
+// exact writes a condition whose SQL value is OData's, null included
+// (OData 4.01, URL Conventions, 5.1.1): a comparison (eq, ne, gt, ..., in)
+// is true or false, never null (null eq null is true, null gt 1 false); a
+// function of null is null (contains(null,'x')); and, or and not are
+// three-valued as SQL's are, so that not null is null, not true. So
+// "not contains(task,'x')" keeps no row whose task is null, while
+// "not (task eq 'x')" keeps them.
+func (b *sqlBuilder) exact(e *expr) string {
+	switch e.kind {
+	case eAnd:
+		return "(" + b.exact(e.args[0]) + " AND " + b.exact(e.args[1]) + ")"
+	case eOr:
+		return "(" + b.exact(e.args[0]) + " OR " + b.exact(e.args[1]) + ")"
+	case eNot:
+		return "(NOT " + b.exact(e.args[0]) + ")"
+	case eFunc:
+		// contains, startswith, endswith: null exactly where an argument
+		// is, as every function [sqlBuilder.call] writes.
+		return b.cond(e)
+	}
+	// A comparison or a literal: cond is true where it is, and false or
+	// NULL where it is false.
+	return "((" + b.cond(e) + ") IS TRUE)"
+}
+
 var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 // cmp writes a comparison. OData's eq and ne are two-valued: null eq null
@@ -334,26 +360,52 @@ func (b *sqlBuilder) cmp(e *expr) string {
 		l, r = r, l
 		e = &expr{kind: eCmp, name: flip(e.name), args: []*expr{l, r}}
 	}
+	if r.kind == eLit && r.typ == tDTO && subMicro(r) {
+		// Date-times are stored to the microsecond: none equals a literal
+		// with a finer fraction, and those after it are those after it
+		// cut to the microsecond. Rounding it (as PostgreSQL does) would
+		// find 12:53:36.471554 eq 12:53:36.4715544.
+		floor := &expr{kind: eLit, typ: tDTO, val: r.val.(time.Time).Truncate(time.Microsecond)}
+		switch e.name {
+		case "eq":
+			return "FALSE"
+		case "ne":
+			return "TRUE"
+		case "gt", "ge":
+			e = &expr{kind: eCmp, typ: tBool, name: "gt", args: []*expr{l, floor}}
+		default: // lt, le
+			e = &expr{kind: eCmp, typ: tBool, name: "le", args: []*expr{l, floor}}
+		}
+		r = floor
+	}
+	if l.typ == tBool {
+		// Conditions compared as values: null eq false is false, null eq
+		// null true.
+		v := b.exact(l)
+		if r.kind == eLit && r.typ == tNull {
+			if e.name == "eq" {
+				return "(" + v + " IS NULL)"
+			}
+			return "(" + v + " IS NOT NULL)"
+		}
+		if r.kind == eLit {
+			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
+			if e.name == "eq" {
+				return "(" + v + " IS " + word + ")"
+			}
+			return "(" + v + " IS NOT " + word + ")"
+		}
+		w := b.exact(r)
+		if e.name == "eq" {
+			return "(" + v + " IS NOT DISTINCT FROM " + w + ")"
+		}
+		return "(" + v + " IS DISTINCT FROM " + w + ")"
+	}
 	if r.kind == eLit && r.typ == tNull {
 		if e.name == "eq" {
 			return b.value(l) + " IS NULL"
 		}
 		return b.value(l) + " IS NOT NULL"
-	}
-	if l.typ == tBool {
-		v := b.cond(l)
-		if r.kind == eLit {
-			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
-			if e.name == "eq" {
-				return "(" + v + ") IS " + word
-			}
-			return "(" + v + ") IS NOT " + word
-		}
-		w := b.cond(r)
-		if e.name == "eq" {
-			return "((" + v + ") IS TRUE) = ((" + w + ") IS TRUE)"
-		}
-		return "((" + v + ") IS TRUE) <> ((" + w + ") IS TRUE)"
 	}
 	var lv, rv string
 	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
@@ -406,12 +458,23 @@ func flip(op string) string {
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
 func (b *sqlBuilder) in(e *expr) string {
 	l := e.args[0]
+	if l.typ == tBool {
+		// Conditions as values, each compared as eq compares them.
+		var parts []string
+		for _, a := range e.args[1:] {
+			parts = append(parts, b.cmp(&expr{kind: eCmp, typ: tBool, name: "eq", args: []*expr{l, a}}))
+		}
+		return "(" + strings.Join(parts, " OR ") + ")"
+	}
 	var items []string
 	lv, null := "", false
 	for _, a := range e.args[1:] {
 		if a.typ == tNull {
 			null = true
 			continue
+		}
+		if subMicro(a) {
+			continue // equal to no stored value: see cmp
 		}
 		var rv string
 		if l.kind == eProp || lv == "" {
@@ -430,7 +493,17 @@ func (b *sqlBuilder) in(e *expr) string {
 	if null {
 		parts = append(parts, b.value(l)+" IS NULL")
 	}
+	if len(parts) == 0 {
+		return "FALSE"
+	}
 	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// subMicro reports whether e is a date-time literal with a fraction of a
+// second finer than the microsecond, PostgreSQL's precision.
+func subMicro(e *expr) bool {
+	t, ok := e.val.(time.Time)
+	return e.kind == eLit && ok && t.Nanosecond()%1000 != 0
 }
 
 // value writes a scalar expression.
@@ -450,6 +523,8 @@ func (b *sqlBuilder) value(e *expr) string {
 			return b.param(v.Format(time.RFC3339Nano), "timestamptz")
 		case string:
 			return b.param(v, map[edm]string{tDec: "numeric", tDate: "date", tStr: "text"}[e.typ])
+		case bool:
+			return b.cond(e)
 		}
 		return "NULL"
 	case eFunc:
@@ -481,10 +556,12 @@ func (b *sqlBuilder) call(e *expr) string {
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
-	case "tolower":
-		return "lower(" + arg(0) + ")"
-	case "toupper":
-		return "upper(" + arg(0) + ")"
+	case "tolower", "toupper":
+		// Case mapped by Unicode's rules through informe_case (migration
+		// 00009), whatever the database's collation; the result compares
+		// and sorts in the database's collation again, as any text.
+		f := map[string]string{"tolower": "lower", "toupper": "upper"}[e.name]
+		return "(" + f + "((" + arg(0) + `) COLLATE informe_case) COLLATE "default")`
 	case "trim":
 		return "btrim(" + arg(0) + `, E' \t\n\r')`
 	case "length":
