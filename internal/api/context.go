@@ -15,7 +15,6 @@ import (
 type request struct {
 	id         string
 	principal  *auth.Principal // nil until authenticated
-	tokenGiven bool            // credentials were sent, well-formed or not
 	format     string          // the negotiated format, "" before negotiation
 	rows       int             // rows written to the response
 	parts      int             // connections a whole export was read through, 0 for other requests
@@ -23,10 +22,10 @@ type request struct {
 	reason     string          // why it was cut (delivery.Reason)
 	clientGone bool            // the client went away first (logged as 499)
 	odata      bool            // an OData request: errors in OData's shape
-	// page: a request of the web page (its own paths, or credentials from
-	// its cookie): a 401 carries no challenge, so that the browser shows no
-	// credential dialog over the page.
-	page bool
+	// signIn: a request to the sign-in form, whose 401 says why in the
+	// page's language and carries no challenge, so that the browser shows
+	// no credential dialog over the page.
+	signIn bool
 }
 
 type requestKey struct{}
