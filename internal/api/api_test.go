@@ -79,9 +79,18 @@ func newServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 // logger that writes into the returned server's Logs.
 func serve(tb testing.TB, s *api.Server) *testServer {
 	tb.Helper()
+	return serveOn(tb, s, nil)
+}
+
+// serveOn is serve with the listener wrapped by wrap, unless it is nil.
+func serveOn(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener) *testServer {
+	tb.Helper()
 	logs := &logBuffer{}
 	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	hs := httptest.NewUnstartedServer(s.Handler())
+	if wrap != nil {
+		hs.Listener = wrap(hs.Listener)
+	}
 	hs.Config.ConnContext = api.ConnContext
 	hs.Start()
 	tb.Cleanup(hs.Close)
