@@ -242,8 +242,10 @@ func TestNoSniff(t *testing.T) {
 
 // TestUnauthorizedIdentical checks that every 401 is byte for byte the
 // same, body and headers (but for the request id and the date), whatever
-// the credentials: none, a wrong token, an expired one, one in the URL, a
-// bad cookie of the web page on its own path and on the API's.
+// the credentials: none, a wrong token, an expired one, one in the URL;
+// and that a bad cookie of the web page, on its own path and on the
+// API's, gets the same 401 but for the challenges, which browsers would
+// answer with a credential dialog over the page.
 func TestUnauthorizedIdentical(t *testing.T) {
 	pool := fixtureDB(t)
 	site, err := web.New()
@@ -266,8 +268,14 @@ func TestUnauthorizedIdentical(t *testing.T) {
 		{"BadCookieAPI", "/api/general-report", []string{"Cookie", web.CookieName + "=" + expired}},
 		{"NoTokenOData", "/odata/GeneralReport", nil},
 	}
-	dump := func(r response) string {
+	dump := func(r response, cookie bool) string {
 		h := r.Header.Clone()
+		if cookie {
+			if got := h.Values("Www-Authenticate"); got != nil {
+				t.Errorf("a 401 to the page's cookie carries challenges %q", got)
+			}
+			h["Www-Authenticate"] = challenges
+		}
 		h.Del("X-Request-Id")
 		h.Del("Date")
 		var b strings.Builder
@@ -284,7 +292,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 	var want string
 	for _, tt := range cases {
 		r := ts.do(t, http.MethodGet, tt.target, tt.header...)
-		got := dump(r)
+		got := dump(r, strings.HasPrefix(tt.name, "BadCookie"))
 		if want == "" {
 			want = got
 			if r.Status != http.StatusUnauthorized || len(r.Header.Values("WWW-Authenticate")) != 2 {

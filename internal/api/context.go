@@ -22,10 +22,11 @@ type request struct {
 	reason     string          // why it was cut (delivery.Reason)
 	clientGone bool            // the client went away first (logged as 499)
 	odata      bool            // an OData request: errors in OData's shape
-	// signIn: a request to the sign-in form, whose 401 says why in the
-	// page's language and carries no challenge, so that the browser shows
-	// no credential dialog over the page.
-	signIn bool
+	// page: a request of the web page (its own paths, or credentials from
+	// its cookie): a 401 carries no challenge, so that the browser shows no
+	// credential dialog over the page (browsers show one for a Basic
+	// challenge to the page's own fetches).
+	page bool
 }
 
 type requestKey struct{}

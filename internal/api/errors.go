@@ -156,10 +156,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 		// methods), no OData header or error shape, the same challenges.
 		h.Del("Allow")
 		h.Del("OData-Version")
-		if state(c).signIn {
-			// The sign-in form's own answer, which says why in the page's
-			// language: no challenge, so that the browser shows the
-			// page's message, not a credential dialog.
+		if state(c).page {
+			// The page's own requests: no challenge, so that browsers
+			// show the page's message, not a credential dialog (they
+			// show one for a Basic challenge even to a fetch).
 			break
 		}
 		// Both schemes are offered, so that clients that wait for a

@@ -44,7 +44,7 @@ func (s *Server) observe(c *gin.Context) {
 		st.odata = true
 		c.Header("OData-Version", odata.Version)
 	}
-	st.signIn = s.Site != nil && c.Request.URL.Path == signInPath
+	st.page = s.Site != nil && pagePath(c.Request.URL.Path)
 	c.Request = c.Request.WithContext(withRequest(c.Request.Context(), st))
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
@@ -221,7 +221,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	token, given, ok := credentials(c.Request)
 	if !given {
-		token, ok = web.SessionToken(c.Request)
+		if token, ok = web.SessionToken(c.Request); ok {
+			state(c).page = true
+		}
 	}
 	if !ok {
 		s.fail(c, failure.Errorf(failure.Unauthorized, auth.InvalidToken))

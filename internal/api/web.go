@@ -27,6 +27,11 @@ func publicPage(path string) bool {
 	return path == "/" || strings.HasPrefix(path, web.AssetPrefix) || path == signInPath || path == signOutPath
 }
 
+// pagePath reports whether path belongs to the web page rather than the API.
+func pagePath(path string) bool {
+	return publicPage(path) || path == sessionPath
+}
+
 // page serves the web page.
 func (s *Server) page(c *gin.Context) { s.Site.Page(c.Writer, c.Request) }
 
