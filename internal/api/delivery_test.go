@@ -55,6 +55,13 @@ var opsServers atomic.Int64
 // token carrying every scope.
 func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)) *opsServer {
 	tb.Helper()
+	return newOpsServerOn(tb, pool, configure, nil)
+}
+
+// newOpsServerOn is newOpsServer with the API's listener wrapped by wrap,
+// unless it is nil.
+func newOpsServerOn(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server), wrap func(net.Listener) net.Listener) *opsServer {
+	tb.Helper()
 	s := &api.Server{
 		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:        auth.NewStore(pool),
@@ -65,7 +72,7 @@ func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)
 	if configure != nil {
 		configure(s)
 	}
-	ts := serve(tb, s)
+	ts := serveOn(tb, s, wrap)
 	ts.Pool = pool
 	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", opsServers.Add(1)), nil, time.Time{})
 	ops := httptest.NewServer(s.OpsHandler())
@@ -431,8 +438,8 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 
 // TestStalledClientIsCut checks that a client that stops reading is cut
 // after the stall timeout: the server logs the cut (reason client_stalled)
-// and the request as aborted, status 0 (it is informe's cut, not the
-// client's going away), closes the connection before the chunked body's end, and no
+// and the request with the status it had sent, 200, outcome cut (it is
+// informe's cut, not the client's going away), closes the connection before the chunked body's end, and no
 // database connection is left held (the producer, waiting for the client
 // with the spool full, held one until the cut).
 func TestStalledClientIsCut(t *testing.T) {
@@ -467,8 +474,8 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Fatalf("the request was never logged:\n%s", ts.Logs.String())
 	}
 	line := requestLine(t, ts.Logs.String(), "stalled-client")
-	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != "client_stalled" {
-		t.Errorf("logged status %v, aborted %v, reason %v; want 0, true, client_stalled", line["status"], line["aborted"], line["reason"])
+	if line["status"] != float64(200) || line["outcome"] != "cut" || line["aborted"] != true || line["reason"] != "client_stalled" {
+		t.Errorf("logged status %v, outcome %v, aborted %v, reason %v; want 200, cut, true, client_stalled", line["status"], line["outcome"], line["aborted"], line["reason"])
 	}
 	if got := ts.metric(t, `informe_http_responses_cut_total{reason="client_stalled"}`); got != 1 {
 		t.Errorf("informe_http_responses_cut_total{reason=\"client_stalled\"} = %v, want 1", got)

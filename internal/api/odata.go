@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -48,18 +49,24 @@ func read(q *odata.Query, limit int64, count bool) dataset.Query {
 	return dq
 }
 
-// serviceRoot returns the absolute URL of the OData service root as the
-// client reached it, for the context URLs and next links. Behind one of
-// the trusted proxies, X-Forwarded-Proto and X-Forwarded-Host say how the
-// client reached it; from anyone else they are ignored, or a client could
-// be handed a next link, with its token in it, to a host of an attacker's
-// choosing.
+// serviceRoot returns the absolute URL of the OData service root, for the
+// context URLs and next links. It is built from [Server.PublicURL] when the
+// operator gave one, else from the address the connection reached (the
+// listener's own, never the Host header, which anyone may write: a client
+// would be handed a next link, with its token in it, to a host of an
+// attacker's choosing). Behind one of the trusted proxies,
+// X-Forwarded-Proto and X-Forwarded-Host say how the client reached it;
+// from anyone else they are ignored.
 func (s *Server) serviceRoot(r *http.Request) string {
-	scheme := "http"
+	scheme, host, prefix := "http", "", ""
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	host := r.Host
+	if u := s.PublicURL; u != nil {
+		scheme, host, prefix = u.Scheme, u.Host, strings.TrimSuffix(u.Path, "/")
+	} else if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		host = a.String()
+	}
 	if s.fromTrustedProxy(r) {
 		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
 			scheme = p
@@ -68,7 +75,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 			host = h
 		}
 	}
-	return scheme + "://" + host + odataPrefix
+	return scheme + "://" + host + prefix + odataPrefix
 }
 
 // odataValues parses the query string of an OData request.
