@@ -19,34 +19,32 @@ import (
 // odataPrefix is the path of the OData service root.
 const odataPrefix = "/odata"
 
-// feeds are the OData entity sets, made from the datasets' declarations.
+// feeds are the OData entity sets, made from the datasets' declarations:
+// the general report, the users and the entities at their own grain.
 type feeds struct {
-	report, users *source.Source
-	metadata      []byte
+	all      []*source.Source
+	sets     []*odata.EntitySet
+	metadata []byte
 }
 
 // newFeeds makes the entity sets of s's datasets.
 func (s *Server) newFeeds() *feeds {
-	return &feeds{report: s.Report, users: source.Users, metadata: odata.Metadata(s.Report.Set, source.Users.Set)}
+	f := &feeds{all: append([]*source.Source{s.Report, source.Users}, source.Grains...)}
+	for _, src := range f.all {
+		f.sets = append(f.sets, src.Set)
+	}
+	f.metadata = odata.Metadata(f.sets...)
+	return f
 }
 
 // set returns the entity set named name, nil when there is none.
 func (f *feeds) set(name string) *source.Source {
-	for _, set := range []*source.Source{f.report, f.users} {
+	for _, set := range f.all {
 		if set.Set.Name() == name {
 			return set
 		}
 	}
 	return nil
-}
-
-// read returns the dataset query of an OData query: the rows of one
-// response (at most limit), each with its position for the next link,
-// counted when count says so.
-func read(q *odata.Query, limit int64, count bool) dataset.Query {
-	dq := dataset.Query{Limit: limit, Count: count, Position: true, Skip: q.Skip}
-	q.Compile(&dq)
-	return dq
 }
 
 // serviceRoot returns the absolute URL of the OData service root, for the
@@ -111,7 +109,7 @@ func (s *Server) odataService(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.report.Set, s.feeds.users.Set))
+	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.sets...))
 }
 
 // odataMetadata serves GET /odata/$metadata, the CSDL document.
@@ -132,7 +130,8 @@ func (s *Server) odataFeed(set *source.Source) gin.HandlerFunc {
 	}
 }
 
-// odataEntity serves GET /odata/GeneralReport('6-7-7') and /odata/Users(42):
+// odataEntity serves GET /odata/GeneralReport('6-7-7'), /odata/Users(42),
+// /odata/Contracts(7) and the other sets':
 // one entity by key, 404 when there is none.
 func (s *Server) odataEntity(c *gin.Context) {
 	name, key, ok := strings.Cut(c.Param("entity"), "(")
@@ -183,7 +182,7 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 		return
 	}
 	defer done()
-	cur, err := s.Data.Open(ctx, set.Dataset, read(q, limit, count))
+	cur, err := s.Data.Open(ctx, set.Dataset, set.Feed(q, limit, count))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -216,7 +215,7 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		dq := read(q, 0, true)
+		dq := set.Feed(q, 0, true)
 		ctx, done, err := s.admit(c.Request.Context(), dq.Filtered())
 		if err != nil {
 			s.fail(c, err)

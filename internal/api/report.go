@@ -96,6 +96,12 @@ func (s *Server) exportReport(c *gin.Context) { s.export(c, s.Report) }
 // listUsers serves GET /users: every user, in one snapshot.
 func (s *Server) listUsers(c *gin.Context) { s.export(c, source.Users) }
 
+// exportOf serves GET /api/<dataset>/export, e.g. /api/contracts/export:
+// every row of src matching the filters, in one snapshot.
+func (s *Server) exportOf(src *source.Source) gin.HandlerFunc {
+	return func(c *gin.Context) { s.export(c, src) }
+}
+
 // export serves a whole export of src: the rows its parameters ask for,
 // counted first, then streamed from one snapshot, read through parallel
 // parts where the dataset can split them.

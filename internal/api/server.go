@@ -109,6 +109,10 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, "/api/general-report", s.require(auth.ReportRead), s.generalReport)
 	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
 	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
+	// Each entity at its own grain, exported whole: /api/contracts/export, ...
+	for _, src := range source.Grains {
+		r.Match(get, "/api/"+src.Name+"/export", s.require(src.Scope), s.exportOf(src))
+	}
 
 	// The OpenAPI 3.1 document of all of the above.
 	r.Match(get, "/openapi.json", s.openAPI)
@@ -117,11 +121,11 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix, s.odataService)
 	r.Match(get, odataPrefix+"/", s.odataService)
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
-	for _, set := range []*source.Source{s.feeds.report, s.feeds.users} {
+	for _, set := range s.feeds.all {
 		r.Match(get, odataPrefix+"/"+set.Set.Name(), s.require(set.Scope), s.odataFeed(set))
 		r.Match(get, odataPrefix+"/"+set.Set.Name()+"/$count", s.require(set.Scope), s.odataCount(set))
 	}
-	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42): by key
+	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42), Contracts(7): by key
 
 	// The web page; / and its assets need no token (see publicPage).
 	if s.Site != nil {

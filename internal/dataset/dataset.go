@@ -103,7 +103,12 @@ type Query struct {
 	// Count counts the rows matching the conditions, without the position,
 	// Skip and Limit: [Cursor.Total].
 	Count bool
-	// Position makes each row carry, after its columns, its key's parts as
+	// Extra are expressions over the text view's row aliased r that each
+	// row carries after its columns, before its position: the related
+	// rows an OData $expand writes beside a row. A query with any is read
+	// through the typed view, never [Dataset.Plain].
+	Extra []string
+	// Position makes each row carry, after its columns and Extra, its key's parts as
 	// text ([Dataset.KeyText], unless the key is a column) and its Sort
 	// values' Text.
 	Position bool
@@ -176,7 +181,7 @@ func (q *Query) Filtered() bool { return len(q.where) > 0 }
 
 // Plain reports whether q asks for rows in the dataset's own order,
 // filtered by nothing but equalities: what [Dataset.Plain] reads.
-func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 }
+func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Extra) == 0 }
 
 // FilterPlain reports whether q's conditions are nothing but equalities,
 // whatever its order: what [Plain.Count] counts.

@@ -118,6 +118,11 @@ type EntitySetDef struct {
 	// first sort values in that index before it sorts anything (see
 	// [SQL.Bound]). For the report, costo_servicio (services_cost_idx).
 	SortIndexed []string
+
+	// Navigations relate the set to others (see [Navigation]): the
+	// navigation properties of its entity type, which $expand follows.
+	// Only a set whose key is a column has them.
+	Navigations []Navigation
 }
 
 // EntitySet is a checked [EntitySetDef], ready for [Metadata], [Parse] and
@@ -164,6 +169,7 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 	def.OrderBy = append([]string(nil), def.OrderBy...)
 	def.Filters = append([]string(nil), def.Filters...)
 	def.KeyColumns = append([]string(nil), def.KeyColumns...)
+	def.Navigations = append([]Navigation(nil), def.Navigations...)
 
 	s := &EntitySet{def: def, byName: make(map[string]int, len(def.Columns)+1), keyCol: -1}
 	cols := make(map[string]int, len(def.Columns))
@@ -247,6 +253,24 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 			return fail("filter %q is not an integer or text column", name)
 		}
 		s.props[s.byName[name]].filter = true
+	}
+	navs := make(map[string]bool)
+	for _, n := range def.Navigations {
+		_, isProp := s.byName[n.Name]
+		_, holds := s.byName[n.Property]
+		switch {
+		case !isIdentifier(n.Name) || !isIdentifier(n.Target) || !isIdentifier(n.Partner) || !isIdentifier(n.Column):
+			return fail("navigation %q: names must be OData identifiers", n.Name)
+		case navs[n.Name] || isProp:
+			return fail("navigation %q: the name is given twice", n.Name)
+		case s.keyCol < 0:
+			return fail("navigation %q: the set's key must be a column", n.Name)
+		case !n.Many && !holds:
+			return fail("navigation %q: %q is not a property", n.Name, n.Property)
+		case n.Many && n.Optional:
+			return fail("navigation %q: only a to-one navigation is optional", n.Name)
+		}
+		navs[n.Name] = true
 	}
 	return s, nil
 }

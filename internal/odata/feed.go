@@ -78,7 +78,8 @@ type Feed struct {
 	q        *Query
 	opts     FeedOptions
 	out      []outProp
-	rowLen   int   // values per row: the columns, then a synthetic key's parts
+	expand   []feedExpansion
+	rowLen   int   // values per row: the columns, a synthetic key's parts, the expansions, the sort values
 	pageRows int64 // rows of this page
 	peek     bool  // the store reads one row beyond the page
 	header   []byte
@@ -139,7 +140,7 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 	if set.keyCol < 0 {
 		f.rowLen += len(set.def.RowKey)
 	}
-	f.rowLen += len(q.order)
+	f.rowLen += len(q.expand) + len(q.order)
 	if q.Top >= 0 && q.Top < f.pageRows {
 		f.pageRows = q.Top
 	}
@@ -166,11 +167,21 @@ func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 		f.out = append(f.out, o)
 	}
 
+	for i := range q.expand {
+		f.expand = append(f.expand, newFeedExpansion(&q.expand[i]))
+	}
+
 	ctx := opts.ServiceRoot + "/$metadata#" + set.def.Name
-	if q.sel != nil {
-		names := make([]string, len(q.sel))
-		for i, p := range q.sel {
-			names[i] = set.props[p].name
+	if q.sel != nil || q.expand != nil {
+		var names []string
+		for _, p := range q.sel {
+			names = append(names, set.props[p].name)
+		}
+		if q.sel == nil {
+			names = append(names, "*")
+		}
+		for i := range q.expand {
+			names = append(names, q.expand[i].contextItem())
 		}
 		ctx += "(" + strings.Join(names, ",") + ")"
 	}
@@ -195,8 +206,9 @@ func (f *Feed) Rows() int64 { return f.rows }
 
 // Encode writes one row as an entity: a value per column, in column order,
 // as text in the API's formats (nil for NULL), followed, for a set with a
-// synthetic key, by the key's parts (see [EntitySetDef.RowKey]), then,
-// under a $orderby, by its sort values ([SQL.SortText]). A row
+// synthetic key, by the key's parts (see [EntitySetDef.RowKey]), then by
+// one JSON value per item of $expand ([Query.Expansions]), then, under a
+// $orderby, by its sort values ([SQL.SortText]). A row
 // beyond the page is not written: it tells Close to write the next link.
 // Encode does not retain row. It returns the Feed's first error: from the
 // writer, a row of the wrong length, or a value that does not fit its
@@ -261,6 +273,19 @@ func (f *Feed) Encode(row [][]byte) error {
 		if b, ok = f.appendValue(b, p, row[p.col]); !ok {
 			f.err = valueError(p, row[p.col])
 			return f.err
+		}
+	}
+	if len(f.expand) > 0 {
+		at := len(set.def.Columns)
+		if set.keyCol < 0 {
+			at += len(set.def.RowKey)
+		}
+		for i := range f.expand {
+			var err error
+			if b, err = f.appendExpansion(b, &f.expand[i], row[at+i]); err != nil {
+				f.err = err
+				return f.err
+			}
 		}
 	}
 	if !f.opts.Entity {
@@ -424,6 +449,9 @@ func (f *Feed) nextLink() string {
 	}
 	if q.orderby != "" {
 		add("$orderby", q.orderby)
+	}
+	if q.expandRaw != "" {
+		add("$expand", q.expandRaw)
 	}
 	if q.Count {
 		add("$count", "true")

@@ -1,6 +1,8 @@
 package odata
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/informe/informe/export"
@@ -24,8 +26,11 @@ const Version = "4.0"
 // Edm.DateTimeOffset defaults to 0, whole seconds). Each entity set carries
 // Org.OData.Capabilities.V1 annotations saying what it supports: the
 // $filter functions, filtering and sorting on any property, $count, $top
-// and $skip, and no $expand or $search. The document is the
-// same on every call: build it once.
+// and $skip, $expand one level where the set has navigation properties,
+// and no $search. Navigation properties ([EntitySetDef.Navigations]) whose
+// targets are among sets are declared with their partners, the to-one ones
+// with a ReferentialConstraint, and bound to their target sets in the
+// container. The document is the same on every call: build it once.
 func Metadata(sets ...*EntitySet) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
@@ -55,12 +60,33 @@ func Metadata(sets ...*EntitySet) []byte {
 			}
 			b.WriteString("/>\n")
 		}
+		for _, n := range navigations(s, sets) {
+			t := target(n)
+			typ := Namespace + "." + t.def.TypeName
+			if n.Many {
+				b.WriteString(`<NavigationProperty Name="` + n.Name + `" Type="Collection(` + typ + `)" Partner="` + n.Partner + `"/>` + "\n")
+				continue
+			}
+			b.WriteString(`<NavigationProperty Name="` + n.Name + `" Type="` + typ + `" Nullable="` + strconv.FormatBool(n.Optional) +
+				`" Partner="` + n.Partner + `">` + "\n")
+			b.WriteString(`<ReferentialConstraint Property="` + n.Property + `" ReferencedProperty="` + t.def.Key + `"/>` + "\n")
+			b.WriteString("</NavigationProperty>\n")
+		}
 		b.WriteString("</EntityType>\n")
 	}
 	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
 	for _, s := range sets {
 		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `">` + "\n")
+		navs := navigations(s, sets)
+		for _, n := range navs {
+			b.WriteString(`<NavigationPropertyBinding Path="` + n.Name + `" Target="` + n.Target + `"/>` + "\n")
+		}
 		b.WriteString(capabilities)
+		if len(navs) > 0 {
+			b.WriteString(expandable)
+		} else {
+			b.WriteString(notExpandable)
+		}
 		b.WriteString("</EntitySet>\n")
 	}
 	b.WriteString("</EntityContainer>\n</Schema>\n</edmx:DataServices>\n</edmx:Edmx>\n")
@@ -89,14 +115,36 @@ var capabilities = func() string {
 		"</Record></Annotation>\n")
 	b.WriteString(`<Annotation Term="Capabilities.TopSupported" Bool="true"/>` + "\n")
 	b.WriteString(`<Annotation Term="Capabilities.SkipSupported" Bool="true"/>` + "\n")
-	b.WriteString(`<Annotation Term="Capabilities.ExpandRestrictions"><Record>` +
-		`<PropertyValue Property="Expandable" Bool="false"/>` +
-		"</Record></Annotation>\n")
 	b.WriteString(`<Annotation Term="Capabilities.SearchRestrictions"><Record>` +
 		`<PropertyValue Property="Searchable" Bool="false"/>` +
 		"</Record></Annotation>\n")
 	return b.String()
 }()
+
+// expandable and notExpandable are the ExpandRestrictions of a set with
+// navigation properties ($expand, one level) and of one without.
+const (
+	expandable = `<Annotation Term="Capabilities.ExpandRestrictions"><Record>` +
+		`<PropertyValue Property="Expandable" Bool="true"/>` +
+		`<PropertyValue Property="MaxLevels" Int="1"/>` +
+		"</Record></Annotation>\n"
+	notExpandable = `<Annotation Term="Capabilities.ExpandRestrictions"><Record>` +
+		`<PropertyValue Property="Expandable" Bool="false"/>` +
+		"</Record></Annotation>\n"
+)
+
+// navigations returns s's navigations whose targets are among sets: those
+// the document declares.
+func navigations(s *EntitySet, sets []*EntitySet) []*Navigation {
+	var out []*Navigation
+	for i := range s.def.Navigations {
+		n := &s.def.Navigations[i]
+		if t := target(n); t != nil && slices.Contains(sets, t) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // ServiceDocument returns the JSON service document listing sets, served at
 // the service root:

@@ -62,11 +62,13 @@ type Query struct {
 	// sel lists, in $select order, the indexes in set.props of the
 	// selected properties; nil when $select is absent or "*".
 	sel []int
-	// option values carried into next links: $filter, $select and
-	// $orderby as the client wrote them once they have passed the parser
-	// (so they hold only property names, keywords and the literals of
-	// Filter), $format as informe writes it.
-	filter, selectRaw, orderby, format string
+	// expand are the items of $expand, in order; nil when absent.
+	expand []expansion
+	// option values carried into next links: $filter, $select, $orderby
+	// and $expand as the client wrote them once they have passed the
+	// parser (so they hold only property names, keywords and the literals
+	// of Filter), $format as informe writes it.
+	filter, selectRaw, orderby, expandRaw, format string
 }
 
 // Eq is one comparison of $filter: Property eq value.
@@ -111,12 +113,12 @@ func pageRows(pageSize int) int64 {
 }
 
 // supported lists the query options a feed accepts, for messages.
-const supported = "supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"
+const supported = "supported are $select, $filter, $orderby, $expand, $top, $skip, $count, $skiptoken and $format"
 
 // unsupported are the OData 4.0 and 4.01 system query options a feed does
 // not implement: valid, so a 501 rather than a 400.
 var unsupported = map[string]bool{
-	"$expand": true, "$search": true, "$apply": true, "$compute": true, "$levels": true,
+	"$search": true, "$apply": true, "$compute": true, "$levels": true,
 	"$index": true, "$schemaversion": true, "$deltatoken": true, "$id": true, "$inlinecount": true,
 }
 
@@ -146,6 +148,12 @@ var unsupported = map[string]bool{
 //     nulls are smaller than any value. The key's parts order last. The
 //     set's own order ([EntitySetDef.OrderBy]) or a prefix of it,
 //     ascending, is the same as none.
+//   - $expand: navigation properties of the set ([EntitySetDef.Navigations]),
+//     comma-separated, one level, each with an optional nested $select:
+//     "Client($select=client_rut,client_region),Processes". Each entity
+//     then carries its related entity (null when there is none) or its
+//     related entities (an array, in the target's key order) under the
+//     navigation's name, after its properties. See [Query.Expansions].
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
 //   - $skiptoken: only as this package writes it in a next link, with the
@@ -158,7 +166,8 @@ var unsupported = map[string]bool{
 // negative $top, a tampered $skiptoken, an option given twice, an unknown
 // $-option. A 501 says what is supported: has, arithmetic, other functions
 // (round, now, ...), lambdas, parameter aliases, $orderby on expressions,
-// $expand, $search, $apply, $compute and the rest.
+// $expand's nested options other than $select, nested $expand, $search,
+// $apply, $compute and the rest.
 func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	opts, err := systemOptions(values)
 	if err != nil {
@@ -191,6 +200,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		case "$orderby":
 			q.orderby = raw
 			q.order, err = parseOrderBy(raw, set)
+		case "$expand":
+			q.expandRaw = raw
+			q.expand, err = parseExpand(raw, set)
 		case "$top":
 			q.Top, err = parseCount(name, raw)
 		case "$skip":
@@ -468,8 +480,8 @@ func ParseCount(values url.Values, set *EntitySet) (*Query, error) {
 // malformed key is a 400 naming the form it must have.
 func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
 	for name := range values {
-		if n := strings.ToLower(name); strings.HasPrefix(n, "$") && n != "$select" && n != "$format" {
-			return nil, badRequest(n, "a request by key accepts $select and $format only")
+		if n := strings.ToLower(name); strings.HasPrefix(n, "$") && n != "$select" && n != "$expand" && n != "$format" {
+			return nil, badRequest(n, "a request by key accepts $select, $expand and $format only")
 		}
 	}
 	q, err := Parse(values, set)
@@ -526,7 +538,7 @@ func ParseRead(values url.Values, set *EntitySet) (*Query, error) {
 		switch name {
 		case "$filter", "$orderby", "$select":
 			only.Set(name, opts[name])
-		case "$top", "$skip", "$count", "$skiptoken", "$format":
+		case "$top", "$skip", "$count", "$skiptoken", "$format", "$expand":
 			return nil, badRequest(name, name+" is an option of the OData feed ("+odataPath(set)+"), not of this path, which takes "+
 				strings.Join(ReadOptions, ", ")+" of OData's options")
 		default:

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -45,16 +46,73 @@ var (
 	}
 )
 
-// The checked entity sets of [GeneralReportDef] and [UsersDef].
+// The entities at their own grain (package entities), related: a task
+// belongs to a process and a contract, a process to a contract, a contract
+// to a client and maybe a service; each has the collections back. Each is
+// keyed by its id and filterable and sortable on every property.
+var (
+	ContractsDef = EntitySetDef{
+		Name: "Contracts", TypeName: "Contract", Columns: entities.ContractColumns,
+		Key: "contract_id", KeyColumns: []string{"key_contract_id"}, OrderBy: []string{"contract_id"},
+		Navigations: []Navigation{
+			{Name: "Client", Target: "Clients", Partner: "Contracts", Property: "client_id", Column: "key_client_id"},
+			{Name: "Service", Target: "Services", Partner: "Contracts", Property: "service_id", Column: "key_service_id", Optional: true},
+			{Name: "Processes", Target: "Processes", Many: true, Partner: "Contract", Property: "contract_id", Column: "key_contract_id"},
+			{Name: "Tasks", Target: "Tasks", Many: true, Partner: "Contract", Property: "contract_id", Column: "key_contract_id"},
+		},
+	}
+	ProcessesDef = EntitySetDef{
+		Name: "Processes", TypeName: "Process", Columns: entities.ProcessColumns,
+		Key: "process_id", KeyColumns: []string{"key_process_id"}, OrderBy: []string{"process_id"},
+		Navigations: []Navigation{
+			{Name: "Contract", Target: "Contracts", Partner: "Processes", Property: "contract_id", Column: "key_contract_id"},
+			{Name: "Tasks", Target: "Tasks", Many: true, Partner: "Process", Property: "process_id", Column: "key_process_id"},
+		},
+	}
+	TasksDef = EntitySetDef{
+		Name: "Tasks", TypeName: "Task", Columns: entities.TaskColumns,
+		Key: "task_id", KeyColumns: []string{"key_task_id"}, OrderBy: []string{"task_id"},
+		Navigations: []Navigation{
+			{Name: "Process", Target: "Processes", Partner: "Tasks", Property: "process_id", Column: "key_process_id"},
+			{Name: "Contract", Target: "Contracts", Partner: "Tasks", Property: "contract_id", Column: "key_contract_id"},
+		},
+	}
+	ClientsDef = EntitySetDef{
+		Name: "Clients", TypeName: "Client", Columns: entities.ClientColumns,
+		Key: "client_id", KeyColumns: []string{"key_client_id"}, OrderBy: []string{"client_id"},
+		Normalized: map[string][2]string{"client_rut": {"key_client_rut", "rut_key"}},
+		Literals:   GeneralReportDef.Literals,
+		Navigations: []Navigation{
+			{Name: "Contracts", Target: "Contracts", Many: true, Partner: "Client", Property: "client_id", Column: "key_client_id"},
+		},
+	}
+	ServicesDef = EntitySetDef{
+		Name: "Services", TypeName: "Service", Columns: entities.ServiceColumns,
+		Key: "service_id", KeyColumns: []string{"key_service_id"}, OrderBy: []string{"service_id"},
+		Navigations: []Navigation{
+			{Name: "Contracts", Target: "Contracts", Many: true, Partner: "Service", Property: "service_id", Column: "key_service_id"},
+		},
+	}
+)
+
+// The checked entity sets of the definitions above.
 var (
 	GeneralReport = mustSet(GeneralReportDef)
 	Users         = mustSet(UsersDef)
+	Contracts     = mustSet(ContractsDef)
+	Processes     = mustSet(ProcessesDef)
+	Tasks         = mustSet(TasksDef)
+	Clients       = mustSet(ClientsDef)
+	Services      = mustSet(ServicesDef)
 )
 
+// mustSet returns the checked set of def, declared as the target of
+// navigations by its name.
 func mustSet(def EntitySetDef) *EntitySet {
 	set, err := NewEntitySet(def)
 	if err != nil {
 		panic(err) // the definitions are constants: a test covers them
 	}
+	declared.Store(def.Name, set)
 	return set
 }

@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
@@ -54,6 +57,63 @@ var Users = &Source{
 		cols, err := param.Columns(v, users.Columns)
 		return dataset.Query{Columns: cols}, err
 	},
+}
+
+// The entities at their own grain (package entities): a whole export of
+// each takes the spec's columns parameter and OData's $filter, $orderby and
+// $select; their OData sets are related, and $expand reads the related
+// rows through [Source.Feed].
+var (
+	Contracts = grain(entities.Contracts, odata.Contracts)
+	Processes = grain(entities.Processes, odata.Processes)
+	Tasks     = grain(entities.Tasks, odata.Tasks)
+	Clients   = grain(entities.Clients, odata.Clients)
+	Services  = grain(entities.Services, odata.Services)
+)
+
+// Grains are the entities at their own grain, in the order of the model's
+// documents: contracts, processes, tasks, clients, services.
+var Grains = []*Source{Contracts, Processes, Tasks, Clients, Services}
+
+func grain(d *dataset.Dataset, set *odata.EntitySet) *Source {
+	return &Source{
+		Dataset: d, Set: set, Params: []string{"columns"},
+		parse: func(v url.Values) (dataset.Query, error) {
+			cols, err := param.Columns(v, d.Columns)
+			return dataset.Query{Columns: cols}, err
+		},
+	}
+}
+
+// Feed returns the query of one response of the OData feed q asks for:
+// at most limit rows, each with its position for the next link, then, for
+// each item of $expand, its related rows, counted when count says so.
+func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
+	dq := dataset.Query{Limit: limit, Count: count, Position: true, Skip: q.Skip}
+	q.Compile(&dq)
+	for _, x := range q.Expansions() {
+		t := bySet(x.Target)
+		cols := make([]string, len(x.Columns))
+		for i, c := range x.Columns {
+			cols[i] = "x." + pgx.Identifier{c.Name}.Sanitize()
+		}
+		// Read from the target's text view, by the integer columns that
+		// relate them, which its indexes serve: one array of text values
+		// per related row, in the target's key order; NULL for none.
+		dq.Extra = append(dq.Extra, "(SELECT json_agg(ARRAY["+strings.Join(cols, ", ")+"]::text[] ORDER BY x."+x.Order+
+			") FROM "+pgx.Identifier{t.Text}.Sanitize()+" x WHERE x."+x.Remote+" = r."+x.Local+")")
+	}
+	return dq
+}
+
+// bySet returns the source of the grain whose entity set is set.
+func bySet(set *odata.EntitySet) *Source {
+	for _, s := range Grains {
+		if s.Set == set {
+			return s
+		}
+	}
+	panic("source: no dataset for entity set " + set.Name()) // navigations lead to grains only
 }
 
 // AnyPath are the parameters every path takes besides its own: the token,

@@ -1,0 +1,309 @@
+package odata
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/secret"
+)
+
+// Navigation relates an entity set to another: a NavigationProperty of its
+// entity type, bound to the target set in the container. A to-one
+// navigation follows a property of this set holding the target's key (a
+// contract's client_id); a to-many one, a property of the target holding
+// this set's key (a process's contract_id). Both sets' keys must be
+// columns.
+type Navigation struct {
+	Name    string // the navigation property: "Client", "Processes"
+	Target  string // the related entity set: "Clients"
+	Many    bool   // a collection of the target's entities
+	Partner string // the target's navigation property back: "Contracts"
+	// Property is, to-one, this set's property holding the target's key
+	// (the ReferentialConstraint's Property), or, to-many, the target's
+	// property holding this set's key.
+	Property string
+	// Column is the integer column holding Property's value in both views
+	// of the set that holds it (key_client_id): what [Expansion.Local] and
+	// [Expansion.Remote] join on.
+	Column string
+	// Optional says a to-one navigation may have no target (a contract
+	// without service): the property is then null.
+	Optional bool
+}
+
+// declared are the entity sets made by mustSet, by name: the targets of
+// navigations.
+var declared sync.Map
+
+// target returns the entity set nav leads to; nil when none is declared.
+func target(nav *Navigation) *EntitySet {
+	if v, ok := declared.Load(nav.Target); ok {
+		return v.(*EntitySet)
+	}
+	return nil
+}
+
+// navigation returns the set's navigation named name, or nil.
+func (s *EntitySet) navigation(name string) *Navigation {
+	for i := range s.def.Navigations {
+		if s.def.Navigations[i].Name == name {
+			return &s.def.Navigations[i]
+		}
+	}
+	return nil
+}
+
+// expansion is one item of $expand: a navigation and the target's
+// properties to write, in order, the key first unless $select put it
+// elsewhere.
+type expansion struct {
+	nav    *Navigation
+	target *EntitySet
+	props  []int  // indexes in target.props
+	sel    []int  // the nested $select's properties; nil for all
+	raw    string // the item as the client wrote it
+}
+
+// Expansion is what a store reads for one item of $expand: for each row,
+// the related rows' Columns, ordered by the target's key, as one JSON
+// array of arrays of text values (null for NULL), or null for none. The
+// related rows are those of the target's views whose column Remote equals
+// the row's column Local.
+type Expansion struct {
+	// Target is the related entity set.
+	Target *EntitySet
+	// Columns are the target's columns to read, in order.
+	Columns []export.Column
+	// Local is this set's column and Remote the target's column that
+	// relate a row to its related rows (both in the sets' views).
+	Local, Remote string
+	// Order is the target's key column, the order of the related rows.
+	Order string
+}
+
+// Expansions returns what the store reads for q's $expand, in its order:
+// one value per row, after the row's columns and a synthetic key's parts,
+// before its sort values.
+func (q *Query) Expansions() []Expansion {
+	out := make([]Expansion, len(q.expand))
+	for i, e := range q.expand {
+		x := Expansion{Target: e.target, Order: e.target.keyColumns()[0]}
+		for _, p := range e.props {
+			x.Columns = append(x.Columns, e.target.def.Columns[e.target.props[p].col])
+		}
+		if e.nav.Many {
+			x.Local, x.Remote = q.set.keyColumns()[0], e.nav.Column
+		} else {
+			x.Local, x.Remote = e.nav.Column, e.target.keyColumns()[0]
+		}
+		out[i] = x
+	}
+	return out
+}
+
+// parseExpand parses $expand: navigation properties, comma-separated,
+// each optionally with a nested $select in parentheses, one level:
+// "Client($select=client_rut,client_region),Processes". Any other nested
+// option, a path, a nested $expand or $levels is a 501; an unknown or
+// repeated navigation a 400.
+func parseExpand(raw string, set *EntitySet) ([]expansion, error) {
+	items, err := splitTop(raw, ',')
+	if err != nil {
+		return nil, badRequest("$expand", "$expand: "+err.Error()+" in "+secret.Quote(raw))
+	}
+	var out []expansion
+	for _, item := range items {
+		item = httplist.TrimOWS(item)
+		name, opts := item, ""
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			if !strings.HasSuffix(item, ")") {
+				return nil, badRequest("$expand", "$expand: "+secret.Quote(item)+" must end with the closing parenthesis of its options")
+			}
+			name, opts = httplist.TrimOWS(item[:i]), item[i+1:len(item)-1]
+		}
+		switch {
+		case name == "":
+			return nil, badRequest("$expand", "$expand: empty item in "+secret.Quote(raw)+"; list navigation properties separated by commas")
+		case name == "*" || strings.Contains(name, "/"):
+			return nil, notImplemented("$expand", "$expand "+secret.Quote(name)+" is not supported: name navigation properties of "+
+				set.def.TypeName+" ("+navNames(set)+"), one level, each with an optional $select")
+		}
+		nav := set.navigation(name)
+		if nav == nil {
+			msg := "$expand: " + set.def.TypeName + " has no navigation property " + secret.Quote(name)
+			if len(set.def.Navigations) == 0 {
+				msg += "; it has none"
+			} else {
+				msg += "; it has " + navNames(set)
+			}
+			return nil, badRequest("$expand", msg)
+		}
+		for _, e := range out {
+			if e.nav == nav {
+				return nil, badRequest("$expand", "$expand: "+name+" is given more than once")
+			}
+		}
+		t := target(nav)
+		if t == nil {
+			panic("odata: navigation " + nav.Name + " to an undeclared set " + nav.Target) // the declarations are constants
+		}
+		e := expansion{nav: nav, target: t, raw: item}
+		if opts != "" {
+			parts, err := splitTop(opts, ';')
+			if err != nil {
+				return nil, badRequest("$expand", "$expand: "+err.Error()+" in "+secret.Quote(item))
+			}
+			seen := false
+			for _, o := range parts {
+				k, v, _ := strings.Cut(httplist.TrimOWS(o), "=")
+				if !strings.EqualFold(k, "$select") {
+					return nil, notImplemented("$expand", "$expand: "+secret.Quote(k)+" inside "+name+"(...) is not supported: "+
+						"only $select is, one level deep")
+				}
+				if seen {
+					return nil, badRequest("$expand", "$expand: $select is given more than once inside "+name+"(...)")
+				}
+				seen = true
+				if e.sel, err = parseSelect(v, t); err != nil {
+					return nil, badRequest("$expand", "$expand: "+name+": "+err.Error())
+				}
+			}
+		}
+		e.props = e.sel
+		if e.props == nil {
+			e.props = make([]int, len(t.props))
+			for i := range e.props {
+				e.props[i] = i
+			}
+		} else if !containsInt(e.props, t.key) {
+			e.props = append([]int{t.key}, e.props...)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// splitTop splits s at sep outside parentheses and quoted strings.
+func splitTop(s string, sep byte) ([]string, error) {
+	var out []string
+	depth, start, quoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth--; depth < 0 {
+				return nil, fmt.Errorf("unbalanced parentheses")
+			}
+		case c == sep && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if depth != 0 || quoted {
+		return nil, fmt.Errorf("unbalanced parentheses or quotes")
+	}
+	return append(out, s[start:]), nil
+}
+
+// navNames lists set's navigation properties, for messages.
+func navNames(set *EntitySet) string {
+	names := make([]string, len(set.def.Navigations))
+	for i, n := range set.def.Navigations {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// contextItem returns e as the context URL lists it: the navigation, then
+// its nested select list in parentheses, empty for all properties.
+func (e *expansion) contextItem() string {
+	names := make([]string, len(e.sel))
+	for i, p := range e.sel {
+		names[i] = e.target.props[p].name
+	}
+	return e.nav.Name + "(" + strings.Join(names, ",") + ")"
+}
+
+// feedExpansion is an expansion as a [Feed] writes it.
+type feedExpansion struct {
+	name []byte // `,"Client":`
+	many bool
+	out  []outProp // the target's properties, col indexing the related row
+	rows [][]*string
+}
+
+// newFeedExpansion returns e ready for a Feed.
+func newFeedExpansion(e *expansion) feedExpansion {
+	fe := feedExpansion{name: append(append([]byte{','}, export.AppendJSONString(nil, []byte(e.nav.Name))...), ':'), many: e.nav.Many}
+	for i, p := range e.props {
+		tp := e.target.props[p]
+		fe.out = append(fe.out, outProp{
+			name:      append(export.AppendJSONString(nil, []byte(tp.name)), ':'),
+			col:       i,
+			kind:      tp.kind,
+			nullable:  tp.nullable,
+			emptyNull: tp.nullable && e.target.def.EmptyIsNull,
+		})
+	}
+	return fe
+}
+
+// appendExpansion appends the related entities of one row, v being the
+// JSON text the store read ([Expansion]): an object or null to-one, an
+// array to-many.
+func (f *Feed) appendExpansion(b []byte, fe *feedExpansion, v []byte) ([]byte, error) {
+	b = append(b, fe.name...)
+	fe.rows = fe.rows[:0]
+	if v != nil {
+		if err := json.Unmarshal(v, &fe.rows); err != nil {
+			return b, fmt.Errorf("odata: expansion %s: %w", fe.name, err)
+		}
+	}
+	if !fe.many {
+		if len(fe.rows) == 0 {
+			return append(b, "null"...), nil
+		}
+		if len(fe.rows) > 1 {
+			return b, fmt.Errorf("odata: expansion %s: %d related rows, want at most 1", fe.name, len(fe.rows))
+		}
+	} else {
+		b = append(b, '[')
+	}
+	for i, r := range fe.rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if len(r) != len(fe.out) {
+			return b, fmt.Errorf("odata: expansion %s: a related row has %d values, want %d", fe.name, len(r), len(fe.out))
+		}
+		b = append(b, '{')
+		for j := range fe.out {
+			p := &fe.out[j]
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, p.name...)
+			var val []byte
+			if r[j] != nil {
+				val = []byte(*r[j])
+			}
+			var ok bool
+			if b, ok = f.appendValue(b, p, val); !ok {
+				return b, valueError(p, val)
+			}
+		}
+		b = append(b, '}')
+	}
+	if fe.many {
+		b = append(b, ']')
+	}
+	return b, nil
+}
