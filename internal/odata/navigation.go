@@ -111,6 +111,10 @@ func (q *Query) Expansions() []Expansion {
 // option, a path, a nested $expand or $levels is a 501; an unknown or
 // repeated navigation a 400.
 func parseExpand(raw string, set *EntitySet) ([]expansion, error) {
+	if len(set.def.Navigations) == 0 {
+		return nil, notImplemented("$expand", "$expand is not supported on "+set.def.Name+
+			", which has no navigation properties (the entities at their own grain have them: Contracts, Processes, Tasks, Clients, Services); "+supported)
+	}
 	items, err := splitTop(raw, ',')
 	if err != nil {
 		return nil, badRequest("$expand", "$expand: "+err.Error()+" in "+secret.Quote(raw))
@@ -134,13 +138,8 @@ func parseExpand(raw string, set *EntitySet) ([]expansion, error) {
 		}
 		nav := set.navigation(name)
 		if nav == nil {
-			msg := "$expand: " + set.def.TypeName + " has no navigation property " + secret.Quote(name)
-			if len(set.def.Navigations) == 0 {
-				msg += "; it has none"
-			} else {
-				msg += "; it has " + navNames(set)
-			}
-			return nil, badRequest("$expand", msg)
+			return nil, badRequest("$expand", "$expand: "+set.def.TypeName+" has no navigation property "+secret.Quote(name)+
+				"; it has "+navNames(set))
 		}
 		for _, e := range out {
 			if e.nav == nav {
