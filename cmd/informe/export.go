@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -32,7 +34,7 @@ var exportParams = []struct{ flag, param, usage string }{
 func exportCommand() *cli.Command {
 	flags := []cli.Flag{
 		databaseURLFlag,
-		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report or users"},
+		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout"},
 		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json or xlsx; default from the output file's extension"},
 		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz"},
@@ -47,7 +49,7 @@ func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "export",
 		Usage: "write a dataset, or the rows matching filters, to a file: the API's export, from one snapshot",
-		Description: "Writes the same rows and bytes as GET /api/general-report/export (or /users), with the same filters,\n" +
+		Description: "Writes the same rows and bytes as GET /api/general-report/export (or /users, /api/contracts/export, ...), with the same filters,\n" +
 			"order and options (--filter and --orderby are the API's $filter and $orderby), for cron jobs and\n" +
 			"operators with database access. A file is written whole or not at\n" +
 			"all: into a temporary file next to it, then synced and renamed over it, so that on any failure,\n" +
@@ -59,14 +61,17 @@ func exportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			src := source.Report(counting)
-			switch name := cmd.String("dataset"); name {
-			case src.Name:
-			case source.Users.Name:
-				src = source.Users
-			default:
-				return fmt.Errorf("export: --dataset must be %s or %s, got %q", src.Name, source.Users.Name, name)
+			all := append([]*source.Source{source.Report(counting), source.Users}, source.Grains...)
+			name := cmd.String("dataset")
+			i := slices.IndexFunc(all, func(s *source.Source) bool { return s.Name == name })
+			if i < 0 {
+				names := make([]string, len(all))
+				for i, s := range all {
+					names[i] = s.Name
+				}
+				return fmt.Errorf("export: --dataset must be one of %s, got %q", strings.Join(names, ", "), name)
 			}
+			src := all[i]
 			f := fileexport.Flags{
 				Source:   src,
 				Query:    url.Values{},
