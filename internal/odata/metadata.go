@@ -139,7 +139,7 @@ func navigations(s *EntitySet, sets []*EntitySet) []*Navigation {
 	var out []*Navigation
 	for i := range s.def.Navigations {
 		n := &s.def.Navigations[i]
-		if t := target(n); t != nil && slices.Contains(sets, t) {
+		if t := target(n); t != nil && slices.ContainsFunc(sets, func(s *EntitySet) bool { return s.def.Name == n.Target }) {
 			out = append(out, n)
 		}
 	}

@@ -28,9 +28,18 @@ type odataSet struct {
 
 // odataSets are the entity sets of the OData service, in the order of the
 // service document, as the server declares them.
-var odataSets = []odataSet{
+var odataSets = append([]odataSet{
 	{odata.GeneralReportDef, reportScope},
 	{odata.UsersDef, usersScope},
+}, grainSets()...)
+
+// grainSets are the entity sets of the entities at their own grain.
+func grainSets() []odataSet {
+	var sets []odataSet
+	for _, g := range grains {
+		sets = append(sets, odataSet{g.set, reportScope})
+	}
+	return sets
 }
 
 // syntheticKey reports whether s's key is made of RowKey rather than a
@@ -108,8 +117,10 @@ func odataValueSchema(s odataSet, c export.Column) object {
 }
 
 // odataEntitySchema returns the schema of an entity of s: in a feed, or,
-// byKey, the body of a request by key, which adds its context URL.
-func odataEntitySchema(s odataSet, byKey bool) object {
+// byKey, the body of a request by key, which adds its context URL; or,
+// related, as $expand writes it inside another entity, without navigation
+// properties (one level).
+func odataEntitySchema(s odataSet, byKey, related bool) object {
 	props := object{}
 	required := []string{s.Key}
 	title := "OData " + s.TypeName
@@ -129,9 +140,29 @@ func odataEntitySchema(s odataSet, byKey bool) object {
 	for _, c := range s.Columns {
 		props = append(props, member{c.Name, odataValueSchema(s, c)})
 	}
+	desc := "An entity of " + s.Name + " (type " + odata.Namespace + "." + s.TypeName + "). With `$select` it has the key and the properties chosen, in `$select` order; without, every property in this order."
+	for _, n := range s.Navigations {
+		if related {
+			break
+		}
+		entity := ref("schemas", "OData"+n.Target+"Related")
+		if n.Many {
+			props = append(props, member{n.Name, obj("type", "array", "items", entity,
+				"description", "With `$expand="+n.Name+"` only: the related entities of "+n.Target+", in the order of their key; `[]` for none.")})
+		} else {
+			props = append(props, member{n.Name, obj("anyOf", []object{entity, obj("type", "null")},
+				"description", "With `$expand="+n.Name+"` only: the related entity of "+n.Target+" (its `"+n.Property+"`), `null` for none.")})
+		}
+	}
+	if related {
+		title += " (related)"
+		desc = "An entity of " + s.Name + " as `$expand` writes it inside a related entity: its key and the properties the nested `$select` chose, or all of them in this order."
+	} else if len(s.Navigations) > 0 {
+		desc += " Each navigation property named in `$expand` follows them, with the related entities' properties its nested `$select` chose (their key always)."
+	}
 	return obj(
 		"title", title,
-		"description", "An entity of "+s.Name+" (type "+odata.Namespace+"."+s.TypeName+"). With `$select` it has the key and the properties chosen, in `$select` order; without, every property in this order.",
+		"description", desc,
 		"type", "object",
 		"required", required,
 		"additionalProperties", false,
@@ -142,9 +173,12 @@ func odataEntitySchema(s odataSet, byKey bool) object {
 func odataSchemas() object {
 	o := object{}
 	for _, s := range odataSets {
+		if len(s.Navigations) > 0 || isTarget(s.Name) {
+			o = append(o, member{"OData" + s.Name + "Related", odataEntitySchema(s, false, true)})
+		}
 		o = append(o,
-			member{"OData" + s.Name + "Entity", odataEntitySchema(s, false)},
-			member{"OData" + s.Name + "ByKey", odataEntitySchema(s, true)},
+			member{"OData" + s.Name + "Entity", odataEntitySchema(s, false, false)},
+			member{"OData" + s.Name + "ByKey", odataEntitySchema(s, true, false)},
 			member{"OData" + s.Name + "Feed", obj(
 				"title", "OData "+s.Name+" feed",
 				"description", "A page of "+s.Name+" in OData JSON (minimal metadata, streaming order). `@odata.nextLink`, present when a further page exists, is the absolute URL of the next page.",
@@ -215,6 +249,18 @@ func odataCodes() []string {
 	return codes
 }
 
+// isTarget reports whether a navigation leads to the set named name.
+func isTarget(name string) bool {
+	for _, s := range odataSets {
+		for _, n := range s.Navigations {
+			if n.Target == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func odataSetNames() []string {
 	var names []string
 	for _, s := range odataSets {
@@ -245,6 +291,10 @@ func odataParameters() object {
 			"description", "`json`, or `application/json` with OData format parameters (`odata.metadata=minimal`, `IEEE754Compatible=true` or `false`); it wins over `Accept`. Write `;` as `%3B`. Another format, `odata.metadata=full` or `none`, is a 406.",
 			"schema", obj("type", "string"),
 			"example", "application/json;IEEE754Compatible=true"),
+		"odata.expand", obj("name", "$expand", "in", "query",
+			"description", "Navigation properties, comma-separated, each optionally with a nested `$select` in parentheses, one level: each entity then carries its related entity (or `null`) or its related entities (an array) under the navigation's name. Only the entity sets at their own grain have navigation properties (see `$metadata`). An unknown navigation is a 400; other nested options, nested `$expand`, `*` and paths are a 501. Write `;` as `%3B`.",
+			"schema", obj("type", "string", "minLength", 1),
+			"example", "Client($select=client_rut,client_region),Processes"),
 		"odata.prefer", obj("name", "Prefer", "in", "header",
 			"description", fmt.Sprintf("`odata.maxpagesize=N` (1 to %d) makes pages of at most N entities and is echoed in `Preference-Applied`; pages hold at most %d entities anyway. Other preferences are ignored.", odata.MaxPageSize-1, odata.MaxPageSize),
 			"schema", obj("type", "string"),
@@ -393,13 +443,18 @@ func odataPaths() object {
 			obj("name", "$orderby", "in", "query",
 				"description", "Properties, comma-separated, each optionally followed by `asc` or `desc`; nulls come first ascending and last descending. Without it entities come in the order "+strings.Join(s.OrderBy, ", ")+". Next links resume after the last entity's sort values and key, so paging stays exact under any order. An expression is a 501.",
 				"schema", obj("type", "string", "pattern", orderByPattern(s.propertyNames()))),
+		}
+		if len(s.Navigations) > 0 {
+			params = append(params, ref("parameters", "odata.expand"))
+		}
+		params = append(params,
 			ref("parameters", "odata.top"),
 			ref("parameters", "odata.skip"),
 			ref("parameters", "odata.count"),
 			ref("parameters", "odata.skiptoken"),
 			ref("parameters", "odata.format"),
 			ref("parameters", "odata.prefer"),
-		}
+		)
 		ok := obj(
 			"description", "A page of the feed. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
 			"headers", append(okHeaders.with(),
@@ -442,9 +497,15 @@ func odataPaths() object {
 				member{"Content-Encoding", ref("headers", "Content-Encoding")}),
 			"content", odataContent("OData"+s.Name+"ByKey"),
 		)
+		keyParams := []any{key, selectParameter(s), ref("parameters", "odata.format")}
+		only := "`$select` and `$format`"
+		if len(s.Navigations) > 0 {
+			keyParams = append(keyParams, ref("parameters", "odata.expand"))
+			only = "`$select`, `$expand` and `$format`"
+		}
 		p = append(p, member{path, odataOperations("OData"+s.Name+"ByKey", "One entity of "+s.Name+" by key",
-			"The entity of "+s.Name+" with that key (e.g. `"+ODataRoot+example+"`), as OData addresses one entity; `"+s.Key+"="+"` before the key is accepted too. Only `$select` and `$format` may follow; another query option is a 400, and so is a malformed key. No entity with that key is a 404. Needs the `"+s.Scope+"` scope.",
-			s.Scope, []any{key, selectParameter(s), ref("parameters", "odata.format")}, byKey,
+			"The entity of "+s.Name+" with that key (e.g. `"+ODataRoot+example+"`), as OData addresses one entity; `"+s.Key+"="+"` before the key is accepted too. Only "+only+" may follow; another query option is a 400, and so is a malformed key. No entity with that key is a 404. Needs the `"+s.Scope+"` scope.",
+			s.Scope, keyParams, byKey,
 			"BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable")})
 	}
 	return p

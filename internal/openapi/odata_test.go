@@ -93,6 +93,9 @@ func TestODataMetadata(t *testing.T) {
 				Type     string `xml:"Type,attr"`
 				Nullable string `xml:"Nullable,attr"`
 			} `xml:"Property"`
+			Navs []struct {
+				Name string `xml:"Name,attr"`
+			} `xml:"NavigationProperty"`
 		} `xml:"DataServices>Schema>EntityType"`
 	}
 	if err := xml.Unmarshal(odata.Metadata(odataEntitySets(t)...), &doc); err != nil {
@@ -118,6 +121,9 @@ func TestODataMetadata(t *testing.T) {
 			if p.Name != et.Key.Name && !strings.HasPrefix(ps.Description, p.Type+".") {
 				t.Errorf("%s.%s: described %q, typed %s in $metadata", et.Name, p.Name, ps.Description, p.Type)
 			}
+		}
+		for _, n := range et.Navs {
+			want = append(want, n.Name) // the navigation properties, after the others
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s: properties %v, $metadata has %v", et.Name, names, want)

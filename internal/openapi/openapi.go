@@ -26,7 +26,10 @@ import (
 	"sync"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -67,6 +70,7 @@ func document() object {
 		"tags", []object{
 			obj("name", "report", "description", "The general report: one row per task of a process of a contract."),
 			obj("name", "users", "description", "The users of the system."),
+			obj("name", "entities", "description", "Contracts, processes, tasks, clients and services, each at its own grain: one row per entity, so that a column sums to the right total."),
 			obj("name", "odata", "description", "The same data as an OData 4.0 service, for Excel and Power BI (Get Data → OData feed)."),
 			obj("name", "meta", "description", "This document."),
 		},
@@ -176,7 +180,43 @@ func paths() object {
 		}),
 		Path, documentPath(),
 	)
+	for _, g := range grains {
+		p = append(p, member{"/api/" + g.data.Name + "/export", listingPath(listing{
+			op: g.set.Name + "Export", tag: "entities", scope: reportScope,
+			summary:     "Every " + g.one + ", once",
+			description: g.desc + " Every row matching `$filter`, ordered by `" + g.set.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + g.set.Name + "`.",
+			params:      []any{ref("parameters", g.data.Name+"Columns"), ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
+			headers:     []string{"X-Total-Count"},
+			json:        obj("type", "array", "items", ref("schemas", g.set.TypeName)),
+			row:         g.set.TypeName,
+			file:        "`" + g.data.Name + ".csv` (`.tsv`, `.xlsx`)",
+			sheet:       g.data.Name,
+		})})
+	}
 	return append(p, odataPaths()...)
+}
+
+// grain is an entity at its own grain, as the document describes it.
+type grain struct {
+	data     *dataset.Dataset
+	set      odata.EntitySetDef
+	one      string // "contract"
+	desc     string
+	rowTitle string
+}
+
+// grains are the entities at their own grain, in the server's order.
+var grains = []grain{
+	{entities.Contracts, odata.ContractsDef, "contract",
+		"One row per contract: its client and payer as recorded on it, its service with its cost (once, so that the cost sums to the right total), its number of processes and of tasks, its tasks by status (`tasks_pending`, `tasks_in_progress`, `tasks_cancelled`, `tasks_done`) and its first and last task end dates.", "Contract"},
+	{entities.Processes, odata.ProcessesDef, "process",
+		"One row per process (causa), with its `contract_id`, its number of tasks, its tasks by status and its first and last task end dates.", "Process"},
+	{entities.Tasks, odata.TasksDef, "task",
+		"One row per task, with its `process_id` and `contract_id`.", "Task"},
+	{entities.Clients, odata.ClientsDef, "client",
+		"One row per client, its current record, with its number of contracts.", "Client"},
+	{entities.Services, odata.ServicesDef, "service",
+		"One row per service, with its cost, its benefit center and its number of contracts.", "Service"},
 }
 
 // documentPath returns the path of this document, GET and HEAD.
@@ -320,6 +360,11 @@ func schemas() object {
 		"User", rowSchema("User",
 			"A user. Every value is a string, `id` included; `last_entry` and `updated_at` are `null` when absent.",
 			users.Columns, false),
+	)
+	for _, g := range grains {
+		s = append(s, member{g.set.TypeName, rowSchema(g.rowTitle, g.desc+" Every value is a string; an absent value is `null`.", g.data.Columns, false)})
+	}
+	s = append(s, obj(
 		"Error", obj(
 			"title", "Error",
 			"type", "object",
@@ -334,7 +379,7 @@ func schemas() object {
 			"additionalProperties", false,
 			"properties", obj("message", obj("const", auth.InvalidToken)),
 		),
-	)
+	)...)
 	return append(s, odataSchemas()...)
 }
 
@@ -377,6 +422,11 @@ func parameters() object {
 		"result_per_page", integerParam("result_per_page", "Rows per page.", report.MaxPerPage, report.MaxPerPage),
 		"reportColumns", columnsParameter(report.Columns, "the `GeneralReportRow` schema and docs/columns.md"),
 		"usersColumns", columnsParameter(users.Columns, "the `User` schema and docs/columns.md"),
+	)
+	for _, g := range grains {
+		p = append(p, member{g.data.Name + "Columns", columnsParameter(g.data.Columns, "the `"+g.set.TypeName+"` schema and docs/columns.md")})
+	}
+	p = append(p, obj(
 		"format", obj("name", "format", "in", "query",
 			"description", "The response format, case-insensitive; it wins over `Accept` (for tools that cannot set headers). Another value is a 400.",
 			"schema", obj("type", "string", "enum", formatNames())),
@@ -389,7 +439,7 @@ func parameters() object {
 		"delimiter", obj("name", "delimiter", "in", "query",
 			"description", "CSV: the field delimiter. `semicolon` is what Excel expects where the decimal separator is a comma (Chile, most of Latin America and much of Europe); `tab` answers `text/tab-separated-values`.",
 			"schema", obj("type", "string", "enum", export.DelimiterNames, "default", export.DelimiterNames[0])),
-	)
+	)...)
 	return append(p, odataParameters()...)
 }
 

@@ -15,6 +15,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -162,6 +163,11 @@ func TestGeneratedFromColumns(t *testing.T) {
 	}{
 		{"GeneralReportRow", "reportColumns", report.Columns, true},
 		{"User", "usersColumns", users.Columns, false},
+		{"Contract", "contractsColumns", entities.ContractColumns, false},
+		{"Process", "processesColumns", entities.ProcessColumns, false},
+		{"Task", "tasksColumns", entities.TaskColumns, false},
+		{"Client", "clientsColumns", entities.ClientColumns, false},
+		{"Service", "servicesColumns", entities.ServiceColumns, false},
 	} {
 		t.Run(tt.schema, func(t *testing.T) {
 			if got, want := propertyOrder(t, tt.schema), export.Names(tt.cols); !slices.Equal(got, want) {
@@ -196,7 +202,11 @@ func TestGeneratedFromColumns(t *testing.T) {
 	for _, s := range odataSets {
 		t.Run("OData"+s.Name, func(t *testing.T) {
 			name := "OData" + s.Name + "Entity"
-			if got, want := propertyOrder(t, name), s.propertyNames(); !slices.Equal(got, want) {
+			want := s.propertyNames()
+			for _, n := range s.Navigations {
+				want = append(want, n.Name)
+			}
+			if got := propertyOrder(t, name); !slices.Equal(got, want) {
 				t.Errorf("properties = %v, want %v", got, want)
 			}
 			props := dig(t, doc, "components", "schemas", name, "properties").(map[string]any)
