@@ -27,6 +27,7 @@ import (
 	"github.com/pb33f/libopenapi/orderedmap"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
@@ -340,6 +341,17 @@ func TestOpenAPI(t *testing.T) {
 			{"/api/general-report/export?format=csv&bom=true", nil, "text/csv", 0},
 			{"/api/general-report/export?format=csv&delimiter=tab", nil, "text/tab-separated-values", 0},
 			{"/api/general-report/export?format=xlsx&rut=9876543-3", nil, export.XLSX.ContentType(), 0},
+
+			{"/api/contracts/export", nil, "application/json", len(entities.ContractColumns)},
+			{"/api/contracts/export?columns=contract_id,service,costo_servicio,tasks_pending&format=ndjson", nil, "application/x-ndjson", 0},
+			{"/api/contracts/export?$filter=tasks%20gt%200&$select=contract_id,first_task_end_date", nil, "application/json", 2},
+			{"/api/processes/export?format=csv", nil, "text/csv", 0},
+			{"/api/processes/export", nil, "application/json", len(entities.ProcessColumns)},
+			{"/api/tasks/export?format=xlsx", nil, export.XLSX.ContentType(), 0},
+			{"/api/tasks/export", nil, "application/json", len(entities.TaskColumns)},
+			{"/api/clients/export?format=csv&delimiter=tab", nil, "text/tab-separated-values", 0},
+			{"/api/clients/export", nil, "application/json", len(entities.ClientColumns)},
+			{"/api/services/export?$orderby=costo_servicio%20desc", nil, "application/json", len(entities.ServiceColumns)},
 		} {
 			t.Run(tt.target+strings.Join(tt.header, "="), func(t *testing.T) {
 				x := ts.send(t, http.MethodGet, tt.target, append(bearer, tt.header...)...)
@@ -627,6 +639,9 @@ type csdl struct {
 			Type     string `xml:"Type,attr"`
 			Nullable string `xml:"Nullable,attr"`
 		} `xml:"Property"`
+		Navs []struct {
+			Name string `xml:"Name,attr"`
+		} `xml:"NavigationProperty"`
 	} `xml:"DataServices>Schema>EntityType"`
 	Sets []struct {
 		Name string `xml:"Name,attr"`
@@ -720,6 +735,9 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 					t.Errorf("%s.%s: described as %q, typed %s in $metadata", et.Name, p.Name, ps.Description, p.Type)
 				}
 			}
+			for _, n := range et.Navs {
+				want = append(want, n.Name) // what $expand adds, after the properties
+			}
 			if !slices.Equal(names, want) {
 				t.Errorf("%s: properties %v in the document, %v in $metadata", et.Name, names, want)
 			}
@@ -740,6 +758,14 @@ func checkOData(t *testing.T, c *contract, ts *testServer) {
 			"/Users",
 			"/Users?$select=last_entry,name&$count=true",
 			"/Users?$orderby=id%20asc&" + ieee,
+			"/Contracts?$expand=Client($select=client_rut,client_region),Service,Processes($select=tasks),Tasks",
+			"/Contracts?$select=contract_id,costo_servicio&$filter=tasks%20gt%200&$orderby=costo_servicio%20desc&$expand=Client&" + ieee,
+			"/Processes?$expand=Contract($select=code_contract),Tasks($select=task_status)&$count=true",
+			"/Tasks?$expand=Process,Contract($select=client_id)&$top=3",
+			"/Clients?$expand=Contracts($select=costo_servicio)",
+			"/Services?$expand=Contracts",
+			"/Contracts(3)?$expand=Service,Processes",
+			"/Tasks(2)?$select=task_id&$expand=Contract",
 		} {
 			t.Run(target, func(t *testing.T) {
 				x := ts.send(t, http.MethodGet, openapi.ODataRoot+target, bearer...)
