@@ -62,20 +62,21 @@ type running struct {
 	log      *lockedBuffer
 	api, ops string // base URLs
 	stop     context.CancelFunc
-	done     chan error // receives Run's result
+	done     chan struct{} // closed when Run has returned
+	err      error         // Run's result, after done
 }
 
 // start runs cfg (its Log and Ready replaced) over pool until the test
 // ends or stop is called, and waits until it serves.
 func start(t *testing.T, pool *pgxpool.Pool, cfg server.Config) *running {
 	t.Helper()
-	r := &running{log: &lockedBuffer{}, done: make(chan error, 1)}
+	r := &running{log: &lockedBuffer{}, done: make(chan struct{})}
 	cfg.Log = r.log
 	addrs := make(chan [2]string, 1)
 	cfg.Ready = func(apiAddr, opsAddr string) { addrs <- [2]string{apiAddr, opsAddr} }
 	ctx, stop := context.WithCancel(context.Background())
 	r.stop = stop
-	go func() { r.done <- server.Run(ctx, pool, cfg) }()
+	go func() { r.err = server.Run(ctx, pool, cfg); close(r.done) }()
 	t.Cleanup(func() {
 		stop()
 		select {
@@ -87,8 +88,8 @@ func start(t *testing.T, pool *pgxpool.Pool, cfg server.Config) *running {
 	select {
 	case a := <-addrs:
 		r.api, r.ops = "http://"+a[0], "http://"+a[1]
-	case err := <-r.done:
-		t.Fatalf("Run returned before serving (%v):\n%s", err, r.log)
+	case <-r.done:
+		t.Fatalf("Run returned before serving (%v):\n%s", r.err, r.log)
 	case <-time.After(60 * time.Second):
 		t.Fatalf("Run did not serve within 60s:\n%s", r.log)
 	}
@@ -130,7 +131,7 @@ func TestRunInvalid(t *testing.T) {
 		{"ErrCertAndACME", func(c *server.Config) {
 			c.TLS.CertFile, c.TLS.KeyFile, c.TLS.ACMEDomains = "cert.pem", "key.pem", []string{"informe.example.cl"}
 		}, "--tls-cert and --acme-domain are alternatives: give one"},
-		{"ErrAddr", func(c *server.Config) { c.Addr = "127.0.0.1:-1" }, "127.0.0.1:-1"},
+		{"ErrAddr", func(c *server.Config) { c.Addr = "127.0.0.1:-1" }, "invalid port"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var log lockedBuffer
@@ -179,9 +180,9 @@ func TestRunReadiness(t *testing.T) {
 		resp.Body.Close()
 	}
 	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("Run = %v after its context ended, want nil", err)
+	case <-r.done:
+		if r.err != nil {
+			t.Errorf("Run = %v after its context ended, want nil", r.err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Run still runs 30s after its context ended:\n%s", r.log)
@@ -299,9 +300,9 @@ func TestShutdownCutsSlowClient(t *testing.T) {
 	}
 
 	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Fatalf("Run = %v after its context ended:\n%s", err, s.log)
+	case <-s.done:
+		if s.err != nil {
+			t.Fatalf("Run = %v after its context ended:\n%s", s.err, s.log)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Run still runs 30s after its context ended:\n%s", s.log)
