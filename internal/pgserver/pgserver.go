@@ -1,3 +1,7 @@
+// Package pgserver runs private PostgreSQL servers from the machine's
+// binaries, for the demo, the tests and the benchmarks: a cluster in a
+// folder of its own, listening on loopback only with a password, run as an
+// unprivileged user when informe runs as root ([Start]).
 package pgserver
 
 import (

@@ -56,6 +56,18 @@ var Users = &Source{
 	},
 }
 
+// Named returns the source called name, the report's (its plain
+// queries counted as counting says) or the users', or nil if there is
+// none by that name.
+func Named(name string, counting report.Counting) *Source {
+	for _, s := range []*Source{Report(counting), Users} {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
 // AnyPath are the parameters every path takes besides its own: the token,
 // for clients that cannot send headers, and "_", the cache-buster that
 // jQuery's ajax adds with cache: false, whose value means nothing.
