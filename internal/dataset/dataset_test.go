@@ -1,10 +1,13 @@
 package dataset_test
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/users"
 )
 
 func TestQueryConditions(t *testing.T) {
@@ -68,5 +71,31 @@ func TestKeyText(t *testing.T) {
 	users := &dataset.Dataset{Keys: []string{"key_id"}, KeyColumn: "id"}
 	if got := users.KeyText("r"); got != nil {
 		t.Errorf("a column key's KeyText = %q, want none", got)
+	}
+}
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestOpenReleasesOnError checks that a query that fails, at its count or
+// at its rows, gives its connection back: a leak would starve the pool.
+func TestOpenReleasesOnError(t *testing.T) {
+	pool := pgtest.New(t)
+	store := dataset.NewStore(pool)
+	for _, count := range []bool{true, false} {
+		q := dataset.All()
+		q.Count = count
+		q.Where("t.no_such_column = " + q.Param(int64(1), "bigint"))
+		if _, err := store.Open(context.Background(), users.Dataset, q); err == nil {
+			t.Fatalf("count %v: a condition on no column opened", count)
+		}
+		if n := pool.Stat().AcquiredConns(); n != 0 {
+			t.Fatalf("count %v: %d connections still held after the error", count, n)
+		}
+		if _, err := store.OpenParts(context.Background(), users.Dataset, q, dataset.Parts{Max: 2}); err == nil {
+			t.Fatalf("count %v: OpenParts opened", count)
+		}
+		if n := pool.Stat().AcquiredConns(); n != 0 {
+			t.Fatalf("count %v: %d connections still held after OpenParts' error", count, n)
+		}
 	}
 }

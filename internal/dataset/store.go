@@ -87,14 +87,15 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			return nil, err
 		}
 	}
-	opened = true
 	if st.SQL == "" {
+		opened = true
 		return &Cursor{Cursor: snap.Empty(), total: total}, nil
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
+	opened = true
 	return &Cursor{Cursor: cur, total: total}, nil
 }
 
