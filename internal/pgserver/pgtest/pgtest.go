@@ -165,6 +165,22 @@ func Seeded(tb testing.TB) *pgxpool.Pool {
 	})
 }
 
+// SmallSeededContracts is the number of contracts in the database
+// [SmallSeeded] copies: about 3,000 report rows, several pages of 1,000.
+const SmallSeededContracts = 300
+
+// SmallSeeded returns a pool on a fresh copy of a database seeded once per
+// test binary with [SmallSeededContracts] contracts (seed 1): for tests
+// that compare every row with a model, where more rows would prove nothing
+// more and cost time on every request.
+func SmallSeeded(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return NewFrom(tb, "seed300", func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SmallSeededContracts, Seed: 1})
+		return err
+	})
+}
+
 // Int runs sql, which must return one integer, and returns it; it fails the
 // test on error.
 func Int(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
