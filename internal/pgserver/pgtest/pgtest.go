@@ -37,9 +37,14 @@ type template struct {
 
 const migrated = "tmpl_migrated"
 
-// Main starts the private server, runs the tests and stops the server.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// Main starts the private server, runs the tests, stops the server and
+// then calls each of cleanups, for what the package's tests share.
+func Main(m *testing.M, cleanups ...func()) {
+	code := run(m)
+	for _, c := range cleanups {
+		c()
+	}
+	os.Exit(code)
 }
 
 func run(m *testing.M) int {
