@@ -25,6 +25,8 @@ import (
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/seed"
 	"github.com/informe/informe/report"
+
+	"github.com/informe/informe/internal/testenv"
 )
 
 // runExport runs `informe export` with args against dbURL and returns its
@@ -196,7 +198,7 @@ func TestExport(t *testing.T) {
 	t.Run("ProgressOnTerminal", func(t *testing.T) {
 		script, err := exec.LookPath("script")
 		if err != nil {
-			t.Skip("no script(1) to run the export on a terminal")
+			testenv.Missing(t, "no script(1) (util-linux) to run the export on a terminal")
 		}
 		out := filepath.Join(t.TempDir(), "tty.csv")
 		cmd := exec.Command(script, "-q", "-e", "-c", bin+" export --output "+out, "/dev/null")
