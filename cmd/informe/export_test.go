@@ -96,7 +96,9 @@ var summaryLine = regexp.MustCompile(`^exported (\d+) rows, (\d+) bytes in [0-9.
 // byte for byte what the HTTP export gives for the same parameters.
 func TestExport(t *testing.T) {
 	bin := build(t)
-	pool := pgtest.Seeded(t)
+	// Byte for byte the API's export: a few thousand rows show a difference
+	// as well as twenty thousand.
+	pool := pgtest.SmallSeeded(t)
 	dbURL := pool.Config().ConnString()
 	rut := pgtest.String(t, pool, "SELECT rut FROM clients WHERE id = 3")
 	clientID := "3"
