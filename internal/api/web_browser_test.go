@@ -18,6 +18,8 @@ import (
 
 	ibrowser "github.com/informe/informe/internal/browser"
 	"github.com/informe/informe/internal/web"
+
+	"github.com/informe/informe/internal/testenv"
 )
 
 // page is a browser tab on the web page, with its downloads folder.
@@ -32,7 +34,7 @@ type page struct {
 func openPage(t *testing.T, ts *testServer) *page {
 	t.Helper()
 	if _, err := ibrowser.Path(); err != nil {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	dl := t.TempDir()
 	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{

@@ -37,9 +37,14 @@ type template struct {
 
 const migrated = "tmpl_migrated"
 
-// Main starts the private server, runs the tests and stops the server.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// Main starts the private server, runs the tests, stops the server and
+// then calls each of cleanups, for what the package's tests share.
+func Main(m *testing.M, cleanups ...func()) {
+	code := run(m)
+	for _, c := range cleanups {
+		c()
+	}
+	os.Exit(code)
 }
 
 func run(m *testing.M) int {
@@ -161,6 +166,22 @@ func Seeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	return NewFrom(tb, "seed2000", func(ctx context.Context, pool *pgxpool.Pool) error {
 		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SeededContracts, Seed: 1})
+		return err
+	})
+}
+
+// SmallSeededContracts is the number of contracts in the database
+// [SmallSeeded] copies: about 3,000 report rows, several pages of 1,000.
+const SmallSeededContracts = 300
+
+// SmallSeeded returns a pool on a fresh copy of a database seeded once per
+// test binary with [SmallSeededContracts] contracts (seed 1): for tests
+// that compare every row with a model, where more rows would prove nothing
+// more and cost time on every request.
+func SmallSeeded(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return NewFrom(tb, "seed300", func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SmallSeededContracts, Seed: 1})
 		return err
 	})
 }
