@@ -4,6 +4,7 @@
 package report
 
 import (
+	"errors"
 	"math"
 	"net/url"
 
@@ -65,7 +66,11 @@ func ParseQuery(v url.Values) (Query, error) {
 	if ok {
 		r, err := rut.Parse(s)
 		if err != nil {
-			return q, failure.Wrap(failure.Invalid, err, err.Error())
+			reason := "rut_malformed"
+			if errors.Is(err, rut.ErrCheckDigit) {
+				reason = "rut_check_digit"
+			}
+			return q, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
 		}
 		q.RUTKey = r.Key()
 	}

@@ -100,7 +100,7 @@ Every parameter is given at most once and never empty; a wrong value is a 400 wh
 
 ## Errors
 
-Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `, with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
+Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `; a 400 about a parameter also carries ` + "`code`" + `, a stable name of what is wrong, and ` + "`target`" + `, the parameter (` + "`{\"message\": \"...\", \"code\": \"rut_check_digit\", \"target\": \"rut\"}`" + `), with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
 
 | status | when |
 |---|---|
@@ -323,7 +323,13 @@ func schemas() object {
 			"type", "object",
 			"required", []string{"message"},
 			"additionalProperties", false,
-			"properties", obj("message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault.")),
+			"properties", obj(
+				"message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault."),
+				"code", obj("type", "string", "description", "A stable name of what is wrong, for clients that word it themselves: "+
+					"`repeated`, `empty`, `not_text`, `token_in_parameter`, `not_integer`, `not_boolean`, `not_allowed`, `bad_column`, "+
+					"`rut_malformed`, `rut_check_digit`. Absent when informe names none."),
+				"target", obj("type", "string", "description", "The parameter at fault, with `code`."),
+			),
 		),
 		"InvalidToken", obj(
 			"title", "Authentication error",
