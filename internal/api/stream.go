@@ -1,10 +1,10 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -96,14 +96,15 @@ func (s *Server) stream(c *gin.Context, cur cursor, rest later, done func(), out
 	})
 }
 
-// setContentHeaders sets the Content-Type of out and, for a file format,
-// the Content-Disposition of an attachment named file.
+// setContentHeaders sets the Content-Type of out and the
+// Content-Disposition of an attachment named for what it holds: file (the
+// dataset), the main filter and the date (see [fileName]). Every format is
+// an attachment, so that a browser saves JSON too, under its own name.
 func setContentHeaders(c *gin.Context, out output, file string) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", export.MediaType(out.format, out.csv))
-	if out.format.Attachment() {
-		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, file, export.Extension(out.format, out.csv)))
-	}
+	name := fileName(file, c.Request.URL.Query(), time.Now()) + "." + export.Extension(out.format, out.csv)
+	h.Set("Content-Disposition", contentDisposition(name))
 }
 
 // isHead reports whether c is a HEAD request, answered like GET without a
