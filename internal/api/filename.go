@@ -7,6 +7,11 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/catalog"
 )
 
 // fileFilters are the report's filters that may name a file, in order of
@@ -72,4 +77,27 @@ func extValue(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// labelled returns cols with the names of the header row that out asks
+// for: with header=labels, in CSV and XLSX, each column's label in the
+// chosen language (see catalog.Column's Label); otherwise cols. Only the
+// header changes: JSON keys stay the API's names.
+func labelled(c *gin.Context, cols []export.Column, out output) []export.Column {
+	if out.labels == "" || (out.format != export.CSV && out.format != export.XLSX) {
+		return cols
+	}
+	d, ok := catalog.ForPath(c.Request.URL.Path)
+	if !ok {
+		return cols
+	}
+	labels := d.Labels(out.labels)
+	named := make([]export.Column, len(cols))
+	for i, col := range cols {
+		named[i] = col
+		if l := labels[col.Name]; l != "" {
+			named[i].Name = l
+		}
+	}
+	return named
 }

@@ -72,7 +72,7 @@ func setPageHeaders(c *gin.Context, values url.Values, p report.Page) {
 // report.ParseQuery's filters, result_per_page and columns, and
 // negotiate's format and CSV options. Links carry these and no others.
 var pageParams = []string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns",
-	"format", "header", "bom", "delimiter"}
+	"format", "header", "lang", "bom", "delimiter"}
 
 // pageFile names the attachment of page p.
 func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }

@@ -18,6 +18,10 @@ import (
 type output struct {
 	format export.Format
 	csv    export.CSVOptions
+	// labels is the language of the header row's labels with
+	// header=labels ("es" or "en"; see catalog.Column's Label), "" for the
+	// API's names.
+	labels string
 }
 
 // negotiate parses the query string and chooses the response format: the
@@ -39,11 +43,18 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	} else if out.format, err = export.Negotiate(strings.Join(c.Request.Header.Values("Accept"), ",")); err != nil {
 		return nil, out, failure.Wrap(failure.NotAcceptable, err, err.Error())
 	}
-	header, err := param.Bool(values, "header", true)
+	header, err := param.OneOf(values, "header", "true", "true", "false", "labels")
 	if err != nil {
 		return nil, out, err
 	}
-	out.csv.NoHeader = !header
+	out.csv.NoHeader = header == "false"
+	lang, err := param.OneOf(values, "lang", "es", "es", "en")
+	if err != nil {
+		return nil, out, err
+	}
+	if header == "labels" {
+		out.labels = lang
+	}
 	if out.csv.BOM, err = param.Bool(values, "bom", false); err != nil {
 		return nil, out, err
 	}
@@ -81,7 +92,7 @@ type later struct {
 func (s *Server) stream(c *gin.Context, cur cursor, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
-	spec := export.Spec{Format: out.format, Columns: cols, Options: opts}
+	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
 	var parts *delivery.Parts
 	if len(rest.curs) > 0 {
 		cont := spec

@@ -222,7 +222,7 @@ type listing struct {
 
 // formatParams are the parameters of every listing: format negotiation
 // and the CSV options.
-var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "bom"), ref("parameters", "delimiter")}
+var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "lang"), ref("parameters", "bom"), ref("parameters", "delimiter")}
 
 func listingPath(l listing) object {
 	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
@@ -374,8 +374,11 @@ func parameters() object {
 			"description", "The response format, case-insensitive; it wins over `Accept` (for tools that cannot set headers). Another value is a 400.",
 			"schema", obj("type", "string", "enum", formatNames())),
 		"header", obj("name", "header", "in", "query",
-			"description", "CSV: `false` leaves out the header row of field names.",
-			"schema", obj("type", "boolean", "default", true)),
+			"description", "CSV: `false` leaves out the header row of field names. CSV and XLSX: `labels` writes each column's readable label (in `lang`) in the header row instead of its field name, for people who open the file; JSON keys stay the field names.",
+			"schema", obj("type", "string", "enum", []string{"true", "false", "labels"}, "default", "true")),
+		"lang", obj("name", "lang", "in", "query",
+			"description", "With `header=labels`: the language of the labels, `es` (Spanish) or `en` (English).",
+			"schema", obj("type", "string", "enum", []string{"es", "en"}, "default", "es")),
 		"bom", obj("name", "bom", "in", "query",
 			"description", "CSV: `true` starts the file with a UTF-8 byte order mark, which Excel on Windows needs to read UTF-8 (without it, á and ñ come out garbled).",
 			"schema", obj("type", "boolean", "default", false)),
