@@ -373,7 +373,7 @@ func TestPageInBrowser(t *testing.T) {
 		if got := p.eval(t, `String(window.pwned)`); got != "undefined" {
 			t.Error("a value from the database ran as script")
 		}
-		if got := p.eval(t, `[...document.querySelectorAll("#order li > span:first-child")].map(e => e.textContent).join(",")`); got != labels {
+		if got := p.eval(t, `[...document.querySelectorAll("#order li .name")].map(e => e.textContent).join(",")`); got != labels {
 			t.Errorf("order list = %s, want %s", got, labels)
 		}
 		if got := p.text(t, "size"); !strings.HasPrefix(got, "Tamaño estimado: CSV ≈ ") {
@@ -504,7 +504,7 @@ func TestPageInBrowser(t *testing.T) {
 		// The second ticked moves up, by keyboard; the focus stays on it.
 		p.tabTo(t, "order-up-contract_id")
 		p.do(t, chromedp.KeyEvent("\r"))
-		p.wait(t, `document.querySelector("#order li span").textContent === "N° de contrato" && document.activeElement.id === "order-down-contract_id"`)
+		p.wait(t, `document.querySelector("#order li .name").textContent === "N° de contrato" && document.activeElement.id === "order-down-contract_id"`)
 		p.tabTo(t, "f-client_id")
 		p.do(t, chromedp.KeyEvent("1"))
 		p.wait(t, `document.getElementById("download").getAttribute("href").includes("columns=contract_id,code_contract&client_id=1") && document.getElementById("download").getAttribute("aria-disabled") === "false"`)

@@ -356,7 +356,9 @@
         b.addEventListener("click", fn);
         return b;
       };
-      return el("li", {}, el("span", { textContent: lbl }),
+      const num = el("span", { className: "num", textContent: (i + 1) + "." });
+      num.setAttribute("aria-hidden", "true"); // the list says the position
+      return el("li", {}, num, el("span", { className: "name", textContent: lbl }),
         el("span", { className: "moves" },
           btn("up", "↑", i === 0, () => move(i, -1, "up")),
           btn("down", "↓", i === list.length - 1, () => move(i, 1, "down")),
