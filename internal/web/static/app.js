@@ -631,9 +631,9 @@
       return;
     }
     if (res.status === 401) { sessionEnded(); return; }
+    if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
     if (!res.ok) {
       $("download-error").textContent = errorText({ status: res.status }).text;
-      refresh(); // a GET tells which filter is wrong
       return;
     }
     const file = fileName(res.headers.get("Content-Disposition")) || "";
@@ -803,6 +803,14 @@
     $("header").addEventListener("change", (e) => { state.header = e.target.value; changed(true); });
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
     $("download").addEventListener("click", download);
+    // A session that ended while the tab was in the background (the token
+    // expired or was revoked) is told when the analyst comes back, not at
+    // the next change.
+    document.addEventListener("visibilitychange", async () => {
+      if (document.visibilityState !== "visible" || !principal) return;
+      const s = await fetch("/web/session").then((r) => r.json()).catch(() => ({ signed_in: true }));
+      if (!s.signed_in && principal) sessionEnded();
+    });
     readHash();
     translate();
     const [cat, who] = await Promise.all([
