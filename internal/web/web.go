@@ -104,11 +104,19 @@ func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	SetSecurityHeaders(h)
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Vary", "Accept-Language, Cookie")
+	h.Set("Vary", "Accept-Language, Cookie, Accept-Encoding")
 	h.Set("Content-Language", Language(r))
+	body := b.Bytes()
+	if c := compress.Negotiate(r.Header.Values("Accept-Encoding")...); c != compress.Identity {
+		if coded, err := compressed(body); err == nil {
+			body = coded[c]
+			h.Set("Content-Encoding", c.String())
+		}
+	}
+	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(b.Bytes())
+		_, _ = w.Write(body)
 	}
 }
 
