@@ -751,7 +751,7 @@
         kids.push(el("p", { id: "c-" + it.id + "-unavailable", className: "warn", textContent: it.unavailable }));
         return el("div", { className: "connect-item" }, ...kids);
       }
-      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: Math.min(12, it.text.split("\n").length + Math.floor(it.text.length / 90)) });
+      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: textRows(it.text) });
       area.dataset.copy = it.copy || it.text;
       const btn = el("button", { type: "button", id: "copy-" + it.id, className: "copy", textContent: t("copy") });
       btn.setAttribute("aria-describedby", "h-" + it.id);
@@ -765,6 +765,13 @@
     $("reveal").hidden = !token;
     $("reveal").textContent = revealed ? t("hide") : t("reveal");
     $("reveal").setAttribute("aria-pressed", String(revealed));
+  }
+
+  // textRows is the rows a text area needs to show text at the window's
+  // width (about 8.5 px a character), at most 12.
+  function textRows(text) {
+    const perLine = Math.max(30, Math.floor(Math.min(window.innerWidth - 80, 1100) / 8.5));
+    return Math.min(12, text.split("\n").reduce((n, line) => n + Math.max(1, Math.ceil(line.length / perLine)), 0));
   }
 
   async function copy(area, btn) {
