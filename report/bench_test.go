@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/seed"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -46,14 +47,14 @@ func BenchmarkStream(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
 	for _, c := range countings {
-		store := report.NewStore(pool, c.counting)
-		total := countRows(b, store)
+		store, ds := dataset.NewStore(pool), report.Dataset(c.counting)
+		total := countRows(b, store, ds)
 		pages := []struct {
 			name string
 			page int64
 		}{{"first", 1}, {"lastfull", max(total/report.MaxPerPage, 1)}}
 		for _, p := range pages {
-			q := report.Query{Page: p.page, PerPage: report.MaxPerPage}
+			q := dataset.Query{Skip: (p.page - 1) * report.MaxPerPage, Limit: report.MaxPerPage, Count: true}
 			for _, encode := range []bool{true, false} {
 				name := c.name + "/" + p.name + "/none"
 				if encode {
@@ -65,7 +66,7 @@ func BenchmarkStream(b *testing.B) {
 						if encode {
 							enc = export.NewCSV(w, report.Columns, export.CSVOptions{})
 						}
-						cur, err := store.Open(ctx, q)
+						cur, err := store.Open(ctx, ds, q)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -107,10 +108,10 @@ func BenchmarkCount(b *testing.B) {
 	pool := benchPool(b)
 	for _, c := range countings {
 		b.Run(c.name, func(b *testing.B) {
-			store := report.NewStore(pool, c.counting)
+			store, ds := dataset.NewStore(pool), report.Dataset(c.counting)
 			var total int64
 			for b.Loop() {
-				total = countRows(b, store)
+				total = countRows(b, store, ds)
 			}
 			b.ReportMetric(float64(total), "report-rows")
 		})
@@ -119,8 +120,8 @@ func BenchmarkCount(b *testing.B) {
 
 // countRows counts the report's rows by opening a page far past the end,
 // which reads no rows.
-func countRows(b *testing.B, store *report.Store) int64 {
-	cur, err := store.Open(context.Background(), report.Query{Page: 1 << 40, PerPage: report.MaxPerPage})
+func countRows(b *testing.B, store *dataset.Store, ds *dataset.Dataset) int64 {
+	cur, err := store.Open(context.Background(), ds, dataset.Query{Skip: 1 << 40, Limit: report.MaxPerPage, Count: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func countRows(b *testing.B, store *report.Store) int64 {
 	if cur.Next() {
 		b.Fatal("a page past the end has rows")
 	}
-	return cur.Page().Total
+	return cur.Total()
 }
 
 // discard is an encoder that drops rows.

@@ -36,7 +36,7 @@ func TestStoreCheckCounting(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := report.NewStore(pool, tt.counting).CheckCounting(ctx)
+			err := report.CheckCounting(ctx, pool, tt.counting)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("CheckCounting = %v, want nil", err)

@@ -1,6 +1,7 @@
 // Package report serves the general report: one row per task of a process
-// of a contract, filtered, counted and paged in one consistent snapshot, and
-// streamed row by row from the general_report view.
+// of a contract. It declares the report as a dataset ([Dataset]), reads its
+// plain queries through the row counts informe maintains, and parses the
+// spec's query parameters ([ParseQuery]).
 package report
 
 import (
@@ -8,7 +9,7 @@ import (
 	"math"
 	"net/url"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 	"github.com/informe/informe/internal/rut"
@@ -17,51 +18,42 @@ import (
 // MaxPerPage is the largest result_per_page, and the default.
 const MaxPerPage = 10000
 
-// Query is a validated request for one page of the general report. Zero
-// values mean "no filter"; filters combine with AND.
-type Query struct {
-	ContractID   int64
-	CodeContract string
-	ClientID     int64
-	RUTKey       string // rut.RUT.Key() of the client's RUT
-	Page         int64  // from 1
-	PerPage      int64  // from 1 to MaxPerPage
-	// Columns are the fields to read, in order; nil means all [Columns].
-	Columns []export.Column
-}
+// Params are the query parameters of the spec's general report that
+// [ParseQuery] reads.
+var Params = []string{"contract_id", "code_contract", "client_id", "rut", "page", "result_per_page", "columns"}
 
-// columns returns the fields q reads.
-func (q Query) columns() []export.Column {
-	if q.Columns == nil {
-		return Columns
+// ParseQuery parses the spec's parameters of the general report into a
+// query for one page of it, counted: the filters contract_id,
+// code_contract, client_id and rut (equalities, joined by AND), page and
+// result_per_page, and the columns. Other parameters are the caller's. A
+// parameter given twice, empty or out of its range is a failure.Invalid
+// error whose message names it and what it allows.
+func ParseQuery(v url.Values) (dataset.Query, Page, error) {
+	var q dataset.Query
+	var p Page
+	id, err := param.Int(v, "contract_id", 0, math.MaxInt64)
+	if err != nil {
+		return q, p, err
 	}
-	return q.Columns
-}
-
-// Filtered reports whether q narrows the report.
-func (q Query) Filtered() bool {
-	return q.ContractID != 0 || q.CodeContract != "" || q.ClientID != 0 || q.RUTKey != ""
-}
-
-// ParseQuery validates the report's query parameters, columns included
-// (see param.Columns). Unknown parameters are
-// ignored. A parameter given twice, empty or out of its range is a
-// failure.Invalid error whose message names it and what it allows.
-func ParseQuery(v url.Values) (Query, error) {
-	var q Query
-	var err error
-	if q.ContractID, err = param.Int(v, "contract_id", 0, math.MaxInt64); err != nil {
-		return q, err
+	if id != 0 {
+		q.Equal("key_contract_id", id)
 	}
-	if q.CodeContract, _, err = param.Single(v, "code_contract"); err != nil {
-		return q, err
+	code, ok, err := param.Single(v, "code_contract")
+	if err != nil {
+		return q, p, err
 	}
-	if q.ClientID, err = param.Int(v, "client_id", 0, math.MaxInt64); err != nil {
-		return q, err
+	if ok {
+		q.Equal("key_code_contract", code)
+	}
+	if id, err = param.Int(v, "client_id", 0, math.MaxInt64); err != nil {
+		return q, p, err
+	}
+	if id != 0 {
+		q.Equal("key_client_id", id)
 	}
 	s, ok, err := param.Single(v, "rut")
 	if err != nil {
-		return q, err
+		return q, p, err
 	}
 	if ok {
 		r, err := rut.Parse(s)
@@ -70,16 +62,22 @@ func ParseQuery(v url.Values) (Query, error) {
 			if errors.Is(err, rut.ErrCheckDigit) {
 				reason = "rut_check_digit"
 			}
-			return q, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
+			return q, p, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
 		}
-		q.RUTKey = r.Key()
+		q.Equal("key_client_rut", r.Key())
 	}
-	if q.Page, err = param.Int(v, "page", 1, math.MaxInt64); err != nil {
-		return q, err
+	if p.CurrentPage, err = param.Int(v, "page", 1, math.MaxInt64); err != nil {
+		return q, p, err
 	}
-	if q.PerPage, err = param.Int(v, "result_per_page", MaxPerPage, MaxPerPage); err != nil {
-		return q, err
+	if p.PerPage, err = param.Int(v, "result_per_page", MaxPerPage, MaxPerPage); err != nil {
+		return q, p, err
 	}
-	q.Columns, err = param.Columns(v, Columns)
-	return q, err
+	if q.Columns, err = param.Columns(v, Columns); err != nil {
+		return q, p, err
+	}
+	q.Skip, q.Limit, q.Count = (p.CurrentPage-1)*p.PerPage, p.PerPage, true
+	if p.CurrentPage-1 > math.MaxInt64/p.PerPage {
+		q.Skip = math.MaxInt64 // past any last row
+	}
+	return q, p, nil
 }

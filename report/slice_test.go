@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/report"
 )
 
-// readAll reads every row of cur as joined text, and the key of the last.
-func readAll(t *testing.T, cur *report.Cursor, keyed bool) (rows []string, last *report.Key) {
+// readAll reads every row of cur as joined text, and the key of the last
+// when the rows carry their position.
+func readAll(t *testing.T, cur *dataset.Cursor, keyed bool) (rows []string, last []int64) {
 	t.Helper()
 	defer cur.Close()
 	for cur.Next() {
@@ -19,7 +21,7 @@ func readAll(t *testing.T, cur *report.Cursor, keyed bool) (rows []string, last 
 		n := len(v)
 		if keyed {
 			n -= 3
-			var k report.Key
+			k := make([]int64, 3)
 			for i := range k {
 				x, err := strconv.ParseInt(string(v[n+i]), 10, 64)
 				if err != nil {
@@ -27,7 +29,7 @@ func readAll(t *testing.T, cur *report.Cursor, keyed bool) (rows []string, last 
 				}
 				k[i] = x
 			}
-			last = &k
+			last = k
 		}
 		rows = append(rows, fmt.Sprintf("%q", v[:n]))
 	}
@@ -37,88 +39,149 @@ func readAll(t *testing.T, cur *report.Cursor, keyed bool) (rows []string, last 
 	return rows, last
 }
 
+// filters are the spec's equalities the walks are filtered by.
+var filters = []struct {
+	name   string
+	column string
+	value  any
+}{
+	{"all", "", nil},
+	{"client 3", "key_client_id", int64(3)},
+	{"contract 10", "key_contract_id", int64(10)},
+}
+
+// query returns the query for every row matching filter f, as the spec's
+// equality (plain) or as a condition on the typed view.
+func query(f int, typed bool) dataset.Query {
+	q := dataset.All()
+	switch {
+	case filters[f].column == "" && typed:
+		q.Where("t.key_contract_id >= " + q.Param(int64(0), "bigint")) // every row
+	case filters[f].column == "":
+	case typed:
+		q.Where("t." + filters[f].column + " = " + q.Param(filters[f].value, "bigint"))
+	default:
+		q.Equal(filters[f].column, filters[f].value)
+	}
+	return q
+}
+
 // TestSliceWalk pages through the report by keyset at several page sizes,
-// unfiltered and filtered, with and without maintained counts, and checks
-// that the slices concatenate to the whole export, in order.
+// unfiltered and filtered, through the plain reading with and without
+// maintained counts and through the typed view, and checks that the
+// slices concatenate to the whole export, in order.
 func TestSliceWalk(t *testing.T) {
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
+	store := dataset.NewStore(pool)
 	for _, c := range []report.Counting{report.Maintained, report.FromView} {
-		store := report.NewStore(pool, c)
-		for _, q := range []report.Query{{}, {ClientID: 3}, {ContractID: 10}} {
-			cur, err := store.Export(ctx, q)
+		ds := report.Dataset(c)
+		for f := range filters {
+			cur, err := store.Open(ctx, ds, query(f, false))
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, _ := readAll(t, cur, false)
 			if len(want) == 0 {
-				t.Fatalf("%+v: the export is empty", q)
+				t.Fatalf("%s: the export is empty", filters[f].name)
 			}
 			// Small slices on the small filtered reports; the whole
 			// seeded report (about 20,000 rows) in slices of hundreds.
 			sizes := []int64{1, 7, 100000}
-			if !q.Filtered() {
+			if filters[f].column == "" {
 				sizes = []int64{997, 100000}
 			}
-			for _, size := range sizes {
-				t.Run(fmt.Sprintf("%d/%+v/%d", c, q, size), func(t *testing.T) {
-					var got []string
-					var after *report.Key
-					for pages := 0; ; pages++ {
-						if pages > len(want)+1 {
-							t.Fatal("the walk does not end")
+			for _, typed := range []bool{false, true} {
+				for _, size := range sizes {
+					t.Run(fmt.Sprintf("%d/%s/typed=%v/%d", c, filters[f].name, typed, size), func(t *testing.T) {
+						var got []string
+						var after []int64
+						for pages := 0; ; pages++ {
+							if pages > len(want)+1 {
+								t.Fatal("the walk does not end")
+							}
+							q := query(f, typed)
+							q.Limit, q.Count, q.Position, q.Key = size, pages == 0, true, after
+							if after != nil {
+								q.After("(" + dataset.KeyPart("t", 0, report.Keys[0]) + ", " + dataset.KeyPart("t", 1, report.Keys[1]) + ", " +
+									dataset.KeyPart("t", 2, report.Keys[2]) + ") > (" + q.Param(after[0], "bigint") + ", " +
+									q.Param(after[1], "bigint") + ", " + q.Param(after[2], "bigint") + ")")
+							}
+							if got := q.Plain(); got != !typed {
+								t.Fatalf("Plain() = %v", got)
+							}
+							cur, err := store.Open(ctx, ds, q)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if pages == 0 {
+								if got, want := cur.Total(), int64(len(want)); got != want {
+									t.Fatalf("Total = %d, want %d", got, want)
+								}
+							}
+							rows, last := readAll(t, cur, true)
+							got = append(got, rows...)
+							if int64(len(rows)) < size {
+								break
+							}
+							after = last
 						}
-						cur, err := store.OpenSlice(ctx, report.Slice{Query: q, After: after, Limit: size, Count: pages == 0})
-						if err != nil {
-							t.Fatal(err)
+						if len(got) != len(want) {
+							t.Fatalf("walked %d rows, the export has %d", len(got), len(want))
 						}
-						if pages == 0 {
-							if got, want := cur.Page().Total, int64(len(want)); got != want {
-								t.Fatalf("Total = %d, want %d", got, want)
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("row %d: walked %s, export %s", i, got[i], want[i])
 							}
 						}
-						rows, last := readAll(t, cur, true)
-						got = append(got, rows...)
-						if int64(len(rows)) < size {
-							break
-						}
-						after = last
-					}
-					if len(got) != len(want) {
-						t.Fatalf("walked %d rows, the export has %d", len(got), len(want))
-					}
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("row %d: walked %s, export %s", i, got[i], want[i])
-						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
 }
 
-// TestSliceSkip checks that Skip passes over rows after the key.
-func TestSliceSkip(t *testing.T) {
+// TestPages checks that numbered pages (Skip and Limit) of the plain
+// reading, through the maintained counts or the view, and of the typed
+// view hold the rows of the whole export at their places, past the last
+// row included.
+func TestPages(t *testing.T) {
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
-	store := report.NewStore(pool, report.Maintained)
-	cur, err := store.OpenSlice(ctx, report.Slice{Limit: 30})
+	store := dataset.NewStore(pool)
+	cur, err := store.Open(ctx, report.Dataset(report.Maintained), dataset.All())
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _ := readAll(t, cur, true)
-	cur, err = store.OpenSlice(ctx, report.Slice{Skip: 12, Limit: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := readAll(t, cur, true)
-	if len(got) != 5 {
-		t.Fatalf("got %d rows, want 5", len(got))
-	}
-	for i := range got {
-		if got[i] != all[12+i] {
-			t.Fatalf("row %d = %s, want %s", i, got[i], all[12+i])
+	all, _ := readAll(t, cur, false)
+	n := int64(len(all))
+	for _, c := range []report.Counting{report.Maintained, report.FromView} {
+		for _, typed := range []bool{false, true} {
+			for _, pg := range []struct{ skip, limit int64 }{{0, 30}, {12, 5}, {n - 3, 10}, {n, 10}, {n + 50, 10}} {
+				t.Run(fmt.Sprintf("%d/typed=%v/%d+%d", c, typed, pg.skip, pg.limit), func(t *testing.T) {
+					q := dataset.Query{Skip: pg.skip, Limit: pg.limit, Count: true}
+					if typed {
+						q.Where("t.key_contract_id >= " + q.Param(int64(0), "bigint"))
+					}
+					cur, err := store.Open(ctx, report.Dataset(c), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := cur.Total(); got != n {
+						t.Errorf("Total = %d, want %d", got, n)
+					}
+					got, _ := readAll(t, cur, false)
+					want := all[min(pg.skip, n):min(pg.skip+pg.limit, n)]
+					if len(got) != len(want) {
+						t.Fatalf("got %d rows, want %d", len(got), len(want))
+					}
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("row %d = %s, want %s", i, got[i], want[i])
+						}
+					}
+				})
+			}
 		}
 	}
 }

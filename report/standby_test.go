@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
@@ -63,10 +64,10 @@ func TestExportPartsOnStandby(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil || !inRecovery {
 		t.Fatalf("the standby is not in recovery: %v, %v", inRecovery, err)
 	}
-	store := report.NewStore(pool, report.Maintained)
+	store := dataset.NewStore(pool)
 
 	want, _ := readAll(t, openOne(t, store), false)
-	curs, err := store.ExportParts(ctx, report.Query{}, report.Parts{Max: 3, MinRows: 1})
+	curs, err := store.OpenParts(ctx, report.Dataset(report.Maintained), dataset.All(), dataset.Parts{Max: 3, MinRows: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +165,9 @@ func postgresUser(tb testing.TB, dir string) *syscall.Credential {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
-func openOne(tb testing.TB, store *report.Store) *report.Cursor {
+func openOne(tb testing.TB, store *dataset.Store) *dataset.Cursor {
 	tb.Helper()
-	cur, err := store.Export(context.Background(), report.Query{})
+	cur, err := store.Open(context.Background(), report.Dataset(report.Maintained), dataset.All())
 	if err != nil {
 		tb.Fatal(err)
 	}

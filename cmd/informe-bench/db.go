@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
@@ -80,32 +81,28 @@ func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndD
 
 func copySQL(query string) string { return "COPY (" + query + ") TO STDOUT WITH CSV" }
 
-// traced opens q with informe's report.Store (Export for the whole report)
-// and returns its count and the last statement it ran, the rows' query, so
+// traced opens q on the general report with informe's dataset store and
+// returns its count and the last statement it ran, the rows' query, so
 // that COPY and EXPLAIN run exactly what informe runs.
-func traced(ctx context.Context, url string, q report.Query, whole bool) (string, report.Page, error) {
+func traced(ctx context.Context, url string, q dataset.Query) (string, int64, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return "", report.Page{}, err
+		return "", 0, err
 	}
 	tracer := &lastQuery{}
 	cfg.ConnConfig.Tracer, cfg.MaxConns = tracer, 1
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return "", report.Page{}, err
+		return "", 0, err
 	}
 	defer pool.Close()
-	store := report.NewStore(pool, report.Maintained)
-	open := store.Open
-	if whole {
-		open = store.Export
-	}
-	cur, err := open(ctx, q)
+	q.Count = true
+	cur, err := dataset.NewStore(pool).Open(ctx, report.Dataset(report.Maintained), q)
 	if err != nil {
-		return "", report.Page{}, err
+		return "", 0, err
 	}
 	defer cur.Close()
-	return tracer.sql, cur.Page(), nil
+	return tracer.sql, cur.Total(), nil
 }
 
 // copyOnce times sql, a COPY TO STDOUT of rows rows, through pgx, with its

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/informe/informe/report"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // The report's pages and whole exports, next to COPY of the same query.
@@ -40,7 +40,7 @@ func (b *bench) pages(ctx context.Context) error {
 	logf("pages: COPY of each page through pgx and psql")
 	var startup samples
 	for _, p := range []*page{first, last, little} {
-		q, _, err := traced(ctx, b.dbURL, report.Query{Page: p.number, PerPage: p.size}, false)
+		q, _, err := traced(ctx, b.dbURL, dataset.Query{Skip: (p.number - 1) * p.size, Limit: p.size})
 		if err != nil {
 			return err
 		}
@@ -182,11 +182,15 @@ func (b *bench) exports(ctx context.Context) (*exportSet, error) {
 	s := &exportSet{all: &exportSpec{label: "all rows"}, client: &exportSpec{label: fmt.Sprint("client ", big), client: big},
 		warm: &exportSpec{label: fmt.Sprint("client ", little), client: little}}
 	for _, e := range []*exportSpec{s.all, s.client, s.warm} {
-		q, pg, err := traced(ctx, b.dbURL, report.Query{ClientID: e.client}, true)
+		q := dataset.All()
+		if e.client != 0 {
+			q.Equal("key_client_id", e.client)
+		}
+		sql, total, err := traced(ctx, b.dbURL, q)
 		if err != nil {
 			return nil, fmt.Errorf("export %s: %w", e.label, err)
 		}
-		e.query, e.rows = q, pg.Total
+		e.query, e.rows = sql, total
 	}
 	if s.all.rows != b.total {
 		return nil, fmt.Errorf("the export counts %d rows, the maintained counts %d", s.all.rows, b.total)

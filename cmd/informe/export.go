@@ -8,8 +8,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
 
@@ -21,6 +23,8 @@ var exportParams = []struct{ flag, param, usage string }{
 	{"code-contract", "code_contract", "only the contract with this `CODE`"},
 	{"client-id", "client_id", "only the contracts of the client with this `ID`"},
 	{"rut", "rut", "only the contracts of the client with this `RUT` (12.345.678-5, 12345678-5 or 123456785)"},
+	{"filter", "$filter", "only the rows matching this OData `EXPRESSION`, as the API's $filter: \"task_status eq 'Pendiente' and task_end_date ge 2026-01-01\""},
+	{"orderby", "$orderby", "order the rows by these `FIELDS`, as the API's $orderby: \"task_end_date desc\"; default the dataset's own order"},
 	{"columns", "columns", "comma-separated `FIELDS` to write, in that order; default all (see informe columns)"},
 	{"delimiter", "delimiter", "CSV field delimiter `NAME`: comma (the default), semicolon or tab"},
 }
@@ -28,6 +32,7 @@ var exportParams = []struct{ flag, param, usage string }{
 func exportCommand() *cli.Command {
 	flags := []cli.Flag{
 		databaseURLFlag,
+		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report or users"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout"},
 		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json or xlsx; default from the output file's extension"},
 		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz"},
@@ -41,15 +46,29 @@ func exportCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "export",
-		Usage: "write the general report, or the rows matching filters, to a file: the API's export, from one snapshot",
-		Description: "Writes the same rows and bytes as GET /api/general-report/export, with the same filters and\n" +
-			"options, for cron jobs and operators with database access. A file is written whole or not at\n" +
+		Usage: "write a dataset, or the rows matching filters, to a file: the API's export, from one snapshot",
+		Description: "Writes the same rows and bytes as GET /api/general-report/export (or /users), with the same filters,\n" +
+			"order and options (--filter and --orderby are the API's $filter and $orderby), for cron jobs and\n" +
+			"operators with database access. A file is written whole or not at\n" +
 			"all: into a temporary file next to it, then synced and renamed over it, so that on any failure,\n" +
 			"Ctrl-C or SIGTERM an existing file is left as it was. On a terminal a progress bar shows on\n" +
 			"stderr; otherwise one summary line is printed there at the end.",
 		Flags: flags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			counting, err := report.ParseCounting(cmd.String("report-counts"))
+			if err != nil {
+				return err
+			}
+			src := source.Report(counting)
+			switch name := cmd.String("dataset"); name {
+			case src.Name:
+			case source.Users.Name:
+				src = source.Users
+			default:
+				return fmt.Errorf("export: --dataset must be %s or %s, got %q", src.Name, source.Users.Name, name)
+			}
 			f := fileexport.Flags{
+				Source:   src,
 				Query:    url.Values{},
 				Output:   cmd.String("output"),
 				Format:   cmd.String("format"),
@@ -68,16 +87,12 @@ func exportCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("export: %w", err)
 			}
-			counting, err := report.ParseCounting(cmd.String("report-counts"))
-			if err != nil {
-				return err
-			}
 			pool, err := postgres.Open(ctx, cmd.String("database-url"))
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			sum, err := fileexport.Run(ctx, report.NewStore(pool, counting), plan, os.Stdout, os.Stderr)
+			sum, err := fileexport.Run(ctx, dataset.NewStore(pool), plan, os.Stdout, os.Stderr)
 			if err != nil {
 				return fmt.Errorf("export: %w", err)
 			}

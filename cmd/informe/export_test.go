@@ -22,8 +22,10 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/seed"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
 
@@ -44,17 +46,18 @@ func runExportCmd(t *testing.T, bin, dbURL string, args ...string) (stdout, stde
 // the HTTP handler.
 func apiExport(t *testing.T, pool *pgxpool.Pool, v url.Values, f export.Format, csv export.CSVOptions) []byte {
 	t.Helper()
-	q, err := report.ParseQuery(v)
+	src := source.Report(report.Maintained)
+	q, err := src.Export(v, "delimiter")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, err := report.NewStore(pool, report.Maintained).Export(context.Background(), q)
+	cur, err := dataset.NewStore(pool).Open(context.Background(), src.Dataset, q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cur.Close()
 	var b bytes.Buffer
-	enc, err := export.NewEncoder(&b, f, q.Columns, export.Options{CSV: csv, Sheet: "general-report", Rows: cur.Page().Total})
+	enc, err := export.NewEncoder(&b, f, q.Columns, export.Options{CSV: csv, Sheet: "general-report", Rows: cur.Total()})
 	if err != nil {
 		t.Fatal(err)
 	}

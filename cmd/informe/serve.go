@@ -14,13 +14,14 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // Flags of the serving commands (serve, demo): the pool, the limits of the
@@ -84,7 +85,7 @@ var (
 	}
 	stallTimeoutFlag = &cli.DurationFlag{
 		Name: "stall-timeout", Value: spool.DefaultNoProgress, Sources: cli.EnvVars("INFORME_STALL_TIMEOUT"),
-		Usage: "a client that reads nothing for this long is cut",
+		Usage: "a client whose connection accepts no bytes for this long is cut; negative never cuts. A client with receive buffer B acknowledges bytes only every B/R seconds at R bytes/s, so the slowest reader kept is about B/T: with Linux's usual 128 KiB, 5m keeps readers above ~440 B/s, 60s above ~2.2 KB/s, 10s above ~13 KB/s",
 	}
 	pgCancelFlag = &cli.StringFlag{
 		Name: "pg-cancel", Value: "request", Sources: cli.EnvVars("INFORME_PG_CANCEL"),
@@ -105,6 +106,13 @@ var (
 var trustedProxiesFlag = &cli.StringFlag{
 	Name: "trusted-proxies", Value: "", Sources: cli.EnvVars("INFORME_TRUSTED_PROXIES"),
 	Usage: "comma-separated `CIDRs` of the reverse proxies whose X-Forwarded-Host, -Proto and -For are believed; none by default",
+}
+
+// publicURLFlag is the URL clients reach the API at, for the absolute links
+// informe writes (serve only: the demo serves on its own address).
+var publicURLFlag = &cli.StringFlag{
+	Name: "public-url", Value: "", Sources: cli.EnvVars("INFORME_PUBLIC_URL"),
+	Usage: "`URL` clients reach the API at (https://informe.example.cl), for OData's absolute links; empty builds them from the address each connection reached, never from the Host header",
 }
 
 // servingFlags are the flags that serve and demo share.
@@ -130,7 +138,7 @@ func serveCommand() *cli.Command {
 			databaseURLFlag,
 			&cli.StringFlag{Name: "addr", Value: ":8080", Usage: "API listen `address`", Sources: cli.EnvVars("INFORME_ADDR")},
 			&cli.StringFlag{Name: "ops-addr", Value: ":9090", Usage: "listen `address` for /metrics, /healthz and /readyz; empty disables", Sources: cli.EnvVars("INFORME_OPS_ADDR")},
-			logFormatFlag, trustedProxiesFlag,
+			logFormatFlag, trustedProxiesFlag, publicURLFlag,
 		}, append(servingFlags(), tlsFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			pool, err := postgres.OpenPool(ctx, cmd.String("database-url"), poolOptions(cmd))
@@ -172,17 +180,20 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 	if err != nil {
 		return err
 	}
+	publicURL, err := api.ParsePublicURL(cmd.String("public-url"))
+	if err != nil {
+		return err
+	}
 	site, err := web.New()
 	if err != nil {
 		return err
 	}
-	reports := report.NewStore(pool, counting)
-	if err := reports.CheckCounting(ctx); err != nil {
+	if err := report.CheckCounting(ctx, pool, counting); err != nil {
 		return err
 	}
 	app := &api.Server{
-		Reports: reports,
-		Users:   users.NewStore(pool),
+		Data:    dataset.NewStore(pool),
+		Report:  source.Report(counting),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Logger:  logger,
@@ -198,6 +209,7 @@ func serve(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool, ready func
 		},
 		ReadyWhenBusy:  cmd.Bool("ready-when-busy"),
 		TrustedProxies: proxies,
+		PublicURL:      publicURL,
 		Site:           site,
 	}
 	app.Delivery = api.Delivery{

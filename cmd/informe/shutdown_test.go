@@ -262,8 +262,9 @@ func TestShutdownCutsSlowClient(t *testing.T) {
 		t.Fatalf("no log line for the cut request %s:\n%s", id, log)
 	}
 	t.Logf("the cut request's log line: %v", line)
-	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != "shutdown" {
-		t.Errorf("the cut request was logged with status %v, aborted %v, reason %v; want 0, true, shutdown", line["status"], line["aborted"], line["reason"])
+	if line["level"] != "ERROR" || line["status"] != float64(200) || line["outcome"] != "cut" || line["aborted"] != true || line["reason"] != "shutdown" {
+		t.Errorf("the cut request was logged at %v with status %v, outcome %v, aborted %v, reason %v; want ERROR, 200, cut, true, shutdown",
+			line["level"], line["status"], line["outcome"], line["aborted"], line["reason"])
 	}
 }
 

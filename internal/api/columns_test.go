@@ -26,7 +26,7 @@ type columnsTarget struct {
 var columnsTargets = []columnsTarget{
 	{"Page", "/api/general-report?result_per_page=4&page=2", "general-report-columns.txt", "general-report", reportKinds()},
 	{"Export", "/api/general-report/export?client_id=1", "general-report-columns.txt", "general-report", reportKinds()},
-	{"Users", "/users?x=1", "users-columns.txt", "users", userKinds},
+	{"Users", "/users?_=1", "users-columns.txt", "users", userKinds},
 }
 
 // jsonObjects returns the row objects of a JSON or NDJSON body as sent: the

@@ -15,7 +15,6 @@ import (
 type request struct {
 	id         string
 	principal  *auth.Principal // nil until authenticated
-	tokenGiven bool            // credentials were sent, well-formed or not
 	format     string          // the negotiated format, "" before negotiation
 	rows       int             // rows written to the response
 	parts      int             // connections a whole export was read through, 0 for other requests
@@ -25,7 +24,8 @@ type request struct {
 	odata      bool            // an OData request: errors in OData's shape
 	// page: a request of the web page (its own paths, or credentials from
 	// its cookie): a 401 carries no challenge, so that the browser shows no
-	// credential dialog over the page.
+	// credential dialog over the page (browsers show one for a Basic
+	// challenge to the page's own fetches).
 	page bool
 }
 

@@ -29,9 +29,10 @@ import (
 // cut.
 
 // wantCut checks how informe recorded request id, whose response it cut
-// mid-stream for reason: a "response cut" line at ERROR with the reason,
-// the request logged with status 0, aborted and the reason, no "client
-// gone", and the cut counted with its reason.
+// mid-stream for reason, a fault on the server's side: a "response cut"
+// line at ERROR with the reason, the request logged at ERROR with the
+// status it had sent (200), outcome cut, aborted and the reason, no
+// "client gone", and the cut counted with its reason.
 func (ts *opsServer) wantCut(tb testing.TB, id, reason string) {
 	tb.Helper()
 	if !waitFor(10*time.Second, func() bool { return logLine(tb, ts.Logs.String(), "request", id) != nil }) {
@@ -46,8 +47,9 @@ func (ts *opsServer) wantCut(tb testing.TB, id, reason string) {
 		tb.Errorf("cut logged at %v with reason %v; want ERROR, %s", cut["level"], cut["reason"], reason)
 	}
 	line := requestLine(tb, logs, id)
-	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != reason {
-		tb.Errorf("request logged with status %v, aborted %v, reason %v; want 0, true, %s", line["status"], line["aborted"], line["reason"], reason)
+	if line["level"] != "ERROR" || line["status"] != float64(200) || line["outcome"] != "cut" || line["aborted"] != true || line["reason"] != reason {
+		tb.Errorf("request logged at %v with status %v, outcome %v, aborted %v, reason %v; want ERROR, 200, cut, true, %s",
+			line["level"], line["status"], line["outcome"], line["aborted"], line["reason"], reason)
 	}
 	if gone := logLine(tb, logs, "client gone", id); gone != nil {
 		tb.Errorf("informe's cut logged as the client's: %v", gone)

@@ -27,7 +27,7 @@ func TestTabDelimited(t *testing.T) {
 		{"Export", "/api/general-report/export?format=csv", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
 		{"ExportFiltered", "/api/general-report/export?format=csv&client_id=3", "&delimiter=tab", tsv, "general-report-client-3-DATE.tsv", '\t'},
 		{"ExportColumns", "/api/general-report/export?format=csv&columns=task_detail,contract_id", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
-		{"ExportAccept", "/api/general-report/export?x=1", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
+		{"ExportAccept", "/api/general-report/export?_=1", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
 		{"ExportSemicolon", "/api/general-report/export?format=csv", "&delimiter=semicolon", csv, "general-report-DATE.csv", ';'},
 		{"ExportComma", "/api/general-report/export?format=csv", "&delimiter=comma", csv, "general-report-DATE.csv", ','},
 		{"Page", "/api/general-report?format=csv&result_per_page=4&page=3", "&delimiter=tab", tsv, "general-report-page-3-DATE.tsv", '\t'},

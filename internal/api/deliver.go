@@ -133,7 +133,7 @@ func (s *Server) start(c *gin.Context, b body) (*delivery.Writer, error) {
 // turn) at the last row, then waits for the client. A failure before the
 // first byte is an ordinary error response; after it, the response is
 // cut, and every part stops.
-func (s *Server) deliverRows(c *gin.Context, cur cursor, done func(), b body) {
+func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b body) {
 	w, err := s.start(c, b)
 	if err != nil {
 		b.parts.Abort(err)

@@ -25,11 +25,12 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // The tests of issue 10: how bodies reach clients (the spool, compression,
@@ -54,9 +55,15 @@ var opsServers atomic.Int64
 // token carrying every scope.
 func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)) *opsServer {
 	tb.Helper()
+	return newOpsServerOn(tb, pool, configure, nil)
+}
+
+// newOpsServerOn is newOpsServer with the API's listener wrapped by wrap,
+// unless it is nil.
+func newOpsServerOn(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server), wrap func(net.Listener) net.Listener) *opsServer {
+	tb.Helper()
 	s := &api.Server{
-		Reports:       report.NewStore(pool, report.Maintained),
-		Users:         users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:        auth.NewStore(pool),
 		Metrics:       metrics.New(pool),
 		Pool:          pool,
@@ -65,7 +72,7 @@ func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)
 	if configure != nil {
 		configure(s)
 	}
-	ts := serve(tb, s)
+	ts := serveOn(tb, s, wrap)
 	ts.Pool = pool
 	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", opsServers.Add(1)), nil, time.Time{})
 	ops := httptest.NewServer(s.OpsHandler())
@@ -431,8 +438,8 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 
 // TestStalledClientIsCut checks that a client that stops reading is cut
 // after the stall timeout: the server logs the cut (reason client_stalled)
-// and the request as aborted, status 0 (it is informe's cut, not the
-// client's going away), closes the connection before the chunked body's end, and no
+// and the request with the status it had sent, 200, outcome cut (it is
+// informe's cut, not the client's going away), closes the connection before the chunked body's end, and no
 // database connection is left held (the producer, waiting for the client
 // with the spool full, held one until the cut).
 func TestStalledClientIsCut(t *testing.T) {
@@ -467,8 +474,8 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Fatalf("the request was never logged:\n%s", ts.Logs.String())
 	}
 	line := requestLine(t, ts.Logs.String(), "stalled-client")
-	if line["status"] != float64(0) || line["aborted"] != true || line["reason"] != "client_stalled" {
-		t.Errorf("logged status %v, aborted %v, reason %v; want 0, true, client_stalled", line["status"], line["aborted"], line["reason"])
+	if line["status"] != float64(200) || line["outcome"] != "cut" || line["aborted"] != true || line["reason"] != "client_stalled" {
+		t.Errorf("logged status %v, outcome %v, aborted %v, reason %v; want 200, cut, true, client_stalled", line["status"], line["outcome"], line["aborted"], line["reason"])
 	}
 	if got := ts.metric(t, `informe_http_responses_cut_total{reason="client_stalled"}`); got != 1 {
 		t.Errorf("informe_http_responses_cut_total{reason=\"client_stalled\"} = %v, want 1", got)
@@ -1004,7 +1011,8 @@ func TestTokensRedactedInLogs(t *testing.T) {
 		{"UnknownToken", "/users?access%5Ftoken=" + unknown, false, 401, "/users", "access_token=REDACTED"},
 		// A parameter holding a token is refused (links would carry it).
 		{"InAnotherParameter", "/api/general-report?code_contract=" + ts.Token, true, 400, "/api/general-report", "code_contract=REDACTED"},
-		{"AsParameterName", "/users?" + ts.Token + "=1", true, 200, "/users", "REDACTED=1"},
+		// An unknown parameter is refused, its name redacted too.
+		{"AsParameterName", "/users?" + ts.Token + "=1", true, 400, "/users", "REDACTED=1"},
 		{"PathSegment", "/api/" + ts.Token, true, 404, "/api/REDACTED", ""},
 		{"PathSegmentNoHeader", "/api/" + ts.Token, false, 401, "/api/REDACTED", ""},
 		{"PathSegmentEncoded", "/api/" + encoded + "/x", true, 404, "/api/REDACTED/x", ""},

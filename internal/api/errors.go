@@ -24,18 +24,35 @@ var (
 	errMethodNotAllowed = &failure.Error{Code: methodNotAllowed, Message: "Method Not Allowed"}
 	errHeadersTooLarge  = &failure.Error{Code: headersTooLarge,
 		Message: fmt.Sprintf("Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)}
+	errURITooLong = &failure.Error{Code: uriTooLong,
+		Message: fmt.Sprintf("URI Too Long: the path and query string may take %d KiB at most", MaxURIBytes>>10)}
+	errBodyTooLarge = &failure.Error{Code: bodyTooLarge,
+		Message: fmt.Sprintf("Content Too Large: a request body may take %d KiB at most", MaxBodyBytes>>10)}
+	errBodyTimeout = &failure.Error{Code: bodyTimeout,
+		Message: "Request Timeout: the request's body did not arrive in time"}
 )
 
 // HTTP-only codes, outside the domain's codes.
 const (
 	methodNotAllowed failure.Code = 255
 	headersTooLarge  failure.Code = 254
+	uriTooLong       failure.Code = 253
+	bodyTooLarge     failure.Code = 252
+	bodyTimeout      failure.Code = 251
 )
 
 // MaxHeaderBytes bounds a request's header fields. informe checks it
 // itself, so that the answer is JSON; the HTTP server's own limit
 // (http.Server.MaxHeaderBytes) must be set above it, as a backstop.
 const MaxHeaderBytes = 64 << 10
+
+// The challenges of every 401. The Bearer challenge carries no error code:
+// RFC 6750 asks for none when no credentials were sent, and one only when
+// they were would tell a prober which of its guesses reached informe.
+const (
+	challengeBearer = `Bearer realm="informe"`
+	challengeBasic  = `Basic realm="informe", charset="UTF-8"`
+)
 
 // retryAfter is the Retry-After sent with 503, in seconds.
 const retryAfter = "5"
@@ -56,6 +73,12 @@ func status(code failure.Code) int {
 		return http.StatusMethodNotAllowed
 	case headersTooLarge:
 		return http.StatusRequestHeaderFieldsTooLarge
+	case uriTooLong:
+		return http.StatusRequestURITooLong
+	case bodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case bodyTimeout:
+		return http.StatusRequestTimeout
 	case failure.NotAcceptable:
 		return http.StatusNotAcceptable
 	case failure.Conflict:
@@ -128,22 +151,20 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	switch st {
 	case http.StatusUnauthorized:
-		// A 401 tells nothing of the path: no Allow (gin sets it on a path
-		// known under other methods), no OData header or error shape.
+		// A 401 tells nothing of the path, nor of what credentials were
+		// sent, if any: no Allow (gin sets it on a path known under other
+		// methods), no OData header or error shape, the same challenges.
 		h.Del("Allow")
 		h.Del("OData-Version")
 		if state(c).page {
 			// The page's own requests: no challenge, so that browsers
-			// show the page's message, not a password dialog.
+			// show the page's message, not a credential dialog (they
+			// show one for a Basic challenge even to a fetch).
 			break
 		}
 		// Both schemes are offered, so that clients that wait for a
 		// challenge (Excel's Basic credential) send theirs.
-		bearer := `Bearer realm="informe"`
-		if state(c).tokenGiven {
-			bearer += `, error="invalid_token"`
-		}
-		h["Www-Authenticate"] = []string{bearer, `Basic realm="informe", charset="UTF-8"`}
+		h["Www-Authenticate"] = []string{challengeBearer, challengeBasic}
 	case http.StatusServiceUnavailable:
 		h.Set("Retry-After", retryAfter)
 	}
@@ -181,19 +202,26 @@ func (s *Server) fail(c *gin.Context, err error) {
 // abort ends a response that has already begun: the connection is cut
 // before the chunked body is terminated, so that no client can take a
 // truncated body for a complete one. The cut is logged with its reason, at
-// ERROR unless the client was at fault (it stalled). It does not return.
+// ERROR when the fault is informe's or the database's, at WARN when it is
+// the client's (it stalled). It does not return.
 func (s *Server) abort(c *gin.Context, err error) {
 	st := state(c)
 	st.aborted = true
 	st.reason = delivery.Reason(c.Request.Context(), err)
-	level := slog.LevelError
-	if st.reason == delivery.ClientStalled {
-		level = slog.LevelWarn
-	}
-	s.Logger.LogAttrs(c.Request.Context(), level, "response cut",
+	s.Logger.LogAttrs(c.Request.Context(), cutLevel(st.reason), "response cut",
 		slog.String("request_id", st.id), slog.String("reason", st.reason), loggedError(err))
 	s.Metrics.Cut(st.reason)
 	panic(http.ErrAbortHandler)
+}
+
+// cutLevel is the log level of a response cut for reason: ERROR for
+// informe's faults and the database's, which an operator must hear of, WARN
+// for a client's, which the stall timeout decided.
+func cutLevel(reason string) slog.Level {
+	if delivery.ServerSide(reason) {
+		return slog.LevelError
+	}
+	return slog.LevelWarn
 }
 
 // loggedError is err's log attribute, with anything that may hold a token

@@ -225,7 +225,6 @@ func TestExportEqualsPages(t *testing.T) {
 		{"AllFour", "&contract_id=4&code_contract=CT-SHARED&client_id=2&rut=98765433", "&contract_id=4&code_contract=CT-SHARED&client_id=2&rut=98765433", 2},
 		{"NoMatch", "&contract_id=99", "&contract_id=99", 0},
 		{"NoMatchTogether", "&contract_id=1&client_id=2", "&contract_id=1&client_id=2", 0},
-		{"PageIgnored", "&page=3&result_per_page=2", "", 11},
 	} {
 		for _, format := range formats {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
@@ -330,8 +329,6 @@ func TestExportParameters(t *testing.T) {
 		{"ErrRUTCheckDigit", "rut=12.345.678-4"},
 		{"ErrRUTWord", "rut=abc"},
 		{"ErrRUTEmpty", "rut="},
-		{"ErrPageZero", "page=0"},
-		{"ErrPerPageTooLarge", "result_per_page=10001"},
 		{"ErrFormat", "format=pdf"},
 		{"ErrDelimiter", "format=csv&delimiter=pipe"},
 		{"ErrHeader", "format=csv&header=yes"},

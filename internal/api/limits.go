@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
@@ -44,6 +47,77 @@ type Limits struct {
 	// ExportPartRows is the fewest rows a part of an export reads; 0 means
 	// [DefaultExportPartRows].
 	ExportPartRows int64
+	// BodyTimeout is how long a request's body may take to arrive once
+	// its header is in; 0 means [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+}
+
+// Bounds of a request, checked before any work (see limitRequest).
+const (
+	// MaxURIBytes bounds the request target, path and query string; past
+	// it, 414.
+	MaxURIBytes = 8 << 10
+	// MaxParamBytes bounds the decoded value of a query parameter that
+	// [paramLimits] does not name; past it, 400 naming the parameter.
+	MaxParamBytes = 128
+	// MaxBodyBytes bounds a request's body (the web page's sign-in is the
+	// only one informe reads); past it, 413.
+	MaxBodyBytes = 4 << 10
+	// DefaultBodyTimeout is the default [Limits].BodyTimeout; past it,
+	// 408 and the connection is closed.
+	DefaultBodyTimeout = 10 * time.Second
+)
+
+// paramLimits are the parameters whose values may be longer than
+// [MaxParamBytes]: a list of every column (1,429 bytes for the report's
+// 74), an OData filter or order, and a skip token (which holds the sort
+// values of a page's last row). With these limits the Link header of a
+// page and an OData next link stay within a few KiB.
+var paramLimits = map[string]int{
+	"columns":    2 << 10,
+	"$select":    2 << 10,
+	"$filter":    2 << 10,
+	"$orderby":   512,
+	"$skiptoken": 2 << 10,
+}
+
+func (l Limits) bodyTimeout() time.Duration {
+	if l.BodyTimeout > 0 {
+		return l.BodyTimeout
+	}
+	return DefaultBodyTimeout
+}
+
+// checkParams returns a 400, its target naming the parameter, for the
+// first parameter of the query string raw whose decoded value exceeds its
+// limit, nil when none does. A query string that does not parse is left to
+// the handlers, which refuse it.
+func checkParams(raw string) error {
+	if len(raw) <= MaxParamBytes {
+		return nil // no value can be longer
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil
+	}
+	for name, vs := range q {
+		limit, ok := paramLimits[name]
+		if !ok {
+			limit = MaxParamBytes
+		}
+		for _, v := range vs {
+			if len(v) <= limit {
+				continue
+			}
+			shown := name
+			if len(name) > 64 || auth.MayHoldToken(name) {
+				shown = "a parameter"
+			}
+			return &failure.Error{Code: failure.Invalid, Target: shown,
+				Message: fmt.Sprintf("%s: the value may take %d bytes at most", shown, limit)}
+		}
+	}
+	return nil
 }
 
 // DefaultExportPartRows is the default [Limits].ExportPartRows: below

@@ -1,12 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -47,6 +51,8 @@ func (s *Server) observe(c *gin.Context) {
 	// Responses carry personal data: no cache may keep them, and never a
 	// response to a request that carried its token in the URL.
 	h.Set("Cache-Control", "private, no-store")
+	// No browser may take a JSON or CSV body for a page or a script.
+	h.Set("X-Content-Type-Options", "nosniff")
 	w := &timingWriter{ResponseWriter: c.Writer}
 	c.Writer = w
 	s.inFlight.Add(1)
@@ -59,18 +65,21 @@ func (s *Server) observe(c *gin.Context) {
 			route = "unmatched"
 		}
 		status := w.Status()
+		counted := status
 		switch {
 		case st.clientGone:
-			status = statusClientGone
+			status, counted = statusClientGone, statusClientGone
 		case st.aborted:
-			status = 0 // the client saw a cut connection, whatever the header said
+			// The log keeps the status sent, with the outcome cut; the
+			// metric counts 0, as the client saw a cut connection.
+			counted = 0
 		}
 		var ttfb time.Duration
 		if !w.first.IsZero() {
 			ttfb = w.first.Sub(start)
 		}
 		s.Metrics.Observe(metrics.Request{
-			Route: route, Format: st.format, Status: status,
+			Route: route, Format: st.format, Status: counted,
 			Rows: st.rows, Bytes: w.Size(),
 			Duration: time.Since(start), FirstByte: ttfb,
 		})
@@ -92,10 +101,12 @@ func (s *Server) observe(c *gin.Context) {
 		if st.parts > 0 {
 			attrs = append(attrs, slog.Int("parts", st.parts))
 		}
+		level := slog.LevelInfo
 		if st.aborted {
-			attrs = append(attrs, slog.Bool("aborted", true), slog.String("reason", st.reason))
+			attrs = append(attrs, slog.String("outcome", "cut"), slog.Bool("aborted", true), slog.String("reason", st.reason))
+			level = cutLevel(st.reason)
 		}
-		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+		s.Logger.LogAttrs(c.Request.Context(), level, "request", attrs...)
 	}()
 	c.Next()
 }
@@ -114,6 +125,66 @@ func (s *Server) limitHeaders(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// limitRequest refuses, before any work, a request larger than informe
+// reads: a path and query string over [MaxURIBytes] (414), a parameter
+// value over its limit (400 naming it, see [paramLimit]), a body over
+// [MaxBodyBytes] (413) or one that does not arrive within the body timeout
+// (408). A body within the bounds is read whole here, under a read
+// deadline, so that neither a handler nor net/http (which reads what a
+// handler left before it answers) waits on a client that announced a body
+// it does not send.
+func (s *Server) limitRequest(c *gin.Context) {
+	err := error(nil)
+	switch {
+	case len(c.Request.RequestURI) > MaxURIBytes:
+		err = errURITooLong
+	default:
+		err = checkParams(c.Request.URL.RawQuery)
+	}
+	body := c.Request.ContentLength != 0 && c.Request.Body != nil && c.Request.Body != http.NoBody
+	if err == nil && body {
+		err = s.readBody(c)
+	}
+	if err != nil {
+		if body {
+			// Nothing more is read from this connection, neither the rest
+			// of the body (net/http would wait for it) nor another request.
+			c.Header("Connection", "close")
+			_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now())
+		}
+		s.fail(c, err)
+		return
+	}
+	c.Next()
+}
+
+// readBody reads the request's body, at most [MaxBodyBytes], within the
+// body timeout, and puts it back for the handler.
+func (s *Server) readBody(c *gin.Context) error {
+	if c.Request.ContentLength > MaxBodyBytes {
+		return errBodyTooLarge
+	}
+	rc := http.NewResponseController(c.Writer)
+	// Without a deadline a client could hold the connection by announcing
+	// a body it never sends. The deadline is lifted once the body is in,
+	// or net/http's watch for a client gone would end the request with it.
+	_ = rc.SetReadDeadline(time.Now().Add(s.Limits.bodyTimeout()))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return errBodyTooLarge
+	case err != nil:
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return errBodyTimeout
+		}
+		return failure.Wrap(failure.Invalid, err, "the request's body could not be read")
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	return nil
 }
 
 // recoverPanics turns a panic into a 500 (or, once the response has begun,
@@ -144,16 +215,14 @@ func (s *Server) recoverPanics(c *gin.Context) {
 // 2.3), or, for the web page, from its cookie ([web.CookieName]); the header
 // wins over the parameter, and either over the cookie.
 func (s *Server) authenticate(c *gin.Context) {
-	st := state(c)
 	if s.Site != nil && publicPage(c.Request.URL.Path) {
 		c.Next()
 		return
 	}
 	token, given, ok := credentials(c.Request)
-	st.tokenGiven = given
 	if !given {
 		if token, ok = web.SessionToken(c.Request); ok {
-			st.tokenGiven, st.page = true, true
+			state(c).page = true
 		}
 	}
 	if !ok {
@@ -165,7 +234,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	st.principal = &p
+	state(c).principal = &p
 	c.Next()
 }
 

@@ -29,8 +29,10 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/openapi"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -530,15 +532,15 @@ func TestOpenAPIServerErrors(t *testing.T) {
 	down := closedPortPool(t)
 
 	// A Server without its report store panics in the report handler.
-	broken := serve(t, &api.Server{Users: users.NewStore(pool), Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)})
+	broken := serve(t, &api.Server{Report: source.Report(report.Maintained), Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)})
 	brokenToken := broken.newToken(t, "broken", nil, time.Time{})
 	storesDown := serve(t, &api.Server{
-		Reports: report.NewStore(down, report.Maintained), Users: users.NewStore(down),
+		Data: dataset.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(pool), Metrics: metrics.New(pool),
 	})
 	downToken := storesDown.newToken(t, "down", nil, time.Time{})
 	allDown := serve(t, &api.Server{
-		Reports: report.NewStore(down, report.Maintained), Users: users.NewStore(down),
+		Data: dataset.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(down), Metrics: metrics.New(down),
 	})
 

@@ -19,9 +19,10 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // partsServer serves the API over pool, reading unfiltered whole exports
@@ -30,8 +31,7 @@ import (
 func partsServer(tb testing.TB, pool *pgxpool.Pool, parts int) *testServer {
 	tb.Helper()
 	ts := serve(tb, &api.Server{
-		Reports: report.NewStore(pool, report.Maintained),
-		Users:   users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Limits:  api.Limits{Exports: 4, ExportParts: parts, ExportPartRows: 1},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,8 +12,21 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
+
+// formatParams are negotiate's parameters: the format and its CSV options.
+var formatParams = []string{"format", "header", "lang", "bom", "delimiter"}
+
+// pageParams are the parameters of a page of the report other than page:
+// the spec's filters, result_per_page and columns, OData's $filter,
+// $orderby and $select, and negotiate's format and CSV options. Links
+// carry these and no others.
+var pageParams = slices.Concat([]string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns"},
+	odata.ReadOptions, formatParams)
 
 // generalReport serves GET /api/general-report: one page of the report.
 func (s *Server) generalReport(c *gin.Context) {
@@ -21,40 +35,44 @@ func (s *Server) generalReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	q, err := report.ParseQuery(values)
+	err = source.Known(values, append(pageParams, "page"))
+	var q dataset.Query
+	var page report.Page
+	if err == nil {
+		q, page, err = report.ParseQuery(values)
+	}
+	if err == nil {
+		err = s.Report.Options(values, &q)
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && big(q.PerPage, out.format))
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && big(page.PerPage, out.format))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	defer done()
 	if isHead(c) {
-		p, err := s.Reports.Count(ctx, q)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		setPageHeaders(c, values, p)
-		head(c, out, pageFile(p))
-		return
+		q.Limit = 0
 	}
-	cur, err := s.Reports.Open(ctx, q)
+	cur, err := s.Data.Open(ctx, s.Report.Dataset, q)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	defer cur.Close()
-
-	p := cur.Page()
-	setPageHeaders(c, values, p)
-	s.stream(c, cur, later{}, done, out, pageFile(p), q.Columns, export.Options{
-		Sheet:    "general-report",
-		Rows:     p.Rows(),
-		Envelope: &export.Envelope{TotalPages: int(p.TotalPages), CurrentPage: int(p.CurrentPage)},
+	page = page.WithTotal(cur.Total())
+	setPageHeaders(c, values, page)
+	if isHead(c) {
+		head(c, out, pageFile(page))
+		return
+	}
+	s.stream(c, cur, later{}, done, out, pageFile(page), q.Columns, export.Options{
+		Sheet:    s.Report.Name,
+		Rows:     page.Rows(),
+		Envelope: &export.Envelope{TotalPages: int(page.TotalPages), CurrentPage: int(page.CurrentPage)},
 	})
 }
 
@@ -68,52 +86,58 @@ func setPageHeaders(c *gin.Context, values url.Values, p report.Page) {
 	h.Set("Link", links(c.Request.URL.Path, values, p))
 }
 
-// pageParams are the parameters of a page of the report other than page:
-// report.ParseQuery's filters, result_per_page and columns, and
-// negotiate's format and CSV options. Links carry these and no others.
-var pageParams = []string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns",
-	"format", "header", "lang", "bom", "delimiter"}
-
 // pageFile names the attachment of page p.
 func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }
 
 // exportReport serves GET /api/general-report/export: every row matching
 // the filters, in one snapshot.
-func (s *Server) exportReport(c *gin.Context) {
+func (s *Server) exportReport(c *gin.Context) { s.export(c, s.Report) }
+
+// listUsers serves GET /users: every user, in one snapshot.
+func (s *Server) listUsers(c *gin.Context) { s.export(c, source.Users) }
+
+// export serves a whole export of src: the rows its parameters ask for,
+// counted first, then streamed from one snapshot, read through parallel
+// parts where the dataset can split them.
+func (s *Server) export(c *gin.Context, src *source.Source) {
 	values, out, err := s.negotiate(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	q, err := report.ParseQuery(values)
+	q, err := src.Export(values, formatParams...)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ctx, done, err := s.admit(c.Request.Context(), !isHead(c))
+	// A whole export is big, but one of a small dataset in a format that
+	// is cheap to write.
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && (!src.Small || out.format == export.XLSX))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	defer done()
 	if isHead(c) {
-		p, err := s.Reports.Count(ctx, q)
+		q.Limit = 0
+		cur, err := s.Data.Open(ctx, src.Dataset, q)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(p.Total, 10))
-		head(c, out, "general-report")
+		cur.Close()
+		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(cur.Total(), 10))
+		head(c, out, src.Name)
 		return
 	}
 	// Parts past the first take turns that are free now, never waiting.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && out.format != export.XLSX && !q.Filtered() {
+	if s.Limits.ExportParts > 1 && out.format != export.XLSX && src.Plain != nil && q.Plain() && !q.Filtered() {
 		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
 	}
-	curs, err := s.Reports.ExportParts(ctx, q, report.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
+	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
 	if err != nil {
 		s.turns.giveBack(extra)
 		s.fail(c, err)
@@ -131,10 +155,10 @@ func (s *Server) exportReport(c *gin.Context) {
 		rest.curs = append(rest.curs, cur)
 	}
 
-	total := curs[0].Page().Total
+	total := curs[0].Total()
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, curs[0], rest, func() { giveParts(); done() }, out, "general-report", q.Columns,
-		export.Options{Sheet: "general-report", Rows: total})
+	s.stream(c, curs[0], rest, func() { giveParts(); done() }, out, src.Name, q.Columns,
+		export.Options{Sheet: src.Name, Rows: total})
 }
 
 // exportPartRows is the fewest rows a part of a parallel export reads.
@@ -149,7 +173,8 @@ func (s *Server) exportPartRows() int64 {
 // pages of path, as references relative to the request. They carry the
 // [pageParams] of values, which the request's parsing has validated (none
 // holds a token: see param.Single), and nothing else of the request: no
-// access_token in any spelling, no parameter informe does not know.
+// access_token in any spelling, no parameter informe does not know. A
+// space is written %20, as in any URI (RFC 3986).
 func links(path string, values url.Values, p report.Page) string {
 	q := url.Values{}
 	for _, name := range pageParams {
@@ -160,7 +185,7 @@ func links(path string, values url.Values, p report.Page) string {
 	last := max(p.TotalPages, 1)
 	ref := func(n int64, rel string) string {
 		q.Set("page", strconv.FormatInt(n, 10))
-		return fmt.Sprintf(`<%s?%s>; rel="%s"`, path, q.Encode(), rel)
+		return fmt.Sprintf(`<%s?%s>; rel="%s"`, path, strings.ReplaceAll(q.Encode(), "+", "%20"), rel)
 	}
 	parts := []string{ref(1, "first")}
 	if p.CurrentPage > 1 {

@@ -10,9 +10,10 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // TestTokenLeaksNowhere sends a token in every place a probe from outside
@@ -193,7 +194,7 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		ts := serve(t, &api.Server{
-			Reports: report.NewStore(pool, report.Maintained), Users: users.NewStore(pool),
+			Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 			Tokens: auth.NewStore(pool), Metrics: metrics.New(pool), TrustedProxies: prefixes,
 		})
 		ts.Token = untrusted.Token

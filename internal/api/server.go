@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,16 +19,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // Server serves the API. All fields are required but TrustedProxies.
 type Server struct {
-	Reports *report.Store
-	Users   *users.Store
+	// Data reads the datasets: Report (the general report, as its
+	// counting is configured) and source.Users.
+	Data    *dataset.Store
+	Report  *source.Source
 	Tokens  *auth.Store
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -46,6 +49,11 @@ type Server struct {
 	// links it writes and the client's address; with none, it believes
 	// no one's. See [ParseTrustedProxies].
 	TrustedProxies []netip.Prefix
+	// PublicURL is the URL clients reach the API at, from which the
+	// absolute links informe writes (OData's context and next links) are
+	// built; nil builds them from the address each connection reached.
+	// See [ParsePublicURL].
+	PublicURL *url.URL
 
 	turns    *turns // of big responses, made by Handler
 	feeds    *feeds // the OData entity sets, made by Handler
@@ -92,7 +100,7 @@ func (s *Server) Handler() http.Handler {
 	// Redirects would answer before authentication runs.
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.observe, s.recoverPanics, s.limitHeaders, s.authenticate)
+	r.Use(s.observe, s.recoverPanics, s.limitRequest, s.limitHeaders, s.authenticate)
 	r.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
 	r.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 
@@ -109,9 +117,9 @@ func (s *Server) Handler() http.Handler {
 	r.Match(get, odataPrefix, s.odataService)
 	r.Match(get, odataPrefix+"/", s.odataService)
 	r.Match(get, odataPrefix+"/$metadata", s.odataMetadata)
-	for _, set := range []*entitySet{s.feeds.report, s.feeds.users} {
-		r.Match(get, odataPrefix+"/"+set.def.Name(), s.require(set.scope), s.odataFeed(set))
-		r.Match(get, odataPrefix+"/"+set.def.Name()+"/$count", s.require(set.scope), s.odataCount(set))
+	for _, set := range []*source.Source{s.feeds.report, s.feeds.users} {
+		r.Match(get, odataPrefix+"/"+set.Set.Name(), s.require(set.Scope), s.odataFeed(set))
+		r.Match(get, odataPrefix+"/"+set.Set.Name()+"/$count", s.require(set.Scope), s.odataCount(set))
 	}
 	r.Match(get, odataPrefix+"/:entity", s.odataEntity) // GeneralReport('6-7-7'), Users(42): by key
 
@@ -150,6 +158,23 @@ func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// ParsePublicURL parses the URL clients reach the API at: http or https,
+// a host, and perhaps a path prefix under which a proxy serves informe; no
+// query, fragment or user information. An empty string is nil.
+func ParsePublicURL(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, fmt.Errorf("public URL: %q is not an http or https URL with a host and no query", s)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
 // fromTrustedProxy reports whether r came straight from one of the
 // trusted proxies, so that its X-Forwarded-* headers can be believed.
 func (s *Server) fromTrustedProxy(r *http.Request) bool {
@@ -173,5 +198,8 @@ func (s *Server) OpsHandler() http.Handler {
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		mux.ServeHTTP(w, r)
+	})
 }

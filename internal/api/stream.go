@@ -67,16 +67,6 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	return values, out, nil
 }
 
-// cursor is a store's cursor, as the handlers drive it, the way pgx.Rows
-// is: Next advances, Values holds the current row, Err reports what ended
-// the iteration, Close releases the snapshot's connection.
-type cursor interface {
-	Next() bool
-	Values() [][]byte
-	Err() error
-	Close() error
-}
-
 // later are the parts of a parallel export after the first: their
 // cursors, and the func that stops every part (cancels their queries).
 type later struct {
@@ -89,7 +79,7 @@ type later struct {
 // attachment; done ends the request's turn at the last row. The handler
 // has decided the status and set the headers that depend on the data
 // before; opts.Rows must hold the number of rows all cursors read.
-func (s *Server) stream(c *gin.Context, cur cursor, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
+func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
 	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}

@@ -27,10 +27,11 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	ibrowser "github.com/informe/informe/internal/browser"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 var screenshots = flag.String("screenshots", "", "save the browser tests' screenshots in this folder (docs/screenshots: ../../docs/screenshots)")
@@ -610,8 +611,7 @@ func TestPageImportDataHTTPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &api.Server{
-		Reports: report.NewStore(pool, report.Maintained),
-		Users:   users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Site:    site,

@@ -13,10 +13,11 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // newWebServer serves the API and the web page over pool, with a token
@@ -28,8 +29,7 @@ func newWebServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 		tb.Fatal(err)
 	}
 	ts := serve(tb, &api.Server{
-		Reports: report.NewStore(pool, report.Maintained),
-		Users:   users.NewStore(pool),
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Site:    site,

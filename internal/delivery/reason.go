@@ -50,6 +50,14 @@ func Reason(ctx context.Context, err error) string {
 	return Internal
 }
 
+// ServerSide reports whether a body cut for reason was cut by a fault on
+// the server's side (informe's limits or shutdown, the database, a bug)
+// rather than by its client (gone, or too slow for the stall timeout):
+// the cuts an operator must be alerted to.
+func ServerSide(reason string) bool {
+	return reason != ClientGone && reason != ClientStalled
+}
+
 // isClientGone reports whether err says that the client closed or reset
 // the connection.
 func isClientGone(err error) bool {

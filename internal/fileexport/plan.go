@@ -1,4 +1,4 @@
-// Package fileexport writes the general report to a file or to stdout:
+// Package fileexport writes a dataset to a file or to stdout:
 // the logic of `informe export`. It owns checking the command's options
 // into a [Plan] before anything is opened or written, the file that
 // appears whole or not at all, and [Run], which reads the rows of one
@@ -16,9 +16,10 @@ import (
 	"syscall"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
-	"github.com/informe/informe/report"
+	"github.com/informe/informe/internal/source"
 )
 
 // formats are the export's formats: the API's, and tsv for CSV with tabs.
@@ -32,9 +33,11 @@ var extensions = map[string]string{
 
 // Flags are the export's options as the command was given them.
 type Flags struct {
-	// Query holds the filters, columns and delimiter as the API's query
-	// parameters (contract_id, rut, columns, delimiter...), so that they
-	// are checked, and fail, as the API's are.
+	// Source is the dataset to write.
+	Source *source.Source
+	// Query holds the filters, order, columns and delimiter as the API's
+	// query parameters (contract_id, rut, $filter, $orderby, columns,
+	// delimiter...), so that they are checked, and fail, as the API's are.
 	Query url.Values
 	// Output is the file to write, or "-" for stdout.
 	Output string
@@ -57,7 +60,8 @@ const MaxParts = 16
 // Plan is a checked export: everything that can be wrong with the [Flags]
 // has been found before anything is opened or written.
 type Plan struct {
-	query  report.Query
+	source *source.Source
+	query  dataset.Query
 	format export.Format
 	csv    export.CSVOptions
 	gzip   bool
@@ -65,15 +69,16 @@ type Plan struct {
 	parts  int    // connections to read through, at most
 }
 
-// NewPlan checks f. The filters and columns go through report.ParseQuery
-// and the delimiter through the API's parameter rules, so their messages
-// are the API's; the format comes from f.Format or else from the output's
+// NewPlan checks f. The filters, order and columns go through the
+// source's parsing and the delimiter through the API's parameter rules, so
+// their messages are the API's; the format comes from f.Format or else from the output's
 // extension (an ending .gz asks for gzip); the output folder must exist and
 // be writable. It touches nothing. Its errors are messages for the user.
 func NewPlan(f Flags) (Plan, error) {
 	var p Plan
 	var err error
-	if p.query, err = report.ParseQuery(f.Query); err != nil {
+	p.source = f.Source
+	if p.query, err = f.Source.Export(f.Query, "delimiter"); err != nil {
 		return p, errors.New(failure.MessageOf(err)) // what the API answers
 	}
 	delim, err := param.OneOf(f.Query, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)

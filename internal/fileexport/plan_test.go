@@ -9,19 +9,23 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
 
-// apiMessage returns the message report.ParseQuery gives for the query
+// apiMessage returns the message the API's export gives for the query
 // parameters v, which the export command must repeat word for word.
 func apiMessage(t *testing.T, v url.Values) string {
 	t.Helper()
-	_, err := report.ParseQuery(v)
+	_, err := reportSource.Export(v, "delimiter")
 	if err == nil {
 		t.Fatalf("ParseQuery(%v) accepted it", v)
 	}
 	return failure.MessageOf(err)
 }
+
+// reportSource is the general report as the export command reads it.
+var reportSource = source.Report(report.Maintained)
 
 func TestNewPlan(t *testing.T) {
 	dir := t.TempDir()
@@ -85,12 +89,17 @@ func TestNewPlan(t *testing.T) {
 		{name: "ErrRUT", flags: Flags{Output: in("r.csv"), Query: q("rut", "12.345.678-0")}, wantErr: apiMessage(t, q("rut", "12.345.678-0"))},
 		{name: "ErrContractID", flags: Flags{Output: in("r.csv"), Query: q("contract_id", "abc")}, wantErr: apiMessage(t, q("contract_id", "abc"))},
 		{name: "ErrEmptyClientID", flags: Flags{Output: in("r.csv"), Query: q("client_id", "")}, wantErr: apiMessage(t, q("client_id", ""))},
+		{name: "ErrUnknownFilterProperty", flags: Flags{Output: in("r.csv"), Query: q("$filter", "nope eq 1")}, wantErr: apiMessage(t, q("$filter", "nope eq 1"))},
+		{name: "ErrOrderBy", flags: Flags{Output: in("r.csv"), Query: q("$orderby", "task_status sideways")}, wantErr: apiMessage(t, q("$orderby", "task_status sideways"))},
+		{name: "OKFilterAndOrder", flags: Flags{Output: in("r.csv"), Query: q("$filter", "task_status eq 'Pendiente'", "$orderby", "task_end_date desc")},
+			format: export.CSV, output: in("r.csv")},
 		{name: "ErrUnknownColumn", flags: Flags{Output: in("r.csv"), Query: q("columns", "contract_id,nope")}, wantErr: apiMessage(t, q("columns", "contract_id,nope"))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.flags.Query == nil {
 				tt.flags.Query = url.Values{}
 			}
+			tt.flags.Source = reportSource
 			p, err := NewPlan(tt.flags)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Count(err.Error(), tt.wantErr) > 1 {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/compress"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/spool"
-	"github.com/informe/informe/report"
 )
 
 // spoolMemory is how far the reading and encoding may run ahead of the
@@ -61,7 +61,7 @@ func (s Summary) String() string {
 //
 // Its error says why the export failed, "interrupted" when ctx was
 // cancelled, and that the output file, if any, was left unchanged.
-func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
+func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
 	start := time.Now()
 	// A failing part cancels every part's query through ctx.
 	qctx, stop := context.WithCancelCause(ctx)
@@ -70,7 +70,7 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 	if p.format == export.XLSX {
 		parts = 1 // a workbook's rows are numbered: it cannot be continued
 	}
-	curs, err := store.ExportParts(qctx, p.query, report.Parts{Max: parts, MinRows: partRows})
+	curs, err := store.OpenParts(qctx, p.source.Dataset, p.query, dataset.Parts{Max: parts, MinRows: partRows})
 	if err != nil {
 		return Summary{}, p.failed(ctx, err)
 	}
@@ -80,7 +80,7 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 			c.Close()
 		}
 	}()
-	total := cur.Page().Total
+	total := cur.Total()
 
 	dst := stdout
 	var file *atomicFile
@@ -98,7 +98,7 @@ func Run(ctx context.Context, store *report.Store, p Plan, stdout, stderr io.Wri
 	// Rows: the count from the snapshot, which XLSX declares as the sheet's
 	// range before the first row. A reader of stdout that is slow is
 	// waited for, never cut as stalled: NoProgress is negative.
-	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: "general-report", Rows: total}}
+	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total}}
 	var later *delivery.Parts
 	if len(curs) > 1 {
 		rows := make([]delivery.Rows, len(curs)-1)

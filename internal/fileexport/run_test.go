@@ -18,9 +18,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/seed"
-	"github.com/informe/informe/report"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -30,6 +30,9 @@ func plan(t *testing.T, f Flags) Plan {
 	t.Helper()
 	if f.Query == nil {
 		f.Query = url.Values{}
+	}
+	if f.Source == nil {
+		f.Source = reportSource
 	}
 	p, err := NewPlan(f)
 	if err != nil {
@@ -103,7 +106,7 @@ func folder(t *testing.T, dir string) []string {
 
 func TestRun(t *testing.T) {
 	pool := pgtest.Seeded(t)
-	store := report.NewStore(pool, report.Maintained)
+	store := dataset.NewStore(pool)
 	rows := pgtest.Int(t, pool, "SELECT count(*) FROM general_report")
 	dir := t.TempDir()
 
@@ -166,7 +169,7 @@ func TestRunFailures(t *testing.T) {
 		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: 10000, Seed: 1})
 		return err
 	})
-	store := report.NewStore(pool, report.Maintained)
+	store := dataset.NewStore(pool)
 	const old = "the previous export\n"
 
 	// setup returns a folder holding only target, with the old content.
@@ -196,7 +199,7 @@ func TestRunFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nowhere.Close()
-		_, err = Run(context.Background(), report.NewStore(nowhere, report.Maintained), plan(t, Flags{Output: target}), io.Discard, io.Discard)
+		_, err = Run(context.Background(), dataset.NewStore(nowhere), plan(t, Flags{Output: target}), io.Discard, io.Discard)
 		if err == nil || !strings.HasPrefix(err.Error(), "the database cannot be reached: ") || !strings.HasSuffix(err.Error(), "; "+target+" was left unchanged") {
 			t.Errorf("err = %v, want that the database cannot be reached and %s was left unchanged", err, target)
 		}
@@ -250,7 +253,7 @@ func TestRunFailures(t *testing.T) {
 // format, and that the later parts really ran.
 func TestRunParts(t *testing.T) {
 	pool := pgtest.Seeded(t)
-	store := report.NewStore(pool, report.Maintained)
+	store := dataset.NewStore(pool)
 	defer func(n int64) { partRows = n }(partRows)
 	partRows = 1
 	dir := t.TempDir()
@@ -288,7 +291,7 @@ func TestRunParts(t *testing.T) {
 		})
 	}
 	// What Run asked for: three cursors, not one.
-	curs, err := store.ExportParts(context.Background(), report.Query{}, report.Parts{Max: 3, MinRows: partRows})
+	curs, err := store.OpenParts(context.Background(), reportSource.Dataset, dataset.All(), dataset.Parts{Max: 3, MinRows: partRows})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -109,7 +110,12 @@ func ACME(domains []string, cacheDir, directory, email string, client *http.Clie
 // Redirect returns the plain-HTTP listener's handler: it redirects every
 // request to the same host and path over HTTPS, on httpsPort ("443" or ""
 // leaves the port out). GET and HEAD get a 301; other methods a 308, which
-// keeps the method and body.
+// keeps the method and body. The access_token parameter, in any spelling,
+// is left out of the new URL (its Location and its body): a token sent in
+// the clear is spent, and repeating it would only send it on again. The
+// handler reads no body: a request that announces one gets its answer and
+// the connection is closed, so that a client cannot hold it by sending
+// nothing.
 func Redirect(httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
@@ -126,8 +132,41 @@ func Redirect(httpsPort string) http.Handler {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			code = http.StatusPermanentRedirect
 		}
-		http.Redirect(w, r, "https://"+host+r.URL.RequestURI(), code)
+		target := r.URL.EscapedPath()
+		if q := withoutToken(r.URL.RawQuery); q != "" {
+			target += "?" + q
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		if r.ContentLength != 0 {
+			// Nothing more is read from this connection, neither the body
+			// (net/http would wait for it) nor another request.
+			h.Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
+		http.Redirect(w, r, "https://"+host+target, code)
 	})
+}
+
+// withoutToken returns the query string raw without its access_token
+// parameters, whatever their spelling (ACCESS_TOKEN, access%5Ftoken, ...),
+// the others as they were sent.
+func withoutToken(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	var kept []string
+	for _, part := range strings.Split(raw, "&") {
+		name, _, _ := strings.Cut(part, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if strings.EqualFold(name, "access_token") {
+			continue
+		}
+		kept = append(kept, part)
+	}
+	return strings.Join(kept, "&")
 }
 
 // HSTS wraps h so that every response over TLS tells the browser to use

@@ -106,6 +106,12 @@ type EntitySetDef struct {
 	// joined table (it cannot see through the view's nullif).
 	Joined map[string][]string
 
+	// Literals maps a Text property to a check of the string literals it
+	// is compared with by eq, ne or in: its error is a 400 naming the
+	// property, where a malformed value would otherwise match nothing.
+	// For the report, client_rut: a RUT that does not parse.
+	Literals map[string]func(string) error
+
 	// SortIndexed names the properties whose order, as $orderby asks for
 	// it (nulls first ascending, last descending), an index gives through
 	// the typed view: a page sorted first by one of them can find its

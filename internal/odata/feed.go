@@ -431,10 +431,12 @@ func (f *Feed) nextLink() string {
 	if q.format != "" {
 		add("$format", q.format)
 	}
+	top := int64(-1)
 	if q.Top >= 0 {
-		add("$top", strconv.FormatInt(q.Top-f.rows, 10))
+		top = q.Top - f.rows
+		add("$top", strconv.FormatInt(top, 10))
 	}
-	add("$skiptoken", string(appendSkipToken(nil, set, q.order, f.lastSort, f.last[:set.keyParts()])))
+	add("$skiptoken", string(appendSkipToken(nil, set, q.order, q.binding(top, 0), f.lastSort, f.last[:set.keyParts()])))
 	if f.opts.AccessToken != "" {
 		add("access_token", f.opts.AccessToken)
 	}

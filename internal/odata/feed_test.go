@@ -16,6 +16,7 @@ import (
 	_ "time/tzdata" // America/Santiago whatever the machine has
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
 
@@ -514,4 +515,54 @@ func TestFeedUsersNextLink(t *testing.T) {
 	ru, _ := url.Parse(rf.NextLink)
 	_, err = odata.Parse(url.Values{"$skiptoken": {ru.Query().Get("$skiptoken")}}, set)
 	wantErr(t, err, 400, "$skiptoken is not valid")
+}
+
+// TestSkipTokenBoundToQuery checks that a next link's $skiptoken is good
+// for that next link only: with another $filter, none, another $select,
+// another $top, a $skip or another $orderby it is a 400 naming
+// $skiptoken.
+func TestSkipTokenBoundToQuery(t *testing.T) {
+	set := reportSet(t)
+	q := mustParse(t, set, "$filter=client_id eq 1&$select=contract_id,task&$top=5")
+	f := decode(t, page(t, q, odata.FeedOptions{ServiceRoot: root, PageSize: 1}, row111, row112))
+	u, err := url.Parse(f.NextLink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := u.Query()
+	if got, want := next.Get("$top"), "4"; got != want {
+		t.Fatalf("next link $top = %q, want %q", got, want)
+	}
+	if q, err := odata.Parse(next, set); err != nil || !reflect.DeepEqual(q.After, []int64{1, 1, 1}) {
+		t.Fatalf("the next link: %v, After %v", err, q)
+	}
+	for _, tt := range []struct {
+		name, option, value string // value "" deletes the option
+	}{
+		{"ErrOtherFilter", "$filter", "client_id eq 2"},
+		{"ErrNoFilter", "$filter", ""},
+		{"ErrOtherSelect", "$select", "contract_id"},
+		{"ErrNoSelect", "$select", ""},
+		{"ErrOtherTop", "$top", "5"},
+		{"ErrNoTop", "$top", ""},
+		{"ErrSkip", "$skip", "5"},
+		{"ErrOrderBy", "$orderby", "task"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := url.Values{}
+			for k, vs := range next {
+				v[k] = vs
+			}
+			if tt.value == "" {
+				v.Del(tt.option)
+			} else {
+				v.Set(tt.option, tt.value)
+			}
+			_, err := odata.Parse(v, set)
+			wantErr(t, err, 400, "$skiptoken is not valid", "same $filter, $orderby, $select and $top, and no $skip")
+			if e := err.(*failure.Error); e.Target != "$skiptoken" {
+				t.Errorf("target %q, want $skiptoken", e.Target)
+			}
+		})
+	}
 }

@@ -304,9 +304,7 @@ func (p *filterParser) comparable(op string, l, r *expr) {
 		if op != "eq" && op != "ne" && op != "in" {
 			p.fail(badRequest, "null can only be compared with eq or ne (or listed in in)")
 		}
-		if l.typ == tNull && r.typ == tNull {
-			p.unsupported("comparing two literals is not supported")
-		}
+		// null eq null is true and null ne null false, for every row.
 		return
 	}
 	if l.kind == eLit && r.kind == eLit {

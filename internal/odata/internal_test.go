@@ -3,10 +3,11 @@ package odata
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/informe/informe/internal/failure"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/informe/informe/internal/failure"
 
 	"github.com/informe/informe/export"
 )
@@ -172,11 +173,11 @@ func TestSkipToken(t *testing.T) {
 		{"OKUsers", users, []int64{42}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tok := string(appendSkipToken(nil, tt.set, nil, nil, tt.key))
+			tok := string(appendSkipToken(nil, tt.set, nil, nil, nil, tt.key))
 			if strings.Trim(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 				t.Errorf("token %q is not URL-safe", tok)
 			}
-			got, _, err := decodeSkipToken(tok, tt.set, nil)
+			got, _, err := decodeSkipToken(tok, tt.set, nil, nil)
 			if err != nil {
 				t.Fatalf("decode(%q): %v", tok, err)
 			}
@@ -191,14 +192,14 @@ func TestSkipToken(t *testing.T) {
 		})
 	}
 
-	tok := string(appendSkipToken(nil, report, nil, nil, []int64{1, 2, 3}))
+	tok := string(appendSkipToken(nil, report, nil, nil, nil, []int64{1, 2, 3}))
 	bad := map[string]string{
 		"ErrEmpty":      "",
 		"ErrOtherSet":   tok,
 		"ErrPadding":    tok + "=",
 		"ErrNotBase64":  tok[:5] + "*" + tok[6:],
 		"ErrTruncated":  tok[:len(tok)-2],
-		"ErrUsersToken": string(appendSkipToken(nil, users, nil, nil, []int64{1})),
+		"ErrUsersToken": string(appendSkipToken(nil, users, nil, nil, nil, []int64{1})),
 	}
 	// Every one-character edit is refused.
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -214,7 +215,7 @@ func TestSkipToken(t *testing.T) {
 		if name == "ErrOtherSet" {
 			set = other
 		}
-		if key, _, err := decodeSkipToken(tok, set, nil); err == nil {
+		if key, _, err := decodeSkipToken(tok, set, nil, nil); err == nil {
 			// A change in the last character's unused bits decodes the
 			// same bytes; Strict refuses it.
 			t.Errorf("%s: decode(%q) = %v, want an error", name, tok, key)
@@ -228,18 +229,18 @@ func TestSkipToken(t *testing.T) {
 // a key whose token it is: one token per key.
 func FuzzSkipToken(f *testing.F) {
 	set := testSet(f, "GeneralReport", true)
-	f.Add(string(appendSkipToken(nil, set, nil, nil, []int64{1, 2, 3})))
+	f.Add(string(appendSkipToken(nil, set, nil, nil, nil, []int64{1, 2, 3})))
 	f.Add("AQICBEfwGNI")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, tok string) {
-		key, _, err := decodeSkipToken(tok, set, nil)
+		key, _, err := decodeSkipToken(tok, set, nil, nil)
 		if err != nil {
 			if e, ok := err.(*failure.Error); !ok || e.Code != failure.Invalid {
 				t.Fatalf("decode(%q) = %v", tok, err)
 			}
 			return
 		}
-		if again := string(appendSkipToken(nil, set, nil, nil, key)); again != tok {
+		if again := string(appendSkipToken(nil, set, nil, nil, nil, key)); again != tok {
 			t.Fatalf("decode(%q) = %v, whose token is %q", tok, key, again)
 		}
 	})
@@ -252,8 +253,8 @@ func TestSortedSkipToken(t *testing.T) {
 	}
 	cost, end := set.byName["costo_servicio"], set.byName["task_end_date"]
 	order := []orderItem{{prop: cost, desc: true}, {prop: end}}
-	tok := string(appendSkipToken(nil, set, order, [][]byte{[]byte("1500.5"), nil}, []int64{6, 7, 0}))
-	key, sort, err := decodeSkipToken(tok, set, order)
+	tok := string(appendSkipToken(nil, set, order, nil, [][]byte{[]byte("1500.5"), nil}, []int64{6, 7, 0}))
+	key, sort, err := decodeSkipToken(tok, set, order, nil)
 	if err != nil || len(key) != 3 || key[0] != 6 || key[1] != 7 || key[2] != 0 ||
 		len(sort) != 2 || sort[0] == nil || *sort[0] != "1500.5" || sort[1] != nil {
 		t.Fatalf("decode = %v %v %v", key, sort, err)
@@ -268,10 +269,10 @@ func TestSortedSkipToken(t *testing.T) {
 		{"Edited", tok[:len(tok)-2] + "AA", order},
 		// A token whose checksum holds but whose value is not a decimal:
 		// refused before it reaches the database.
-		{"BadValue", string(appendSkipToken(nil, set, order, [][]byte{[]byte("1e5; x"), nil}, []int64{1, 0, 0})), order},
+		{"BadValue", string(appendSkipToken(nil, set, order, nil, [][]byte{[]byte("1e5; x"), nil}, []int64{1, 0, 0})), order},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := decodeSkipToken(tt.tok, set, tt.order); err == nil || err.(*failure.Error).Code != failure.Invalid {
+			if _, _, err := decodeSkipToken(tt.tok, set, tt.order, nil); err == nil || err.(*failure.Error).Code != failure.Invalid {
 				t.Fatalf("err = %v, want a 400", err)
 			}
 		})

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
 )
@@ -147,7 +149,7 @@ var unsupported = map[string]bool{
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
 //   - $skiptoken: only as this package writes it in a next link, with the
-//     same $orderby.
+//     same $filter, $orderby, $select and $top, and no $skip.
 //   - $format: see [Negotiate].
 //
 // Errors are *[Error] values, safe to show to clients. A 400 names the
@@ -165,6 +167,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	q := &Query{set: set, Top: -1}
 	for _, name := range sortedKeys(opts) {
 		raw := opts[name]
+		if !validText(raw) {
+			// PostgreSQL refuses such text (22021); no option of informe's
+			// is made of it.
+			return nil, badRequest(name, name+" is not UTF-8 text, or holds a NUL character: "+
+				"send each character as its UTF-8 bytes, percent-encoded (%C3%B1 for ñ)")
+		}
 		switch name {
 		case "$select":
 			q.selectRaw = raw
@@ -176,7 +184,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest("$filter", "$filter holds "+secret.LooksLikeToken+
 					"; send the token in the Authorization header (or the access_token parameter) only")
 			} else if q.where, err = parseFilter(raw, set); err == nil {
-				q.Filter = equalities(q.where, set)
+				if err = checkLiterals(q.where, set); err == nil {
+					q.Filter = equalities(q.where, set)
+				}
 			}
 		case "$orderby":
 			q.orderby = raw
@@ -194,7 +204,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
-			q.After, q.afterSort, err = decodeSkipToken(raw, set, q.order)
+			// Read once every option it is bound to is known.
 		case "$format":
 			var f Format
 			f, err = parseFormatOption(raw)
@@ -210,7 +220,18 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			return nil, err
 		}
 	}
+	if tok, ok := opts["$skiptoken"]; ok {
+		if q.After, q.afterSort, err = decodeSkipToken(tok, set, q.order, q.binding(q.Top, q.Skip)); err != nil {
+			return nil, err
+		}
+	}
 	return q, nil
+}
+
+// validText reports whether s is UTF-8 text without NUL characters, the
+// only text PostgreSQL stores.
+func validText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // systemOptions returns the $-options of values by lower-case name. An
@@ -482,3 +503,68 @@ func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
 	q.order, q.After, q.afterSort = nil, nil, nil
 	return q, nil
 }
+
+// ReadOptions are the query options that the paths other than the OData
+// feed take, with OData's syntax and meaning: see [ParseRead].
+var ReadOptions = []string{"$filter", "$orderby", "$select"}
+
+// ParseRead reads the [ReadOptions] of a request for rows of set on a path
+// other than the OData feed (the spec's JSON page, the exports, the export
+// command): $filter and $orderby as [Parse] reads them, and $select, whose
+// properties must be columns (a synthetic key is none). Any other
+// $-option is refused, naming it: the feed's own ($top, $skip, $count,
+// $skiptoken, $format) with a 400 that says what the path takes instead,
+// those informe does not implement with a 501. Options that do not start
+// with '$' are the caller's.
+func ParseRead(values url.Values, set *EntitySet) (*Query, error) {
+	opts, err := systemOptions(values)
+	if err != nil {
+		return nil, err
+	}
+	only := url.Values{}
+	for _, name := range sortedKeys(opts) {
+		switch name {
+		case "$filter", "$orderby", "$select":
+			only.Set(name, opts[name])
+		case "$top", "$skip", "$count", "$skiptoken", "$format":
+			return nil, badRequest(name, name+" is an option of the OData feed ("+odataPath(set)+"), not of this path, which takes "+
+				strings.Join(ReadOptions, ", ")+" of OData's options")
+		default:
+			if unsupported[name] {
+				return nil, notImplemented(name, name+" is not supported; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+			}
+			return nil, badRequest(name, "unknown query option "+name+"; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+		}
+	}
+	q, err := Parse(only, set)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range q.sel {
+		if set.props[i].col < 0 {
+			return nil, badRequest("$select", "$select: "+set.props[i].name+" is the OData key, not a column of this path")
+		}
+	}
+	return q, nil
+}
+
+// odataPath is the path of set's feed, for messages.
+func odataPath(set *EntitySet) string { return "/odata/" + set.def.Name }
+
+// Columns returns the columns $select chose, in its order, or nil when it
+// chose them all (or was absent).
+func (q *Query) Columns() []export.Column {
+	if q.sel == nil {
+		return nil
+	}
+	var cols []export.Column
+	for _, i := range q.sel {
+		if p := q.set.props[i]; p.col >= 0 {
+			cols = append(cols, q.set.def.Columns[p.col])
+		}
+	}
+	return cols
+}
+
+// Selected reports whether $select was given.
+func (q *Query) Selected() bool { return q.selectRaw != "" }

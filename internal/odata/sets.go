@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -32,6 +33,10 @@ var (
 			"costo_servicio": {"service"},
 		},
 		SortIndexed: []string{"costo_servicio"},
+		Literals: map[string]func(string) error{"client_rut": func(s string) error {
+			_, err := rut.Parse(s)
+			return err
+		}},
 	}
 	// UsersDef is the users listing, keyed by id.
 	UsersDef = EntitySetDef{
@@ -39,3 +44,17 @@ var (
 		Key: "id", KeyColumns: []string{"key_id"}, OrderBy: []string{"id"},
 	}
 )
+
+// The checked entity sets of [GeneralReportDef] and [UsersDef].
+var (
+	GeneralReport = mustSet(GeneralReportDef)
+	Users         = mustSet(UsersDef)
+)
+
+func mustSet(def EntitySetDef) *EntitySet {
+	set, err := NewEntitySet(def)
+	if err != nil {
+		panic(err) // the definitions are constants: a test covers them
+	}
+	return set
+}

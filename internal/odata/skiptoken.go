@@ -6,9 +6,9 @@ import (
 	"hash/crc32"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/httplist"
 )
 
 // A skip token is the position of the last row of a page, written so that
@@ -21,9 +21,12 @@ import (
 //
 //	base64url(version 2 | per sort value: 0 for null, or 1, uvarint length, text | key parts | CRC-32C)
 //
-// with no padding. The CRC covers the entity set's name, the order and the
-// bytes before it, so that a token from another set or another order, an
-// edited token or a garbled one is refused. It is a checksum, not a
+// with no padding. The CRC covers the entity set's name, the order, the
+// rest of the query that made the page ([Query.binding]: $filter,
+// $select, $top and $skip) and the bytes before it, so that a token from
+// another set or another query, an edited token or a garbled one is
+// refused: a position is only meaningful in the rows of the query that
+// reached it. It is a checksum, not a
 // signature: the token says where a page starts, in values the client can
 // read in that very row, so forging one grants nothing, and a signature
 // would need a secret shared by every informe instance. Every value is
@@ -35,9 +38,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// appendSkipToken appends the skip token of a row, for set in order, to
-// dst: its sort values (one per order item, nil for null) and its key.
-func appendSkipToken(dst []byte, set *EntitySet, order []orderItem, sort [][]byte, key []int64) []byte {
+// appendSkipToken appends the skip token of a row, for set in order and
+// the query options bind ([Query.binding]), to dst: its sort values (one
+// per order item, nil for null) and its key.
+func appendSkipToken(dst []byte, set *EntitySet, order []orderItem, bind []byte, sort [][]byte, key []int64) []byte {
 	b := make([]byte, 0, 1+maxKeyParts*binary.MaxVarintLen64+4+len(sort)*16)
 	if len(order) == 0 {
 		b = append(b, skipTokenVersion)
@@ -56,11 +60,11 @@ func appendSkipToken(dst []byte, set *EntitySet, order []orderItem, sort [][]byt
 	for _, k := range key {
 		b = binary.AppendVarint(b, k)
 	}
-	b = binary.BigEndian.AppendUint32(b, tokenSum(set, order, b))
+	b = binary.BigEndian.AppendUint32(b, tokenSum(set, order, bind, b))
 	return base64.RawURLEncoding.AppendEncode(dst, b)
 }
 
-func tokenSum(set *EntitySet, order []orderItem, payload []byte) uint32 {
+func tokenSum(set *EntitySet, order []orderItem, bind, payload []byte) uint32 {
 	sum := crc32.Update(0, castagnoli, []byte(set.def.Name))
 	for _, o := range order {
 		item := "," + set.props[o.prop].name
@@ -69,14 +73,39 @@ func tokenSum(set *EntitySet, order []orderItem, payload []byte) uint32 {
 		}
 		sum = crc32.Update(sum, castagnoli, []byte(item))
 	}
+	sum = crc32.Update(sum, castagnoli, bind)
 	return crc32.Update(sum, castagnoli, payload)
 }
 
+// binding returns the query options a skip token is bound to, besides
+// the order, in a normal form: $filter as written (less surrounding
+// blanks), the properties $select chose, and top and skip, the $top and
+// $skip of the request the token is used in (-1 for no $top). A next link
+// carries $top less the rows already sent, and no $skip.
+func (q *Query) binding(top, skip int64) []byte {
+	b := append([]byte("filter="), httplist.TrimOWS(q.filter)...)
+	b = append(b, 0)
+	b = append(b, "select="...)
+	for _, i := range q.sel {
+		b = append(b, q.set.props[i].name...)
+		b = append(b, ',')
+	}
+	if q.sel == nil {
+		b = append(b, '*')
+	}
+	b = append(b, 0)
+	b = append(b, "top="...)
+	b = strconv.AppendInt(b, top, 10)
+	b = append(b, 0)
+	b = append(b, "skip="...)
+	return strconv.AppendInt(b, skip, 10)
+}
+
 // decodeSkipToken returns the key and sort values a $skiptoken of set in
-// order holds, or a 400.
-func decodeSkipToken(tok string, set *EntitySet, order []orderItem) ([]int64, []*string, error) {
+// order, for the query options bind ([Query.binding]), holds, or a 400.
+func decodeSkipToken(tok string, set *EntitySet, order []orderItem, bind []byte) ([]int64, []*string, error) {
 	bad := badRequest("$skiptoken", "$skiptoken is not valid: use the @odata.nextLink of a previous response as it is, "+
-		"with the same $orderby")
+		"with the same $filter, $orderby, $select and $top, and no $skip")
 	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
 	version := byte(skipTokenVersion)
 	if len(order) > 0 {
@@ -86,7 +115,7 @@ func decodeSkipToken(tok string, set *EntitySet, order []orderItem) ([]int64, []
 		return nil, nil, bad
 	}
 	payload, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if tokenSum(set, order, payload) != sum {
+	if tokenSum(set, order, bind, payload) != sum {
 		return nil, nil, bad
 	}
 	rest := payload[1:]
@@ -146,16 +175,7 @@ func validSortValue(k export.Kind, v string) bool {
 	case export.Timestamptz:
 		_, err = time.Parse("2006-01-02T15:04:05.000000Z", v)
 	default:
-		return utf8.ValidString(v) && !containsNUL(v)
+		return validText(v)
 	}
 	return err == nil
-}
-
-func containsNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -7,82 +7,38 @@ import (
 	"time"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
-// SQL is a [Query]'s $filter, $orderby and $skiptoken position written as
-// PostgreSQL over the entity set's typed view (see [EntitySetDef.KeyColumns]):
-// every literal is a bound parameter, never text in the statement, and
-// every comparison is on the typed column, so that it is by value and an
-// index on the column can serve it.
-type SQL struct {
-	// Where is a condition on the view's row (its columns prefixed with
-	// the alias given to [Query.SQL]), "" when every row matches: the
-	// filter, and the rows after the $skiptoken's position.
-	Where string
-	// Args are Where's parameters, $1 to $len(Args).
-	Args []any
-	// Sort are the typed expressions the rows are ordered by, before the
-	// key's parts: one per $orderby item.
-	Sort []string
-	// Desc says, for each of Sort, whether it is descending. Ascending
-	// puts nulls first and descending last: OData orders null below any
-	// value.
-	Desc []bool
-	// SortText are Sort's values as text, in the form a $skiptoken holds;
-	// a row given to [Feed.Encode] carries them after its key's parts.
-	SortText []string
-	// After, for rows after a $skiptoken's position in a $orderby of one
-	// property whose value there is not null, is the parameter holding
-	// that value, and
-	// AfterKey a condition on the key's first part that the rows sharing
-	// that value meet; both "" otherwise. A store that finds every row
-	// of a page shares that value may add AfterKey, which an index on the
-	// key can serve (Where's alternatives cannot).
-	After, AfterKey string
-	// Bound says an index gives the order of Sort's first expression
-	// ([EntitySetDef.SortIndexed]): a store may find the page's first
-	// sort values through it first, and sort only the rows that hold
-	// them. Without such an index, that would read every matching row
-	// once more.
-	Bound bool
-}
-
-// Plain reports whether q asks for rows in the set's own order, filtered
-// by nothing but the equalities of [Query.Filter]: what a store serves
-// without [Query.SQL].
-func (q *Query) Plain() bool {
-	return q.key == nil && len(q.order) == 0 && (q.where == nil || q.Filter != nil)
-}
-
-// SQL returns q's condition and order over the set's typed view, whose
-// columns are written alias.column. Count rows with Where alone (the
-// position is then irrelevant: call it on a query without $skiptoken, or
-// use [Query.CountSQL]).
-func (q *Query) SQL(alias string) SQL {
-	b := &sqlBuilder{set: q.set, alias: alias}
-	conds := b.filter(q)
-	var out SQL
-	out.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
+// Compile adds q's $filter, request by key, $orderby, $skiptoken position
+// and $skip to dq, written as PostgreSQL over the entity set's typed view
+// (see [EntitySetDef.KeyColumns]) aliased t: every literal is a bound
+// parameter, never text in the statement, and every comparison is on the
+// typed column, so that it is by value and an index on the column can
+// serve it. The position is dq.Key under the set's own order, and
+// conditions of dq.After in any order. $skip is the caller's: dq.Skip.
+func (q *Query) Compile(dq *dataset.Query) {
+	b := &sqlBuilder{set: q.set, alias: "t", q: dq}
+	for _, c := range b.filter(q) {
+		dq.Where(c)
+	}
+	dq.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
+	var sort []string
 	for _, o := range q.order {
 		e, t := b.sortExpr(o.prop)
-		out.Sort = append(out.Sort, e)
-		out.SortText = append(out.SortText, t)
-		out.Desc = append(out.Desc, o.desc)
+		sort = append(sort, e)
+		dq.Sort = append(dq.Sort, dataset.Sort{Expr: e, Text: t, Desc: o.desc})
 	}
 	if q.After != nil {
-		var after []string
-		after, out.After, out.AfterKey = b.after(q, out.Sort)
-		conds = append(conds, after...)
+		if len(q.order) == 0 {
+			dq.Key = q.After
+		}
+		after, first, floor := b.after(q, sort)
+		for _, c := range after {
+			dq.After(c)
+		}
+		dq.AfterValue, dq.AfterFloor = first, floor
 	}
-	out.Where = strings.Join(conds, " AND ")
-	out.Args = b.args
-	return out
-}
-
-// CountSQL returns the condition of $filter alone and its parameters.
-func (q *Query) CountSQL(alias string) (string, []any) {
-	b := &sqlBuilder{set: q.set, alias: alias}
-	return strings.Join(b.filter(q), " AND "), b.args
 }
 
 // filter returns the conditions of $filter and of a request by key.
@@ -210,13 +166,10 @@ func (s *EntitySet) keyPart(alias string, i int, col string) string {
 type sqlBuilder struct {
 	set   *EntitySet
 	alias string
-	args  []any
+	q     *dataset.Query // where the parameters are bound
 }
 
-func (b *sqlBuilder) param(v any, cast string) string {
-	b.args = append(b.args, v)
-	return "$" + strconv.Itoa(len(b.args)) + "::" + cast
-}
+func (b *sqlBuilder) param(v any, cast string) string { return b.q.Param(v, cast) }
 
 // column is property i's typed expression.
 func (b *sqlBuilder) column(i int) string {
@@ -348,8 +301,9 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 }
 
 // cond writes a condition. Its SQL value is true where OData's is true,
-// and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE,
-// and not is written IS NOT TRUE.
+// and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE.
+// Where false and null must differ (under not, or compared with eq or ne),
+// [sqlBuilder.exact] writes it.
 func (b *sqlBuilder) cond(e *expr) string {
 	switch e.kind {
 	case eAnd:
@@ -357,7 +311,7 @@ func (b *sqlBuilder) cond(e *expr) string {
 	case eOr:
 		return "(" + b.cond(e.args[0]) + " OR " + b.cond(e.args[1]) + ")"
 	case eNot:
-		return "(" + b.cond(e.args[0]) + ") IS NOT TRUE"
+		return "(NOT " + b.exact(e.args[0]) + ")"
 	case eIn:
 		return b.in(e)
 	case eCmp:
@@ -371,6 +325,31 @@ func (b *sqlBuilder) cond(e *expr) string {
 	return b.value(e)
 }
 
+// exact writes a condition whose SQL value is OData's, null included
+// (OData 4.01, URL Conventions, 5.1.1): a comparison (eq, ne, gt, ..., in)
+// is true or false, never null (null eq null is true, null gt 1 false); a
+// function of null is null (contains(null,'x')); and, or and not are
+// three-valued as SQL's are, so that not null is null, not true. So
+// "not contains(task,'x')" keeps no row whose task is null, while
+// "not (task eq 'x')" keeps them.
+func (b *sqlBuilder) exact(e *expr) string {
+	switch e.kind {
+	case eAnd:
+		return "(" + b.exact(e.args[0]) + " AND " + b.exact(e.args[1]) + ")"
+	case eOr:
+		return "(" + b.exact(e.args[0]) + " OR " + b.exact(e.args[1]) + ")"
+	case eNot:
+		return "(NOT " + b.exact(e.args[0]) + ")"
+	case eFunc:
+		// contains, startswith, endswith: null exactly where an argument
+		// is, as every function [sqlBuilder.call] writes.
+		return b.cond(e)
+	}
+	// A comparison or a literal: cond is true where it is, and false or
+	// NULL where it is false.
+	return "((" + b.cond(e) + ") IS TRUE)"
+}
+
 var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 // cmp writes a comparison. OData's eq and ne are two-valued: null eq null
@@ -381,26 +360,52 @@ func (b *sqlBuilder) cmp(e *expr) string {
 		l, r = r, l
 		e = &expr{kind: eCmp, name: flip(e.name), args: []*expr{l, r}}
 	}
+	if r.kind == eLit && r.typ == tDTO && subMicro(r) {
+		// Date-times are stored to the microsecond: none equals a literal
+		// with a finer fraction, and those after it are those after it
+		// cut to the microsecond. Rounding it (as PostgreSQL does) would
+		// find 12:53:36.471554 eq 12:53:36.4715544.
+		floor := &expr{kind: eLit, typ: tDTO, val: r.val.(time.Time).Truncate(time.Microsecond)}
+		switch e.name {
+		case "eq":
+			return "FALSE"
+		case "ne":
+			return "TRUE"
+		case "gt", "ge":
+			e = &expr{kind: eCmp, typ: tBool, name: "gt", args: []*expr{l, floor}}
+		default: // lt, le
+			e = &expr{kind: eCmp, typ: tBool, name: "le", args: []*expr{l, floor}}
+		}
+		r = floor
+	}
+	if l.typ == tBool {
+		// Conditions compared as values: null eq false is false, null eq
+		// null true.
+		v := b.exact(l)
+		if r.kind == eLit && r.typ == tNull {
+			if e.name == "eq" {
+				return "(" + v + " IS NULL)"
+			}
+			return "(" + v + " IS NOT NULL)"
+		}
+		if r.kind == eLit {
+			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
+			if e.name == "eq" {
+				return "(" + v + " IS " + word + ")"
+			}
+			return "(" + v + " IS NOT " + word + ")"
+		}
+		w := b.exact(r)
+		if e.name == "eq" {
+			return "(" + v + " IS NOT DISTINCT FROM " + w + ")"
+		}
+		return "(" + v + " IS DISTINCT FROM " + w + ")"
+	}
 	if r.kind == eLit && r.typ == tNull {
 		if e.name == "eq" {
 			return b.value(l) + " IS NULL"
 		}
 		return b.value(l) + " IS NOT NULL"
-	}
-	if l.typ == tBool {
-		v := b.cond(l)
-		if r.kind == eLit {
-			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
-			if e.name == "eq" {
-				return "(" + v + ") IS " + word
-			}
-			return "(" + v + ") IS NOT " + word
-		}
-		w := b.cond(r)
-		if e.name == "eq" {
-			return "((" + v + ") IS TRUE) = ((" + w + ") IS TRUE)"
-		}
-		return "((" + v + ") IS TRUE) <> ((" + w + ") IS TRUE)"
 	}
 	var lv, rv string
 	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
@@ -453,12 +458,23 @@ func flip(op string) string {
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
 func (b *sqlBuilder) in(e *expr) string {
 	l := e.args[0]
+	if l.typ == tBool {
+		// Conditions as values, each compared as eq compares them.
+		var parts []string
+		for _, a := range e.args[1:] {
+			parts = append(parts, b.cmp(&expr{kind: eCmp, typ: tBool, name: "eq", args: []*expr{l, a}}))
+		}
+		return "(" + strings.Join(parts, " OR ") + ")"
+	}
 	var items []string
 	lv, null := "", false
 	for _, a := range e.args[1:] {
 		if a.typ == tNull {
 			null = true
 			continue
+		}
+		if subMicro(a) {
+			continue // equal to no stored value: see cmp
 		}
 		var rv string
 		if l.kind == eProp || lv == "" {
@@ -477,7 +493,17 @@ func (b *sqlBuilder) in(e *expr) string {
 	if null {
 		parts = append(parts, b.value(l)+" IS NULL")
 	}
+	if len(parts) == 0 {
+		return "FALSE"
+	}
 	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// subMicro reports whether e is a date-time literal with a fraction of a
+// second finer than the microsecond, PostgreSQL's precision.
+func subMicro(e *expr) bool {
+	t, ok := e.val.(time.Time)
+	return e.kind == eLit && ok && t.Nanosecond()%1000 != 0
 }
 
 // value writes a scalar expression.
@@ -497,6 +523,8 @@ func (b *sqlBuilder) value(e *expr) string {
 			return b.param(v.Format(time.RFC3339Nano), "timestamptz")
 		case string:
 			return b.param(v, map[edm]string{tDec: "numeric", tDate: "date", tStr: "text"}[e.typ])
+		case bool:
+			return b.cond(e)
 		}
 		return "NULL"
 	case eFunc:
@@ -528,10 +556,12 @@ func (b *sqlBuilder) call(e *expr) string {
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
-	case "tolower":
-		return "lower(" + arg(0) + ")"
-	case "toupper":
-		return "upper(" + arg(0) + ")"
+	case "tolower", "toupper":
+		// Case mapped by Unicode's rules through informe_case (migration
+		// 00009), whatever the database's collation; the result compares
+		// and sorts in the database's collation again, as any text.
+		f := map[string]string{"tolower": "lower", "toupper": "upper"}[e.name]
+		return "(" + f + "((" + arg(0) + `) COLLATE informe_case) COLLATE "default")`
 	case "trim":
 		return "btrim(" + arg(0) + `, E' \t\n\r')`
 	case "length":

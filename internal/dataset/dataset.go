@@ -1,0 +1,208 @@
+// Package dataset is informe's one read model. A [Dataset] declares a table
+// informe serves: its columns, the views it is read from, its key. A [Query]
+// asks for rows of one dataset, whichever door it came through (the spec's
+// JSON page, an export in any format, the OData feed, the export command,
+// the web page): the conditions, the order, the columns, the position, the
+// rows to skip and to read, and whether to count. [Store.Open] turns the two
+// into a cursor over rows of one snapshot.
+//
+// Each door parses its own syntax into a Query (package report the spec's
+// parameters, package odata the $-options) and nothing else: no door has a
+// selection type of its own.
+package dataset
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/export"
+)
+
+// Dataset declares a table that informe serves. It is plain data; the
+// column list drives the SQL select list, every encoder, the OData types
+// and the OpenAPI schemas.
+type Dataset struct {
+	// Name names the dataset in paths, files and sheets: "general-report".
+	Name string
+	// Scope is what a token needs to read it.
+	Scope auth.Scope
+	// Columns are the fields of a row, in order, with their kinds.
+	Columns []export.Column
+	// Text is the view that renders every column as text in the API's
+	// formats (general_report); Typed is the view of the same rows with
+	// typed values under the columns' names (general_report_typed), on
+	// which conditions and orders are written.
+	Text, Typed string
+	// Keys are the key columns both views share, in the order of the rows:
+	// the row's identity and its last order. The first is never NULL.
+	Keys []string
+	// KeyColumn names the column that holds the key when it is one of
+	// Columns (users: id): a row's position then carries no key parts.
+	KeyColumn string
+	// Plain, when set, reads the queries of the dataset's own order that
+	// are filtered by nothing but equalities ([Query.Plain]) its own way,
+	// faster than through the typed view; nil reads every query through it.
+	Plain Plain
+}
+
+// KeyText returns the expressions of the key's parts as base-10 text over
+// alias, 0 for an absent (NULL) part: what a row carries after its columns
+// when [Query.Position] asks for it; none when the key is a column.
+func (d *Dataset) KeyText(alias string) []string {
+	if d.KeyColumn != "" {
+		return nil
+	}
+	out := make([]string, len(d.Keys))
+	for i, k := range d.Keys {
+		out[i] = KeyPart(alias, i, k) + "::text"
+	}
+	return out
+}
+
+// KeyPart is the i-th key part, column col, over alias as a comparable
+// integer: a NULL part (a contract without processes) is 0.
+func KeyPart(alias string, i int, col string) string {
+	if i == 0 {
+		return alias + "." + col
+	}
+	return "coalesce(" + alias + "." + col + ", 0)"
+}
+
+// Eq is an equality on a column that both views of a dataset hold under one
+// name, such as general_report's key_client_rut: the spec's filters.
+type Eq struct {
+	Column string
+	Value  any
+}
+
+// Sort is one ordering item of a [Query], before the key.
+type Sort struct {
+	// Expr is a typed expression over the typed view aliased t.
+	Expr string
+	// Text is Expr's value as text, read after a row's columns and key
+	// when [Query.Position] asks for it (what a next link resumes from).
+	Text string
+	// Desc orders descending, nulls last; else ascending, nulls first.
+	Desc bool
+}
+
+// Query asks for rows of a [Dataset]. The zero Query reads every row, all
+// columns, in the dataset's order, uncounted. Conditions are added with
+// [Query.Equal] and [Query.Where], each value bound with [Query.Param];
+// the position's conditions, with [Query.After], come last.
+type Query struct {
+	// Columns are the fields to read, in order; nil reads all of them.
+	Columns []export.Column
+	// Sort orders the rows before the key; nil keeps the key's order.
+	Sort []Sort
+	// Skip passes over that many rows, in order, after the position.
+	Skip int64
+	// Limit is the most rows to read; negative reads them all.
+	Limit int64
+	// Count counts the rows matching the conditions, without the position,
+	// Skip and Limit: [Cursor.Total].
+	Count bool
+	// Position makes each row carry, after its columns, its key's parts as
+	// text ([Dataset.KeyText], unless the key is a column) and its Sort
+	// values' Text.
+	Position bool
+	// Key, with no Sort, is the key the rows start after (a keyset
+	// position), one integer per key part, 0 for a NULL part; nil for
+	// none. With a Sort, the position is in the conditions of After.
+	Key []int64
+	// Bound says an index gives the order of Sort[0]: the page's first
+	// sort values are found through it first (see Store.Open). AfterValue,
+	// when the rows start after a position whose first sort value is not
+	// null, is the parameter holding it; AfterFloor a condition on the key
+	// that the rows sharing that value meet.
+	Bound                  bool
+	AfterValue, AfterFloor string
+
+	eq     []Eq
+	where  []string // conditions on the typed view, aliased t
+	more   bool     // where holds more than the equalities of eq
+	after  []string // the position's conditions, after where
+	args   []any
+	nWhere int // args of the conditions, before the position's
+}
+
+// All returns the query for every row of the dataset, in its order: what a
+// whole export without filters reads.
+func All() Query { return Query{Limit: -1} }
+
+// Param binds v, cast to the SQL type cast, and returns its placeholder.
+func (q *Query) Param(v any, cast string) string {
+	q.args = append(q.args, v)
+	return "$" + strconv.Itoa(len(q.args)) + "::" + cast
+}
+
+// Equal adds the condition that column, which both views hold, equals v
+// (an int64 or a string): a filter the dataset's plain reading serves.
+func (q *Query) Equal(column string, v any) {
+	cast := "text"
+	if _, ok := v.(int64); ok {
+		cast = "bigint"
+	}
+	q.eq = append(q.eq, Eq{Column: column, Value: v})
+	q.addWhere("t." + column + " = " + q.Param(v, cast))
+}
+
+// Where adds cond, a condition on the typed view's row aliased t whose
+// values are bound with [Query.Param].
+func (q *Query) Where(cond string) {
+	q.more = true
+	q.addWhere(cond)
+}
+
+func (q *Query) addWhere(cond string) {
+	if len(q.after) > 0 {
+		panic("dataset: a condition after the position") // the doors' order
+	}
+	q.where = append(q.where, cond)
+	q.nWhere = len(q.args)
+}
+
+// After adds cond, a condition of the position the rows start after. It
+// must come after every condition of [Query.Equal] and [Query.Where]:
+// counting reads the conditions without it.
+func (q *Query) After(cond string) { q.after = append(q.after, cond) }
+
+// Equalities returns the equalities of [Query.Equal].
+func (q *Query) Equalities() []Eq { return q.eq }
+
+// Filtered reports whether any condition narrows the rows.
+func (q *Query) Filtered() bool { return len(q.where) > 0 }
+
+// Plain reports whether q asks for rows in the dataset's own order,
+// filtered by nothing but equalities: what [Dataset.Plain] reads.
+func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 }
+
+// FilterPlain reports whether q's conditions are nothing but equalities,
+// whatever its order: what [Plain.Count] counts.
+func (q *Query) FilterPlain() bool { return !q.more }
+
+// columns returns the fields q reads of d.
+func (q *Query) columns(d *Dataset) []export.Column {
+	if q.Columns == nil {
+		return d.Columns
+	}
+	return q.Columns
+}
+
+// Conditions returns q's conditions on the typed view aliased t, without
+// the position's, joined by AND ("" for none), and their arguments.
+func (q *Query) Conditions() (string, []any) {
+	return strings.Join(q.where, " AND "), q.args[:q.nWhere:q.nWhere]
+}
+
+// countSQL returns the statement counting the rows of d matching q's
+// conditions, and its arguments.
+func (q *Query) countSQL(d *Dataset) (string, []any) {
+	where, args := q.Conditions()
+	sql := "SELECT count(*) FROM " + ident(d.Typed) + " t"
+	if where != "" {
+		sql += " WHERE " + where
+	}
+	return sql, args
+}

@@ -1,0 +1,127 @@
+// Package source lists the datasets informe serves, each with its OData
+// entity set, and compiles the parameters of a request for its rows (the
+// spec's own, and OData's $filter, $orderby and $select) into the one
+// [dataset.Query]: the HTTP paths and the export command call it alike, so
+// that a filter means the same on every door and none is ignored.
+package source
+
+import (
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/internal/secret"
+	"github.com/informe/informe/report"
+	"github.com/informe/informe/users"
+)
+
+// Source is a dataset as informe serves it.
+type Source struct {
+	*dataset.Dataset
+	// Set is its OData entity set, declared from the same columns: the
+	// names and types its $filter, $orderby and $select speak of.
+	Set *odata.EntitySet
+	// Small says a whole export of it is small (the users).
+	Small bool
+	// Params are the spec's own parameters of a whole export of it,
+	// which parse reads.
+	Params []string
+	parse  func(url.Values) (dataset.Query, error)
+}
+
+// Report returns the general report, its plain queries counted as
+// counting says.
+func Report(counting report.Counting) *Source {
+	return &Source{
+		Dataset: report.Dataset(counting), Set: odata.GeneralReport,
+		Params: []string{"contract_id", "code_contract", "client_id", "rut", "columns"},
+		parse: func(v url.Values) (dataset.Query, error) {
+			q, _, err := report.ParseQuery(v)
+			return q, err
+		},
+	}
+}
+
+// Users is the users listing.
+var Users = &Source{
+	Dataset: users.Dataset, Set: odata.Users, Small: true, Params: []string{"columns"},
+	parse: func(v url.Values) (dataset.Query, error) {
+		cols, err := param.Columns(v, users.Columns)
+		return dataset.Query{Columns: cols}, err
+	},
+}
+
+// AnyPath are the parameters every path takes besides its own: the token,
+// for clients that cannot send headers, and "_", the cache-buster that
+// jQuery's ajax adds with cache: false, whose value means nothing.
+var AnyPath = []string{"access_token", "_"}
+
+// Export compiles values into the query of a whole export of s: every
+// row matching the spec's filters and $filter, in the order of $orderby,
+// counted. other are the caller's own parameters (a format), which it
+// reads itself; any parameter that is none of these is a 400 naming it.
+func (s *Source) Export(values url.Values, other ...string) (dataset.Query, error) {
+	accepted := slices.Concat(s.Params, odata.ReadOptions, other)
+	if err := Known(values, accepted); err != nil {
+		return dataset.Query{}, err
+	}
+	q, err := s.parse(values)
+	if err != nil {
+		return q, err
+	}
+	if err := s.Options(values, &q); err != nil {
+		return q, err
+	}
+	q.Skip, q.Limit, q.Count = 0, -1, true
+	return q, nil
+}
+
+// Options adds the OData options of values ($filter, $orderby, $select)
+// to q, as [odata.ParseRead] reads them for s, and sets q.Columns to all
+// of s's when nothing chose them. $select and the spec's columns choose
+// the same thing: both is a 400.
+func (s *Source) Options(values url.Values, q *dataset.Query) error {
+	oq, err := odata.ParseRead(values, s.Set)
+	if err != nil {
+		return err
+	}
+	if oq.Selected() {
+		if _, ok := values["columns"]; ok {
+			return &failure.Error{Code: failure.Invalid, Target: "$select",
+				Message: "give columns or $select, not both: they choose the same thing"}
+		}
+		if cols := oq.Columns(); cols != nil { // else "*"
+			q.Columns = cols
+		}
+	}
+	if q.Columns == nil {
+		q.Columns = s.Columns
+	}
+	oq.Compile(q)
+	return nil
+}
+
+// Known fails with a 400 naming the first parameter of values, in sorted
+// order, that is none of accepted nor of [AnyPath], and listing those
+// accepted: a parameter informe ignored would give a plausible wrong
+// answer. $-options are [odata.ParseRead]'s to check.
+func Known(values url.Values, accepted []string) error {
+	names := make([]string, 0, len(values))
+	for name := range values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if strings.HasPrefix(name, "$") || slices.Contains(accepted, name) || slices.Contains(AnyPath, name) {
+			continue
+		}
+		return &failure.Error{Code: failure.Invalid, Target: secret.Redact(name),
+			Message: "unknown query parameter " + secret.Quote(name) + "; this path accepts " + strings.Join(accepted, ", ")}
+	}
+	return nil
+}
