@@ -556,6 +556,45 @@ func TestPageInBrowser(t *testing.T) {
 	}
 }
 
+// TestPageMonthAsXLSX checks the page's conditions ($filter): the tasks
+// that ended in a month, as XLSX, chosen by mouse, count and download
+// equal to the API's export with the same $filter.
+func TestPageMonthAsXLSX(t *testing.T) {
+	ts := newWebServer(t, fixtureDB(t))
+	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01"
+	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
+	head := ts.do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token)
+	if head.Status != 200 {
+		t.Fatalf("HEAD of the export: %d", head.Status)
+	}
+	p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=report&cols=task,task_end_date,contract_id&format=xlsx"})
+	p.signIn(t, ts.Token)
+	for i, w := range []struct{ op, day string }{{"ge", "2024-03-01"}, {"lt", "2024-04-01"}} {
+		id := fmt.Sprintf("w%d", i)
+		p.do(t, chromedp.Click(chromedp.ID("add-cond")))
+		p.wait(t, fmt.Sprintf(`document.getElementById(%q) !== null`, id+"-col"))
+		p.choose(t, id+"-col", "task_end_date")
+		p.choose(t, id+"-op", w.op)
+		p.eval(t, fmt.Sprintf(`(e => { e.value = %q; e.dispatchEvent(new Event("input")); return "" })(document.getElementById(%q))`, w.day, id+"-v"))
+	}
+	p.wait(t, fmt.Sprintf(`document.getElementById("count").dataset.total === %q && document.body.dataset.loading === "false"`, head.Header.Get("X-Total-Count")))
+	if got, want := p.eval(t, `document.getElementById("download").getAttribute("href")`), "/api/general-report/export?format=xlsx&columns=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01&header=labels&lang=es"; got != want {
+		t.Errorf("download link = %s, want %s", got, want)
+	}
+	p.screen(t, "16-month-xlsx", "filters-title")
+	name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
+	if !strings.HasSuffix(name, ".xlsx") || !strings.HasPrefix(name, "general-report-") {
+		t.Errorf("downloaded as %q", name)
+	}
+	want := ts.get(t, "/api/general-report/export?"+query)
+	if len(got) == 0 || len(got) != len(want.Body) {
+		t.Errorf("downloaded %d bytes, the export has %d", len(got), len(want.Body))
+	}
+	if odata := p.eval(t, `document.getElementById("c-odata").value`); !strings.HasSuffix(odata, "$select=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01") {
+		t.Errorf("OData URL = %s", odata)
+	}
+}
+
 // TestPageSessionEnds checks that a download refused because the token
 // expired or was revoked is told in the page (why, in its language), that
 // the page is not replaced, and that the choice is there again after
@@ -671,6 +710,8 @@ func TestPageMParses(t *testing.T) {
 		"ds=report&cols=contract_id&code_contract=O'Higgins \"sur\"&format=xlsx",
 		"ds=users&cols=name,last_entry&format=csv",
 		"ds=users&format=xlsx",
+		"ds=report&cols=task,contract_id&w=task_end_date~ge~2024-03-01&w=task~eq~Revisión 'final'&format=csv",
+		"ds=users&w=name~contains~O'Brien&format=xlsx",
 	} {
 		// A new document for each link, as a person opening it would.
 		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+(&url.URL{Fragment: frag}).EscapedFragment()))
@@ -679,6 +720,9 @@ func TestPageMParses(t *testing.T) {
 	}
 	if m := texts[1].Text; !strings.Contains(m, `code_contract = "CT-""X"`) {
 		t.Errorf("a quote in a filter value is not doubled in M:\n%s", m)
+	}
+	if m := texts[7].Text; !strings.Contains(m, `#"$filter" = "task_end_date ge 2024-03-01 and task eq 'Revisión ''final'''"`) {
+		t.Errorf("the conditions are not the M query's $filter:\n%s", m)
 	}
 	in, err := json.Marshal(texts)
 	if err != nil {

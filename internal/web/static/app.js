@@ -34,6 +34,10 @@
       kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
       contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
       rutHint: "12.345.678-5, 12345678-5 o 123456785",
+      condsTitle: "Condiciones", condsHint: "Filas cuyas columnas cumplen todas estas condiciones.", addCond: "Añadir una condición",
+      condCol: "Columna de la condición {n}", condOp: "Comparación de la condición {n}", condValue: "Valor de la condición {n}", condRemove: "Quitar la condición {n}",
+      ops: { eq: "es", ne: "no es", contains: "contiene", startswith: "empieza con", gt: "más de", ge: "al menos", lt: "menos de", le: "como máximo" },
+      dateOps: { ge: "desde el", lt: "antes del", eq: "el día" },
       err: {
         rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
         rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
@@ -43,6 +47,7 @@
         not_text: "Este valor tiene caracteres que informe no acepta.",
         token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
         other400: "informe no acepta esta elección ({target}).",
+        cond: "informe no acepta estas condiciones: revise cada valor (un número, una fecha o un texto, según la columna).",
         403: "Este token no puede leer estos datos.",
         503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
         500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
@@ -95,6 +100,10 @@
       kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
       contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
       rutHint: "12.345.678-5, 12345678-5 or 123456785",
+      condsTitle: "Conditions", condsHint: "Rows whose columns meet all of these conditions.", addCond: "Add a condition",
+      condCol: "Column of condition {n}", condOp: "Comparison of condition {n}", condValue: "Value of condition {n}", condRemove: "Remove condition {n}",
+      ops: { eq: "is", ne: "is not", contains: "contains", startswith: "begins with", gt: "more than", ge: "at least", lt: "less than", le: "at most" },
+      dateOps: { ge: "from", lt: "before", eq: "on" },
       err: {
         rut_check_digit: "This RUT's check digit is wrong: check the number.",
         rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
@@ -104,6 +113,7 @@
         not_text: "This value has characters informe does not take.",
         token_in_parameter: "This looks like a token: do not type it in a filter.",
         other400: "informe does not take this choice ({target}).",
+        cond: "informe does not take these conditions: check each value (a number, a date or a text, as the column says).",
         403: "This token may not read these data.",
         503: "informe is busy or cannot reach its database. Try again in a few seconds.",
         500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
@@ -147,7 +157,7 @@
   let principal = null;
   let token = ""; // only when signed in on this page load, never stored
   let revealed = false;
-  const fresh = () => ({ ds: null, chosen: [], filters: {}, format: "csv", delimiter: "comma", header: "labels", bom: false });
+  const fresh = () => ({ ds: null, chosen: [], filters: {}, where: [], format: "csv", delimiter: "comma", header: "labels", bom: false });
   let state = fresh();
   let pending = null; // AbortController of the count and preview in flight
   let timer = 0;
@@ -183,6 +193,10 @@
     s.ds = h.get("ds");
     s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
     for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
+    s.where = h.getAll("w").map((w) => {
+      const [col, op, ...v] = w.split("~");
+      return { col: col, op: op, v: v.join("~") };
+    });
     if (FORMATS.includes(h.get("format"))) s.format = h.get("format");
     if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
     if (["labels", "true", "false"].includes(h.get("header"))) s.header = h.get("header");
@@ -195,6 +209,7 @@
     h.set("ds", state.ds);
     if (state.chosen.length) h.set("cols", state.chosen.join(","));
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) h.set(f, state.filters[f]);
+    for (const w of state.where) h.append("w", w.col + "~" + w.op + "~" + w.v);
     h.set("format", state.format);
     if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
     if (state.header !== "labels") h.set("header", state.header);
@@ -239,6 +254,7 @@
     }
     const names = new Set(allColumns());
     state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
+    state.where = state.where.filter((w) => names.has(w.col) && opsFor(column(w.col)).includes(w.op));
     $("sign-in").hidden = true;
     $("builder").hidden = false;
     $("sign-out").hidden = false;
@@ -301,13 +317,14 @@
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
-      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; renderBuilder(); });
+      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
     renderGroups();
     renderOrder();
     renderFilters();
-    $("filters-card").hidden = !dataset().filters;
+    renderConds();
+    $("filters").hidden = !dataset().filters;
     changed(true);
   }
 
@@ -410,6 +427,66 @@
     }));
   }
 
+  // --- conditions: OData's $filter, which every path takes ---
+
+  const opsFor = (c) => c.type === "text" ? ["eq", "ne", "contains", "startswith"]
+    : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
+  const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
+
+  function renderConds(focus) {
+    const cols = columnsOf(dataset());
+    $("conds").replaceChildren(...state.where.map((w, i) => {
+      const n = i + 1;
+      const c = column(w.col);
+      const id = "w" + i;
+      const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
+      const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
+      const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
+      const value = labelled(el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
+      if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
+      const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
+      col.addEventListener("change", () => {
+        w.col = col.value;
+        const k = column(w.col);
+        if (!opsFor(k).includes(w.op)) w.op = opsFor(k)[0];
+        w.v = "";
+        renderConds(id + "-col");
+        changed(true);
+      });
+      op.addEventListener("change", () => { w.op = op.value; changed(true); });
+      value.addEventListener("input", () => { w.v = value.value.trim(); changed(value.type === "date"); });
+      remove.addEventListener("click", () => {
+        state.where.splice(i, 1);
+        renderConds();
+        changed(true);
+        $("add-cond").focus();
+      });
+      return el("li", { className: "cond" }, col, op, value, remove);
+    }));
+    if (focus && $(focus)) $(focus).focus();
+  }
+
+  // condition returns the OData expression of w, "" while it has no value.
+  function condition(w) {
+    const c = column(w.col);
+    if (!w.v) return "";
+    let lit = w.v;
+    if (c.type === "text") lit = "'" + w.v.replace(/'/g, "''") + "'";
+    // A day of a date-time column starts at midnight where the analyst is.
+    if (c.type === "datetime" && /^\d{4}-\d{2}-\d{2}$/.test(w.v)) {
+      const day = new Date(w.v + "T00:00:00");
+      lit = isNaN(day) ? w.v : day.toISOString().replace(/\.000Z$/, "Z");
+      if (w.op === "eq") {
+        const next = new Date(day.getTime());
+        next.setDate(next.getDate() + 1);
+        return "(" + w.col + " ge " + lit + " and " + w.col + " lt " + next.toISOString().replace(/\.000Z$/, "Z") + ")";
+      }
+    }
+    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + w.col + "," + lit + ")";
+    return w.col + " " + w.op + " " + lit;
+  }
+  const filterExpr = () => state.where.map(condition).filter(Boolean).join(" and ");
+
   // --- URLs ---
 
   // enc percent-encodes a query value, spaces as %20 (never "+"), keeping
@@ -428,6 +505,7 @@
     const cols = chosenColumns();
     if (cols.length) p.push(["columns", cols.join(",")]);
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) p.push([f, state.filters[f]]);
+    if (filterExpr()) p.push(["$filter", filterExpr()]);
     if (format === "csv" && !opts.plain) {
       if (state.delimiter !== "comma") p.push(["delimiter", state.delimiter]);
       if (state.bom) p.push(["bom", "true"]);
@@ -509,6 +587,7 @@
       if (e) { e.textContent = ""; $("f-" + f).removeAttribute("aria-invalid"); }
     }
     $("query-error").textContent = "";
+    $("conds-error").textContent = "";
     try {
       const pp = params({ format: "ndjson" });
       if (d.filters) pp.push(["result_per_page", "20"]);
@@ -532,7 +611,9 @@
       renderPreview([]);
       renderSize();
       const { text, field } = errorText(e);
-      if (field && $("f-" + field)) {
+      if (e.status === 400 && e.target === "$filter") {
+        $("conds-error").textContent = t("err").cond;
+      } else if (field && $("f-" + field)) {
         $("f-" + field + "-error").textContent = text;
         $("f-" + field).setAttribute("aria-invalid", "true");
       } else {
@@ -682,7 +763,8 @@
     const d = dataset();
     const base = location.origin;
     const rel = d.export.slice(1);
-    const qrec = params({ format: fmt }).map(([k, v]) => k + " = " + mString(v)).join(", ");
+    const field = (k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : "#" + mString(k);
+    const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
     const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
     if (fmt === "xlsx") {
       const sheet = d.name === "report" ? "general-report" : "users";
@@ -709,16 +791,17 @@
     const od = [];
     const cols = chosenColumns();
     if (cols.length) od.push(["$select", cols.join(",")]);
+    const conds = [];
     if (d.filters) {
-      const conds = [];
       for (const f of FILTERS) {
         const v = state.filters[f];
         if (!v) continue;
         const prop = f === "rut" ? "client_rut" : f;
         conds.push(prop + " eq " + (f.endsWith("_id") ? v : "'" + v.replace(/'/g, "''") + "'"));
       }
-      if (conds.length) od.push(["$filter", conds.join(" and ")]);
     }
+    if (filterExpr()) conds.push(filterExpr());
+    if (conds.length) od.push(["$filter", conds.join(" and ")]);
     const file = (d.name === "report" ? "general-report" : "users") + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
     const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  '" + base + exportPath() + "' \\\n  && mv " + file + ".tmp " + file;
     const why = publicHTTPS();
@@ -735,6 +818,7 @@
       const flags = [];
       if (cols.length) flags.push("--columns " + cols.join(","));
       for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " '" + state.filters[f].replace(/'/g, "'\\''") + "'");
+      if (filterExpr()) flags.push("--filter '" + filterExpr().replace(/'/g, "'\\''") + "'");
       if (state.format === "csv") {
         if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
         if (state.bom) flags.push("--bom");
@@ -810,6 +894,12 @@
     $("header").addEventListener("change", (e) => { state.header = e.target.value; changed(true); });
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
     $("download").addEventListener("click", download);
+    $("add-cond").addEventListener("click", () => {
+      const c = columnsOf(dataset())[0];
+      state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
+      renderConds("w" + (state.where.length - 1) + "-col");
+      changed(true);
+    });
     // A session that ended while the tab was in the background (the token
     // expired or was revoked) is told when the analyst comes back, not at
     // the next change.
