@@ -176,9 +176,22 @@ func (s *Server) fail(c *gin.Context, err error) {
 		_ = odata.WriteError(&b, odataCode(st), message, secret.Redact(failure.TargetOf(err)))
 		body = b.Bytes()
 	} else {
+		// A failure with a stable reason carries it as code, and the
+		// parameter at fault as target, beside the message: clients such
+		// as the web page word it in their reader's language. A 401 stays
+		// exactly {"message":"Invalid Token"}.
+		var code, target string
+		if st != http.StatusUnauthorized {
+			code, target = failure.ReasonOf(err), secret.Redact(failure.TargetOf(err))
+		}
+		if code == "" {
+			target = ""
+		}
 		body, _ = json.Marshal(struct {
 			Message string `json:"message"`
-		}{message})
+			Code    string `json:"code,omitempty"`
+			Target  string `json:"target,omitempty"`
+		}{message, code, target})
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	c.Status(st)

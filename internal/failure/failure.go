@@ -33,6 +33,11 @@ type Error struct {
 	// Target names the parameter, query option or header at fault, such
 	// as "$filter"; it may be empty. OData's error shape carries it.
 	Target string
+	// Reason is a stable, machine-readable name of what is wrong, such as
+	// "rut_check_digit", for clients that word the failure themselves (the
+	// web page, in its reader's language); it may be empty. Reasons are
+	// part of the API: once given, one is never renamed.
+	Reason string
 	Err    error // the cause, for logs only; may be nil
 }
 
@@ -69,6 +74,21 @@ func TargetOf(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Target
+	}
+	return ""
+}
+
+// Invalidf returns an Invalid *Error about target (a parameter's name)
+// with a stable reason (see [Error].Reason) and the formatted message.
+func Invalidf(target, reason, format string, args ...any) *Error {
+	return &Error{Code: Invalid, Target: target, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// ReasonOf returns the reason of the first *Error in err's chain, or "".
+func ReasonOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
 	}
 	return ""
 }
