@@ -559,11 +559,11 @@ func TestPageInBrowser(t *testing.T) {
 // equal to the API's export with the same $filter.
 func TestPageMonthAsXLSX(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
-	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01"
+	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and task_status eq 'En Curso'"
 	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
 	head := ts.do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token)
-	if head.Status != 200 {
-		t.Fatalf("HEAD of the export: %d", head.Status)
+	if head.Status != 200 || head.Header.Get("X-Total-Count") == "0" {
+		t.Fatalf("HEAD of the export: %d, %s rows: the case proves nothing", head.Status, head.Header.Get("X-Total-Count"))
 	}
 	p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=report&cols=task,task_end_date,contract_id&format=xlsx"})
 	p.signIn(t, ts.Token)
@@ -575,8 +575,14 @@ func TestPageMonthAsXLSX(t *testing.T) {
 		p.choose(t, id+"-op", w.op)
 		p.eval(t, fmt.Sprintf(`(e => { e.value = %q; e.dispatchEvent(new Event("input")); return "" })(document.getElementById(%q))`, w.day, id+"-v"))
 	}
+	// A status is chosen among its values.
+	p.do(t, chromedp.Click(chromedp.ID("add-cond")))
+	p.wait(t, `document.getElementById("w2-col") !== null`)
+	p.choose(t, "w2-col", "task_status")
+	p.wait(t, `document.getElementById("w2-v").tagName === "SELECT"`)
+	p.choose(t, "w2-v", "En Curso")
 	p.wait(t, fmt.Sprintf(`document.getElementById("count").dataset.total === %q && document.body.dataset.loading === "false"`, head.Header.Get("X-Total-Count")))
-	if got, want := p.eval(t, `document.getElementById("download").getAttribute("href")`), "/api/general-report/export?format=xlsx&columns=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01&header=labels&lang=es"; got != want {
+	if got, want := p.eval(t, `document.getElementById("download").getAttribute("href")`), "/api/general-report/export?format=xlsx&columns=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01%20and%20task_status%20eq%20'En%20Curso'&header=labels&lang=es"; got != want {
 		t.Errorf("download link = %s, want %s", got, want)
 	}
 	p.screen(t, "16-month-xlsx", "filters-title")
@@ -588,7 +594,7 @@ func TestPageMonthAsXLSX(t *testing.T) {
 	if len(got) == 0 || len(got) != len(want.Body) {
 		t.Errorf("downloaded %d bytes, the export has %d", len(got), len(want.Body))
 	}
-	if odata := p.eval(t, `document.getElementById("c-odata").value`); !strings.HasSuffix(odata, "$select=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01") {
+	if odata := p.eval(t, `document.getElementById("c-odata").value`); !strings.HasSuffix(odata, "$select=task,task_end_date,contract_id&$filter=task_end_date%20ge%202024-03-01%20and%20task_end_date%20lt%202024-04-01%20and%20task_status%20eq%20'En%20Curso'") {
 		t.Errorf("OData URL = %s", odata)
 	}
 }

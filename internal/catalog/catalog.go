@@ -38,6 +38,16 @@ type Column struct {
 	// Width is the typical number of bytes of a value in CSV, for the
 	// page's estimate of a file's size.
 	Width int `json:"width"`
+	// Values are the values a status column takes in the legal-services
+	// system, offered as a choice in the page's conditions; nil for a
+	// column whose values are free.
+	Values []string `json:"values,omitempty"`
+}
+
+// statuses are the values of the status columns: the system's own.
+var statuses = map[string][]string{
+	"contract_status": {"APROBADO", "PENDIENTE", "TERMINADO", "ANULADO"},
+	"task_status":     {"Pendiente", "En Curso", "Cancelado", "Terminada"},
 }
 
 // Group is a titled run of consecutive columns.
@@ -111,7 +121,7 @@ func describe(cols []export.Column, groups []group) ([]Group, error) {
 				return nil, fmt.Errorf("column %d is %q in the column list, %q here", i+1, cols[i].Name, d.name)
 			}
 			og.Columns = append(og.Columns, Column{Name: d.name, Kind: cols[i].Kind.String(), Type: analystType(cols[i]),
-				Label: d.label, About: d.about, Width: width(cols[i])})
+				Label: d.label, About: d.about, Width: width(cols[i]), Values: statuses[d.name]})
 			i++
 		}
 		out = append(out, og)

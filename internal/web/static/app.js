@@ -429,7 +429,7 @@
 
   // --- conditions: OData's $filter, which every path takes ---
 
-  const opsFor = (c) => c.type === "text" ? ["eq", "ne", "contains", "startswith"]
+  const opsFor = (c) => c.values ? ["eq", "ne"] : c.type === "text" ? ["eq", "ne", "contains", "startswith"]
     : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
   const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
 
@@ -442,7 +442,11 @@
       const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
       const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
       const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
-      const value = labelled(el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
+      // A status is chosen among its values; anything else is typed.
+      const value = labelled(c.values
+        ? el("select", { id: id + "-v" }, el("option", { value: "", textContent: "—" }),
+          ...c.values.map((v) => el("option", { value: v, textContent: v, selected: v === w.v })))
+        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
       if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
       const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
       col.addEventListener("change", () => {
@@ -454,7 +458,7 @@
         changed(true);
       });
       op.addEventListener("change", () => { w.op = op.value; changed(true); });
-      value.addEventListener("input", () => { w.v = value.value.trim(); changed(value.type === "date"); });
+      value.addEventListener(c.values ? "change" : "input", () => { w.v = value.value.trim(); changed(value.type === "date" || !!c.values); });
       remove.addEventListener("click", () => {
         state.where.splice(i, 1);
         renderConds();
