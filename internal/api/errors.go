@@ -2,10 +2,8 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,24 +19,15 @@ import (
 
 var (
 	errNotFound         = failure.Errorf(failure.NotFound, "Not Found")
-	errMethodNotAllowed = &failure.Error{Code: methodNotAllowed, Message: "Method Not Allowed"}
-	errHeadersTooLarge  = &failure.Error{Code: headersTooLarge,
-		Message: fmt.Sprintf("Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)}
-	errURITooLong = &failure.Error{Code: uriTooLong,
-		Message: fmt.Sprintf("URI Too Long: the path and query string may take %d KiB at most", MaxURIBytes>>10)}
-	errBodyTooLarge = &failure.Error{Code: bodyTooLarge,
-		Message: fmt.Sprintf("Content Too Large: a request body may take %d KiB at most", MaxBodyBytes>>10)}
-	errBodyTimeout = &failure.Error{Code: bodyTimeout,
-		Message: "Request Timeout: the request's body did not arrive in time"}
-)
-
-// HTTP-only codes, outside the domain's codes.
-const (
-	methodNotAllowed failure.Code = 255
-	headersTooLarge  failure.Code = 254
-	uriTooLong       failure.Code = 253
-	bodyTooLarge     failure.Code = 252
-	bodyTimeout      failure.Code = 251
+	errMethodNotAllowed = failure.Errorf(failure.MethodNotAllowed, "Method Not Allowed")
+	errHeadersTooLarge  = failure.Errorf(failure.HeadersTooLarge,
+		"Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)
+	errURITooLong = failure.Errorf(failure.URITooLong,
+		"URI Too Long: the path and query string may take %d KiB at most", MaxURIBytes>>10)
+	errBodyTooLarge = failure.Errorf(failure.BodyTooLarge,
+		"Content Too Large: a request body may take %d KiB at most", MaxBodyBytes>>10)
+	errBodyTimeout = failure.Errorf(failure.BodyTimeout,
+		"Request Timeout: the request's body did not arrive in time")
 )
 
 // MaxHeaderBytes bounds a request's header fields. informe checks it
@@ -69,15 +58,15 @@ func status(code failure.Code) int {
 		return http.StatusForbidden
 	case failure.NotFound:
 		return http.StatusNotFound
-	case methodNotAllowed:
+	case failure.MethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case headersTooLarge:
+	case failure.HeadersTooLarge:
 		return http.StatusRequestHeaderFieldsTooLarge
-	case uriTooLong:
+	case failure.URITooLong:
 		return http.StatusRequestURITooLong
-	case bodyTooLarge:
+	case failure.BodyTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case bodyTimeout:
+	case failure.BodyTimeout:
 		return http.StatusRequestTimeout
 	case failure.NotAcceptable:
 		return http.StatusNotAcceptable
@@ -122,12 +111,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 		c.Abort()
 		return
 	}
-	switch {
-	case errors.Is(err, postgres.ErrBusy):
+	if errors.Is(err, postgres.ErrBusy) {
 		s.Metrics.Refused("pool_busy")
-	case (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, failure.ErrRequestTimeout)) && failure.CodeOf(err) == failure.Internal:
-		err = failure.Wrap(failure.Unavailable, err, "Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
 	}
+	err = failure.Classify(c.Request.Context(), err)
 	code := failure.CodeOf(err)
 	st := status(code)
 	if c.Writer.Written() {
