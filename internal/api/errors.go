@@ -46,36 +46,29 @@ const (
 // retryAfter is the Retry-After sent with 503, in seconds.
 const retryAfter = "5"
 
+// statuses are the HTTP statuses of the failure codes; any other is 500.
+var statuses = map[failure.Code]int{
+	failure.Invalid:          http.StatusBadRequest,
+	failure.Unauthorized:     http.StatusUnauthorized,
+	failure.Forbidden:        http.StatusForbidden,
+	failure.NotFound:         http.StatusNotFound,
+	failure.MethodNotAllowed: http.StatusMethodNotAllowed,
+	failure.HeadersTooLarge:  http.StatusRequestHeaderFieldsTooLarge,
+	failure.URITooLong:       http.StatusRequestURITooLong,
+	failure.BodyTooLarge:     http.StatusRequestEntityTooLarge,
+	failure.BodyTimeout:      http.StatusRequestTimeout,
+	failure.NotAcceptable:    http.StatusNotAcceptable,
+	failure.Conflict:         http.StatusConflict,
+	failure.Unavailable:      http.StatusServiceUnavailable,
+	failure.Busy:             http.StatusServiceUnavailable,
+	failure.NotImplemented:   http.StatusNotImplemented,
+}
+
 // status maps a failure code to its HTTP status. It is the one place where
 // errors become statuses.
 func status(code failure.Code) int {
-	switch code {
-	case failure.Invalid:
-		return http.StatusBadRequest
-	case failure.Unauthorized:
-		return http.StatusUnauthorized
-	case failure.Forbidden:
-		return http.StatusForbidden
-	case failure.NotFound:
-		return http.StatusNotFound
-	case failure.MethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case failure.HeadersTooLarge:
-		return http.StatusRequestHeaderFieldsTooLarge
-	case failure.URITooLong:
-		return http.StatusRequestURITooLong
-	case failure.BodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case failure.BodyTimeout:
-		return http.StatusRequestTimeout
-	case failure.NotAcceptable:
-		return http.StatusNotAcceptable
-	case failure.Conflict:
-		return http.StatusConflict
-	case failure.Unavailable, failure.Busy:
-		return http.StatusServiceUnavailable
-	case failure.NotImplemented:
-		return http.StatusNotImplemented
+	if st, ok := statuses[code]; ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }
