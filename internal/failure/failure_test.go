@@ -9,43 +9,41 @@ import (
 	"github.com/informe/informe/internal/failure"
 )
 
-// cancelled returns a context cancelled with cause (context.Canceled when
-// nil), as net/http (no cause) or informe (a cause of its own) cancel a
-// request's.
-func cancelled(cause error) context.Context {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(cause)
-	return ctx
-}
-
 // TestClassify checks who Classify says ended the work: the code, the
-// client's message, and the cause kept in the chain.
+// client's message, and the cause kept in the chain. The work ran under a
+// live context, or one cancelled with the cause given (context.Canceled
+// is a cancel without a cause, as net/http's).
 func TestClassify(t *testing.T) {
-	live := context.Background()
 	boom := errors.New("boom")
 	const timedOut = "Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again"
 	for _, tt := range []struct {
 		name      string
-		ctx       context.Context
+		cancel    error // nil: a live context
 		err       error
 		wantCode  failure.Code
 		wantMsg   string
 		wantCause error
 	}{
-		{"Nil", live, nil, failure.Internal, "", nil},
-		{"Internal", live, boom, failure.Internal, "Internal Server Error", boom},
-		{"Coded", cancelled(failure.ErrShutdown), failure.Errorf(failure.Invalid, "bad"), failure.Invalid, "bad", nil},
-		{"Shutdown", cancelled(failure.ErrShutdown), boom, failure.Unavailable, "Service Unavailable: the server is shutting down; try again", failure.ErrShutdown},
-		{"RequestTimeoutCause", cancelled(failure.ErrRequestTimeout), boom, failure.Unavailable, timedOut, failure.ErrRequestTimeout},
-		{"DeadlineCause", cancelled(context.DeadlineExceeded), boom, failure.Unavailable, timedOut, failure.ErrRequestTimeout},
-		{"RequestTimeoutInErr", live, fmt.Errorf("rows: %w", failure.ErrRequestTimeout), failure.Unavailable, timedOut, failure.ErrRequestTimeout},
-		{"DeadlineInErr", live, fmt.Errorf("rows: %w", context.DeadlineExceeded), failure.Unavailable, timedOut, failure.ErrRequestTimeout},
-		{"ClientGone", cancelled(nil), boom, failure.Internal, "Internal Server Error", failure.ErrClientGone},
-		{"OtherCause", cancelled(boom), errors.New("rows"), failure.Internal, "Internal Server Error", boom},
-		{"CanceledLive", live, context.Canceled, failure.Internal, "Internal Server Error", context.Canceled},
+		{"Nil", nil, nil, failure.Internal, "", nil},
+		{"Internal", nil, boom, failure.Internal, "Internal Server Error", boom},
+		{"Coded", failure.ErrShutdown, failure.Errorf(failure.Invalid, "bad"), failure.Invalid, "bad", nil},
+		{"Shutdown", failure.ErrShutdown, boom, failure.Unavailable, "Service Unavailable: the server is shutting down; try again", failure.ErrShutdown},
+		{"RequestTimeoutCause", failure.ErrRequestTimeout, boom, failure.Unavailable, timedOut, failure.ErrRequestTimeout},
+		{"DeadlineCause", context.DeadlineExceeded, boom, failure.Unavailable, timedOut, failure.ErrRequestTimeout},
+		{"RequestTimeoutInErr", nil, fmt.Errorf("rows: %w", failure.ErrRequestTimeout), failure.Unavailable, timedOut, failure.ErrRequestTimeout},
+		{"DeadlineInErr", nil, fmt.Errorf("rows: %w", context.DeadlineExceeded), failure.Unavailable, timedOut, failure.ErrRequestTimeout},
+		{"ClientGone", context.Canceled, boom, failure.Internal, "Internal Server Error", failure.ErrClientGone},
+		{"OtherCause", boom, errors.New("rows"), failure.Internal, "Internal Server Error", boom},
+		{"CanceledLive", nil, context.Canceled, failure.Internal, "Internal Server Error", context.Canceled},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := failure.Classify(tt.ctx, tt.err)
+			ctx := context.Background()
+			if tt.cancel != nil {
+				c, cancel := context.WithCancelCause(ctx)
+				cancel(tt.cancel)
+				ctx = c
+			}
+			got := failure.Classify(ctx, tt.err)
 			if tt.err == nil {
 				if got != nil {
 					t.Fatalf("Classify(nil) = %v, want nil", got)
