@@ -87,14 +87,17 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			return nil, err
 		}
 	}
-	opened = true
 	if st.SQL == "" {
+		opened = true
 		return &Cursor{Cursor: snap.Empty(), total: total}, nil
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
+		// The query failed (a statement timeout, say): no cursor will
+		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
+	opened = true
 	return &Cursor{Cursor: cur, total: total}, nil
 }
 
