@@ -93,6 +93,8 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
+		// The query failed (a statement timeout, say): no cursor will
+		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	opened = true
@@ -296,7 +298,18 @@ func typed(d *Dataset, q *Query) Statement {
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")
 	}
-	sql += " ORDER BY " + strings.Join(innerOrder, ", ")
+	sql, args = q.Window(sql+" ORDER BY "+strings.Join(innerOrder, ", "), args)
+	return Statement{
+		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + ident(d.Text) +
+			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "),
+		Args: args,
+	}
+}
+
+// Window returns sql, an ordered SELECT whose parameters are args, with
+// q's Skip as its OFFSET and q's Limit as its LIMIT, each only when it
+// bounds anything, given as parameters after args.
+func (q *Query) Window(sql string, args []any) (string, []any) {
 	if q.Skip > 0 {
 		args = append(args, q.Skip)
 		sql += " OFFSET $" + strconv.Itoa(len(args))
@@ -305,11 +318,7 @@ func typed(d *Dataset, q *Query) Statement {
 		args = append(args, q.Limit)
 		sql += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	return Statement{
-		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + ident(d.Text) +
-			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "),
-		Args: args,
-	}
+	return sql, args
 }
 
 // bounded returns q with a condition on its first sort value that the rows
