@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,10 +165,7 @@ const SeededContracts = 2000
 // binary with [SeededContracts] contracts (seed 1).
 func Seeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	return NewFrom(tb, "seed2000", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SeededContracts, Seed: 1})
-		return err
-	})
+	return seeded(tb, SeededContracts)
 }
 
 // SmallSeededContracts is the number of contracts in the database
@@ -180,8 +178,15 @@ const SmallSeededContracts = 300
 // more and cost time on every request.
 func SmallSeeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	return NewFrom(tb, "seed300", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SmallSeededContracts, Seed: 1})
+	return seeded(tb, SmallSeededContracts)
+}
+
+// seeded returns a pool on a fresh copy of a template seeded once per test
+// binary with contracts contracts (seed 1).
+func seeded(tb testing.TB, contracts int) *pgxpool.Pool {
+	tb.Helper()
+	return NewFrom(tb, "seed"+strconv.Itoa(contracts), func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: contracts, Seed: 1})
 		return err
 	})
 }
