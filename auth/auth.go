@@ -47,6 +47,20 @@ func ParseScope(s string) (Scope, error) {
 	return "", failure.Errorf(failure.Invalid, "unknown scope %q: known scopes are %s", s, strings.Join(known, ", "))
 }
 
+// ParseScopes returns list as Scopes (nil for an empty list), or the error
+// of [ParseScope] for the first that is not one.
+func ParseScopes(list []string) ([]Scope, error) {
+	var scopes []Scope
+	for _, s := range list {
+		sc, err := ParseScope(s)
+		if err != nil {
+			return nil, err
+		}
+		scopes = append(scopes, sc)
+	}
+	return scopes, nil
+}
+
 // InvalidToken is the message of every authentication failure, as the API
 // spec requires; it never says which check failed.
 const InvalidToken = "Invalid Token"

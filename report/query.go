@@ -5,6 +5,7 @@
 package report
 
 import (
+	"errors"
 	"math"
 	"net/url"
 
@@ -57,7 +58,11 @@ func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 	if ok {
 		r, err := rut.Parse(s)
 		if err != nil {
-			return q, p, failure.Wrap(failure.Invalid, err, err.Error())
+			reason := "rut_malformed"
+			if errors.Is(err, rut.ErrCheckDigit) {
+				reason = "rut_check_digit"
+			}
+			return q, p, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
 		}
 		q.Equal("key_client_rut", r.Key())
 	}

@@ -104,15 +104,7 @@ func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []export.Col
 		where = and(where, "key_contract_id >= "+c)
 		where = and(where, "(key_contract_id, coalesce(key_process_id, 0), coalesce(key_task_id, 0)) > ("+c+", "+pr+", "+t+")")
 	}
-	sql := selectFrom(cols, extra...) + where + order
-	if q.Skip > 0 {
-		args = append(args, q.Skip)
-		sql += " OFFSET $" + strconv.Itoa(len(args))
-	}
-	if q.Limit >= 0 {
-		args = append(args, q.Limit)
-		sql += " LIMIT $" + strconv.Itoa(len(args))
-	}
+	sql, args := q.Window(selectFrom(cols, extra...)+where+order, args)
 	return dataset.Statement{SQL: sql, Args: args}, nil
 }
 

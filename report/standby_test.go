@@ -20,6 +20,8 @@ import (
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 	"github.com/informe/informe/report"
+
+	"github.com/informe/informe/internal/testenv"
 )
 
 // TestExportPartsOnStandby checks that a hot standby (pg_basebackup -R of
@@ -142,7 +144,7 @@ func pgBinary(tb testing.TB, name string) string {
 	}
 	ps, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
 	if len(ps) == 0 {
-		tb.Skipf("%s is not installed", name)
+		testenv.Missing(tb, "%s is not installed", name)
 	}
 	return ps[len(ps)-1]
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/urfave/cli/v3"
+
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/seed"
 )
 
 // docTables returns the rows of the tables of a Markdown page by the
@@ -262,5 +267,52 @@ func TestSizingFlagsExist(t *testing.T) {
 				t.Errorf("docs/running-at-scale.md sizes --%s, which informe serve does not have", m[1])
 			}
 		}
+	}
+}
+
+// TestDocExampleKeys checks that every OData key the README and docs/ give
+// as an example (GeneralReport('c-p-t'), Users(n), and quoted row_ids
+// "c-p-t") addresses a row of the demo's data, seeded with the demo's
+// default --contracts and --seed, so that a reader who pastes one into the
+// demo gets a row, not a 404.
+func TestDocExampleKeys(t *testing.T) {
+	pool := pgtest.NewFrom(t, "demo_default", func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: int(contractsFlag.Value), Seed: seedFlag.Value})
+		return err
+	})
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A quoted row_id: a date ("2024-03-05") starts with four digits.
+	rowKey := regexp.MustCompile(`GeneralReport\('(\d+)-(\d+)-(\d+)'\)|"(\d{1,3})-(\d+)-(\d+)"`)
+	userKey := regexp.MustCompile(`Users\((\d+)\)`)
+	checked := 0
+	for _, p := range append(docs, "../../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range rowKey.FindAllStringSubmatch(string(b), -1) {
+			c, pr, tk := m[1], m[2], m[3]
+			if c == "" {
+				c, pr, tk = m[4], m[5], m[6]
+			}
+			n := pgtest.Int(t, pool, `SELECT count(*) FROM general_report_typed
+				WHERE key_contract_id = $1 AND coalesce(key_process_id, 0) = $2 AND coalesce(key_task_id, 0) = $3`, c, pr, tk)
+			if n != 1 {
+				t.Errorf("%s: %s names %d rows of the demo's report, want 1", filepath.Base(p), m[0], n)
+			}
+			checked++
+		}
+		for _, m := range userKey.FindAllStringSubmatch(string(b), -1) {
+			if n := pgtest.Int(t, pool, `SELECT count(*) FROM users WHERE id = $1`, m[1]); n != 1 {
+				t.Errorf("%s: %s is no user of the demo's data", filepath.Base(p), m[0])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no example key found in the docs")
 	}
 }

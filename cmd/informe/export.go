@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -32,16 +31,17 @@ var exportParams = []struct{ flag, param, usage string }{
 }
 
 func exportCommand() *cli.Command {
+	var f fileexport.Flags
 	flags := []cli.Flag{
 		databaseURLFlag,
 		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout"},
-		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json or xlsx; default from the output file's extension"},
-		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz"},
-		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows"},
-		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row"},
-		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered CSV, TSV, NDJSON or JSON export is read through at once, in one snapshot; 1 reads through one"},
-		countsFlag,
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout", Destination: &f.Output},
+		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json or xlsx; default from the output file's extension", Destination: &f.Format},
+		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz", Destination: &f.Gzip},
+		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows", Destination: &f.BOM},
+		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row", Destination: &f.NoHeader},
+		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered CSV, TSV, NDJSON or JSON export is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
+		countsFlag(nil),
 	}
 	for _, p := range exportParams {
 		flags = append(flags, &cli.StringFlag{Name: p.flag, Usage: p.usage})
@@ -61,27 +61,14 @@ func exportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			all := append([]*source.Source{source.Report(counting), source.Users}, source.Grains...)
-			name := cmd.String("dataset")
-			i := slices.IndexFunc(all, func(s *source.Source) bool { return s.Name == name })
-			if i < 0 {
-				names := make([]string, len(all))
-				for i, s := range all {
-					names[i] = s.Name
+			if f.Source = source.Named(cmd.String("dataset"), counting); f.Source == nil {
+				names := []string{source.Report(counting).Name, source.Users.Name}
+				for _, g := range source.Grains {
+					names = append(names, g.Name)
 				}
-				return fmt.Errorf("export: --dataset must be one of %s, got %q", strings.Join(names, ", "), name)
+				return fmt.Errorf("export: --dataset must be one of %s, got %q", strings.Join(names, ", "), cmd.String("dataset"))
 			}
-			src := all[i]
-			f := fileexport.Flags{
-				Source:   src,
-				Query:    url.Values{},
-				Output:   cmd.String("output"),
-				Format:   cmd.String("format"),
-				Gzip:     cmd.Bool("gzip"),
-				BOM:      cmd.Bool("bom"),
-				NoHeader: cmd.Bool("no-header"),
-				Parts:    int(cmd.Int("parts")),
-			}
+			f.Query = url.Values{}
 			for _, p := range exportParams {
 				// Set but empty is passed on, so that it fails as in the API.
 				if cmd.IsSet(p.flag) {

@@ -21,17 +21,39 @@ import (
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func() {
+		if built.dir != "" {
+			os.RemoveAll(built.dir)
+		}
+	})
+}
 
-// build compiles the informe binary once per test binary.
+// built is the informe binary that build compiles, once per test binary.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	out  []byte
+	err  error
+}
+
+// build compiles the informe binary once per test binary and returns its
+// path; TestMain removes it.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "informe")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "informe-test-bin-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "informe")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
 }
 
 // run runs the binary with args and DATABASE_URL, and returns its stdout.
@@ -84,7 +106,10 @@ func TestCLI(t *testing.T) {
 
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
-	stderr, _ := cmd.StderrPipe()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,20 +118,34 @@ func TestCLI(t *testing.T) {
 		Addr    string `json:"addr"`
 		OpsAddr string `json:"ops_addr"`
 	}
-	lines := bufio.NewScanner(stderr)
-	for lines.Scan() {
-		if strings.Contains(lines.Text(), `"msg":"serving"`) {
-			if err := json.Unmarshal(lines.Bytes(), &addrs); err != nil {
-				t.Fatal(err)
+	// The log is read to its end (the pipe's EOF, when serve exits) before
+	// Wait, which closes the pipe and would lose what it still holds.
+	logs := &syncBuffer{}
+	serving := make(chan []byte, 1)
+	done := make(chan error, 1)
+	go func() {
+		lines := bufio.NewScanner(stderr)
+		lines.Buffer(nil, 1<<20)
+		for lines.Scan() {
+			logs.Write(append(lines.Bytes(), '\n'))
+			if strings.Contains(lines.Text(), `"msg":"serving"`) {
+				select {
+				case serving <- bytes.Clone(lines.Bytes()):
+				default:
+				}
 			}
-			break
+		}
+		io.Copy(logs, stderr) // past a line too long to scan, keep reading
+		close(serving)
+		done <- cmd.Wait()
+	}()
+	if line, ok := <-serving; ok {
+		if err := json.Unmarshal(line, &addrs); err != nil {
+			t.Fatal(err)
 		}
 	}
-	logs := &syncBuffer{}
-	copied := make(chan struct{})
-	go func() { io.Copy(logs, stderr); close(copied) }()
 	if addrs.Addr == "" {
-		t.Fatal("serve never logged its address")
+		t.Fatalf("serve never logged its address:\n%s", logs)
 	}
 	base := "http://" + addrs.Addr
 
@@ -130,24 +169,24 @@ func TestCLI(t *testing.T) {
 	}
 
 	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("serve exited with %v after SIGTERM", err)
 		}
-	case <-time.After(20 * time.Second):
-		t.Error("serve did not stop after SIGTERM")
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop after SIGTERM")
 	}
-	<-copied
 	checkLogFields(t, logs.String())
 }
 
 // demoRun is a running `informe demo`.
 type demoRun struct {
-	cmd         *exec.Cmd
+	cmd *exec.Cmd
+	// stderr is complete only once exited has given the exit: the demo
+	// writes it and stdout through two pipes, in no order between them.
 	stderr      *syncBuffer
+	exited      chan error // cmd.Wait's result, once both pipes are at EOF
 	base, token string
 	dbURL       string   // the database URL it printed
 	lines       []string // what it printed on stdout, trimmed
@@ -184,17 +223,27 @@ func startDemo(t *testing.T, ctx context.Context, bin, dir string, args ...strin
 	return runDemo(t, exec.CommandContext(ctx, bin, append([]string{"demo"}, demoArgs(dir, args...)...)...))
 }
 
-// runDemo starts cmd, a demo, and waits until it has printed its examples.
+// runDemo starts cmd, a demo, and waits until it has printed its examples,
+// up to the line "Press Ctrl-C" (or to its exit, a failure).
 func runDemo(t *testing.T, cmd *exec.Cmd) *demoRun {
 	t.Helper()
-	stdout, _ := cmd.StdoutPipe()
-	d := &demoRun{cmd: cmd, stderr: &syncBuffer{}}
-	cmd.Stderr = d.stderr
+	// stdout goes through an io.Pipe that is closed after Wait, which
+	// itself returns once exec has copied all of both outputs: so the
+	// scanner below ends at the marker line or at the demo's exit.
+	pr, pw := io.Pipe()
+	d := &demoRun{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = pw, d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	lines := bufio.NewScanner(stdout)
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		d.exited <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	ready := false
 	for lines.Scan() {
 		line := strings.TrimSpace(lines.Text())
 		d.lines = append(d.lines, line)
@@ -208,13 +257,17 @@ func runDemo(t *testing.T, cmd *exec.Cmd) *demoRun {
 			d.dbURL = strings.TrimSpace(rest)
 		}
 		if strings.HasPrefix(line, "Press Ctrl-C") {
+			ready = true
 			break
 		}
 	}
-	go io.Copy(io.Discard, stdout)
-	if d.base == "" || d.token == "" {
-		err := cmd.Wait()
-		t.Fatalf("demo printed no base URL or token (exit: %v); stderr:\n%s", err, d.stderr.String())
+	go io.Copy(io.Discard, pr)
+	if !ready || d.base == "" || d.token == "" {
+		if ready {
+			cmd.Process.Kill()
+		}
+		err := <-d.exited
+		t.Fatalf("demo printed no base URL or token (exit: %v); stdout:\n%s\nstderr:\n%s", err, strings.Join(d.lines, "\n"), d.stderr.String())
 	}
 	return d
 }
@@ -235,7 +288,7 @@ func (d *demoRun) signal(t *testing.T, dir string, sig os.Signal) {
 	}
 	pgPID := strings.SplitN(string(pidFile), "\n", 2)[0]
 	_ = d.cmd.Process.Signal(sig)
-	if err := d.cmd.Wait(); err != nil {
+	if err := <-d.exited; err != nil {
 		t.Fatalf("demo exited with %v after %v; stderr:\n%s", err, sig, d.stderr.String())
 	}
 	if !strings.Contains(d.stderr.String(), "PostgreSQL stopped") {
@@ -277,9 +330,6 @@ func TestDemo(t *testing.T) {
 	if status != 200 || !bytes.HasPrefix(body, []byte(`[{"id":"1",`)) {
 		t.Fatalf("users: %d %.200s", status, body)
 	}
-	if !strings.Contains(first.stderr.String(), "seeded 40 contracts") {
-		t.Errorf("first start did not seed; stderr:\n%s", first.stderr.String())
-	}
 	fi, err := os.Stat(filepath.Join(dir, "informe-demo-token"))
 	if err != nil {
 		t.Fatal(err)
@@ -288,11 +338,19 @@ func TestDemo(t *testing.T) {
 		t.Errorf("token file mode = %v, want %v", got, want)
 	}
 	first.stop(t, dir)
+	// stderr is read whole, after the exit: see demoRun.
+	if !strings.Contains(first.stderr.String(), "seeded 40 contracts") {
+		t.Errorf("first start did not seed; stderr:\n%s", first.stderr.String())
+	}
 
 	again := startDemo(t, ctx, bin, dir, "--contracts", "99")
 	if again.token != first.token {
 		t.Errorf("token after a restart = %q, want the same %q", again.token, first.token)
 	}
+	if status, _ := get(t, again.base+"/api/general-report?result_per_page=1", first.token); status != 200 {
+		t.Errorf("the first start's token after a restart: status %d, want 200", status)
+	}
+	again.stop(t, dir)
 	for _, want := range []string{
 		dir + " already holds demo data (40 contracts): using it",
 		"--contracts and --seed apply only to an empty data folder",
@@ -305,10 +363,6 @@ func TestDemo(t *testing.T) {
 	if strings.Contains(again.stderr.String(), "seeding") {
 		t.Errorf("restart seeded again; stderr:\n%s", again.stderr.String())
 	}
-	if status, _ := get(t, again.base+"/api/general-report?result_per_page=1", first.token); status != 200 {
-		t.Errorf("the first start's token after a restart: status %d, want 200", status)
-	}
-	again.stop(t, dir)
 }
 
 // TestDemoPortTaken checks that the demo finds its port taken before it

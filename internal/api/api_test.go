@@ -164,7 +164,8 @@ func (r response) mediaType(tb testing.TB) string {
 }
 
 // message returns the message of a JSON error body, failing the test if the
-// body is not exactly {"message": string} served as application/json.
+// body is not {"message": string}, with optional string code and target
+// beside it, served as application/json.
 func (r response) message(tb testing.TB) string {
 	tb.Helper()
 	if got, want := r.mediaType(tb), "application/json"; got != want {
@@ -175,8 +176,17 @@ func (r response) message(tb testing.TB) string {
 		tb.Fatalf("error body %s: %v", r.Body, err)
 	}
 	msg, ok := m["message"].(string)
-	if !ok || len(m) != 1 {
-		tb.Fatalf("error body %s, want exactly one string field message", r.Body)
+	n := 1
+	for _, k := range []string{"code", "target"} {
+		if v, present := m[k]; present {
+			if _, isString := v.(string); !isString {
+				ok = false
+			}
+			n++
+		}
+	}
+	if !ok || len(m) != n {
+		tb.Fatalf("error body %s, want a string field message, and only string code and target beside it", r.Body)
 	}
 	return msg
 }

@@ -9,8 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/testenv"
 )
 
 // The tests of failures told as they are: a response informe cuts is
@@ -229,46 +234,134 @@ func TestDatabaseGoneBeforeFirstByte(t *testing.T) {
 }
 
 // TestSpoolDiskFull checks that a full spool disk is a bound: with the
-// spool's files on a 1 MiB filesystem, several slow readers of a big
-// export, whose spools all want far more than that, each get their whole
-// body; the database side waited for them instead, and the disk's failure
-// is logged at WARN. It needs to mount a tmpfs, as root.
+// spool's files on a full filesystem, several readers of a big export that
+// read nothing until their spools have tried the disk each get their whole
+// body; the database side waited for them instead, and each response's
+// disk failure is logged at WARN. It needs to mount a tmpfs, as root.
+//
+// The disk is full before the requests (a file fills the tmpfs), and the
+// readers start reading only once every spool has opened its temporary
+// file, which it does to write to it: so every spool meets the full disk,
+// however fast or slow the machine.
 func TestSpoolDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("the test needs a 1 MiB filesystem, which mounting a tmpfs (as root) gives: %v: %s", err, bytes.TrimSpace(out))
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		testenv.Missing(t, "the test needs a small filesystem, which mounting a tmpfs (as root) gives: %v: %s", err, bytes.TrimSpace(out))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
+	fillDisk(t, filepath.Join(dir, "filler"))
+
 	pool := pgtest.New(t)
-	variedTasks(t, pool, 3000, 1000) // about 4 MB of CSV
+	variedTasks(t, pool, 1000, 1000) // about 1.3 MB of CSV
 	ts := newOpsServer(t, pool, func(s *api.Server) {
-		s.Delivery.Spool = spool.Limits{Memory: 64 << 10, Disk: 64 << 20, Dir: dir, NoProgress: 30 * time.Second}
+		// Never cut: the readers read nothing for as long as it takes.
+		s.Delivery.Spool = spool.Limits{Memory: 64 << 10, Disk: 64 << 20, Dir: dir, NoProgress: -1}
 	})
 	const target = "/api/general-report/export?format=csv"
 	want := ts.get(t, target, "Accept-Encoding", "identity")
 	if want.Status != http.StatusOK {
 		t.Fatalf("status = %d; body %.300s", want.Status, want.Body)
 	}
+	// Far more than the spool's memory and the sockets' buffers hold: a
+	// reader that reads nothing makes its spool write to its file.
+	if len(want.Body) < 1<<20 {
+		t.Fatalf("the export has %d bytes, want at least 1 MiB", len(want.Body))
+	}
+
+	const readers = 3
+	gate := make(chan struct{})
+	resps := make([]*http.Response, readers)
+	for i := range resps {
+		// A real network's segment size: over loopback's 64 KiB ones,
+		// Linux sizes the server's send buffer to hold the whole body.
+		conn := dialTCP(t, ts.URL, smallRcvBuf, 1400)
+		g := &gatedReader{r: conn, gate: gate}
+		resps[i] = ts.rawGetOn(t, conn, bufio.NewReader(g), target, "X-Request-Id", fmt.Sprintf("disk-full-%d", i))
+		g.closed = true // the header is in; the body waits for the gate
+	}
+	var open sync.Once
+	// Runs before the bodies' own cleanups, which read them to the end.
+	t.Cleanup(func() { open.Do(func() { close(gate) }) })
+	if !waitFor(2*time.Minute, func() bool { return len(spoolFiles(t, dir)) == readers }) {
+		t.Fatalf("spool files open on the full disk: %q, want %d", spoolFiles(t, dir), readers)
+	}
+	open.Do(func() { close(gate) })
+
 	t.Run("Readers", func(t *testing.T) {
-		for i := range 4 {
+		for i, resp := range resps {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				id := fmt.Sprintf("disk-full-%d", i)
-				conn := dialSmall(t, ts.URL)
-				resp := ts.rawGetOn(t, conn, bufio.NewReader(&rateReader{r: conn, rate: 1 << 20}), target, "X-Request-Id", id)
-				ts.readWhole(t, resp, want.Body, id)
+				ts.readWhole(t, resp, want.Body, fmt.Sprintf("disk-full-%d", i))
 			})
 		}
 	})
 	logs := ts.Logs.String()
-	if !strings.Contains(logs, `"level":"WARN","msg":"the spool's disk failed`) {
-		t.Errorf("no disk failure logged: the disk never filled, and the test proves nothing:\n%s", logs)
+	for i := range readers {
+		id := fmt.Sprintf("disk-full-%d", i)
+		line := logLine(t, logs, "the spool's disk failed; the response waited for its client instead", id)
+		if line == nil || line["level"] != "WARN" {
+			t.Errorf("request %s: disk failure logged as %v, want a WARN line:\n%s", id, line, logs)
+		}
 	}
 	if strings.Contains(logs, `"msg":"response cut"`) || strings.Contains(logs, `"level":"ERROR"`) {
 		t.Errorf("a response was cut, or an error logged:\n%s", logs)
 	}
+	if got := ts.metric(t, "informe_spool_producer_wait_seconds_total"); got <= 0 {
+		t.Errorf("informe_spool_producer_wait_seconds_total = %v, want the database side to have waited", got)
+	}
+}
+
+// fillDisk writes the file name until its filesystem is full.
+func fillDisk(tb testing.TB, name string) {
+	tb.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); errors.Is(err, syscall.ENOSPC) {
+			return
+		} else if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// spoolFiles returns the spool files in dir that this process holds open
+// (a spool unlinks its file at once and keeps the descriptor).
+func spoolFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		testenv.Missing(tb, "the test finds open spool files in /proc/self/fd: %v", err)
+	}
+	var files []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, filepath.Join(dir, "informe-spool-")) {
+			files = append(files, target)
+		}
+	}
+	return files
+}
+
+// gatedReader reads r, and once closed is set, reads nothing more until
+// gate is closed.
+type gatedReader struct {
+	r      io.Reader
+	gate   chan struct{}
+	closed bool
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if g.closed {
+		<-g.gate
+	}
+	return g.r.Read(p)
 }

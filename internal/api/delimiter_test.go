@@ -24,17 +24,17 @@ func TestTabDelimited(t *testing.T) {
 		file  string
 		delim rune
 	}{
-		{"Export", "/api/general-report/export?format=csv", "&delimiter=tab", tsv, "general-report.tsv", '\t'},
-		{"ExportFiltered", "/api/general-report/export?format=csv&client_id=3", "&delimiter=tab", tsv, "general-report.tsv", '\t'},
-		{"ExportColumns", "/api/general-report/export?format=csv&columns=task_detail,contract_id", "&delimiter=tab", tsv, "general-report.tsv", '\t'},
-		{"ExportAccept", "/api/general-report/export?_=1", "&delimiter=tab", tsv, "general-report.tsv", '\t'},
-		{"ExportSemicolon", "/api/general-report/export?format=csv", "&delimiter=semicolon", csv, "general-report.csv", ';'},
-		{"ExportComma", "/api/general-report/export?format=csv", "&delimiter=comma", csv, "general-report.csv", ','},
-		{"Page", "/api/general-report?format=csv&result_per_page=4&page=3", "&delimiter=tab", tsv, "general-report-page-3.tsv", '\t'},
-		{"PageOne", "/api/general-report?format=csv", "&delimiter=tab", tsv, "general-report-page-1.tsv", '\t'},
-		{"PagePastTheEnd", "/api/general-report?format=csv&result_per_page=4&page=9", "&delimiter=tab", tsv, "general-report-page-9.tsv", '\t'},
-		{"PageSemicolon", "/api/general-report?format=csv&result_per_page=4&page=2", "&delimiter=semicolon", csv, "general-report-page-2.csv", ';'},
-		{"Users", "/users?format=csv", "&delimiter=tab", tsv, "users.tsv", '\t'},
+		{"Export", "/api/general-report/export?format=csv", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
+		{"ExportFiltered", "/api/general-report/export?format=csv&client_id=3", "&delimiter=tab", tsv, "general-report-client-3-DATE.tsv", '\t'},
+		{"ExportColumns", "/api/general-report/export?format=csv&columns=task_detail,contract_id", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
+		{"ExportAccept", "/api/general-report/export?_=1", "&delimiter=tab", tsv, "general-report-DATE.tsv", '\t'},
+		{"ExportSemicolon", "/api/general-report/export?format=csv", "&delimiter=semicolon", csv, "general-report-DATE.csv", ';'},
+		{"ExportComma", "/api/general-report/export?format=csv", "&delimiter=comma", csv, "general-report-DATE.csv", ','},
+		{"Page", "/api/general-report?format=csv&result_per_page=4&page=3", "&delimiter=tab", tsv, "general-report-page-3-DATE.tsv", '\t'},
+		{"PageOne", "/api/general-report?format=csv", "&delimiter=tab", tsv, "general-report-page-1-DATE.tsv", '\t'},
+		{"PagePastTheEnd", "/api/general-report?format=csv&result_per_page=4&page=9", "&delimiter=tab", tsv, "general-report-page-9-DATE.tsv", '\t'},
+		{"PageSemicolon", "/api/general-report?format=csv&result_per_page=4&page=2", "&delimiter=semicolon", csv, "general-report-page-2-DATE.csv", ';'},
+		{"Users", "/users?format=csv", "&delimiter=tab", tsv, "users-DATE.tsv", '\t'},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			header := []string{"Accept", "text/csv"}
@@ -45,7 +45,7 @@ func TestTabDelimited(t *testing.T) {
 			if got, want := r.Header.Get("Content-Type"), tt.ctype; got != want {
 				t.Errorf("Content-Type = %q, want %q", got, want)
 			}
-			if got, want := r.Header.Get("Content-Disposition"), `attachment; filename="`+tt.file+`"`; got != want {
+			if got, want := undated(r.Header.Get("Content-Disposition")), attached(tt.file); got != want {
 				t.Errorf("Content-Disposition = %q, want %q", got, want)
 			}
 			comma := ts.get(t, tt.path, header...)
@@ -67,7 +67,7 @@ func TestTabDelimited(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 		}
-		if got, want := r.Header.Get("Content-Disposition"), `attachment; filename="general-report.tsv"`; got != want {
+		if got, want := undated(r.Header.Get("Content-Disposition")), attached("general-report-contract-2-DATE.tsv"); got != want {
 			t.Errorf("Content-Disposition = %q, want %q", got, want)
 		}
 		if !bytes.HasPrefix(r.Body, []byte("\xEF\xBB\xBF2\tPENDIENTE\tCT-002\t")) {

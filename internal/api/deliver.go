@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -103,83 +102,55 @@ type body struct {
 	compressible bool
 }
 
-// start answers 200 and returns the writer of b: compressed as the client
-// accepts, and held whole for an HTTP/1.0 client, which cannot tell a cut
-// body from a complete one without a Content-Length. The handler has set
-// the headers that depend on the data; start adds Content-Encoding and
-// Vary. It fails, with nothing sent, when the encoder cannot be made.
-func (s *Server) start(c *gin.Context, b body) (*delivery.Writer, error) {
+// deliverRows answers 200 with cur's rows, then b's parts, delivered as b
+// says (package delivery): compressed as the client accepts, and held whole
+// for an HTTP/1.0 client, which cannot tell a cut body from a complete one
+// without a Content-Length. The handler has set the headers that depend on
+// the data; deliverRows adds Content-Encoding and Vary. It ends done (the
+// request's turn) at the last row, then waits for the client. A failure
+// before the first byte is an ordinary error response; after it, the
+// response is cut, and every part stops.
+func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b body) {
 	h := c.Writer.Header()
-	o := delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget, Held: !c.Request.ProtoAtLeast(1, 1)}
+	held := !c.Request.ProtoAtLeast(1, 1)
+	o := delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget, Held: held}
 	if b.compressible {
 		varyEncoding(h)
 		if b.estimate < 0 || b.estimate >= minCompressed {
 			o.Coding = compress.Negotiate(c.Request.Header.Values("Accept-Encoding")...)
 		}
 	}
-	w, err := delivery.Start(destination(c), b.encoding, o)
-	if err != nil {
-		return nil, fmt.Errorf("encoder: %w", err)
-	}
 	if o.Coding != compress.Identity {
 		h.Set("Content-Encoding", o.Coding.String())
 	}
 	c.Status(http.StatusOK)
-	return w, nil
-}
-
-// deliverRows answers 200 with cur's rows, then b's parts, delivered as b
-// says: it reads the rows, ends the snapshots and done (the request's
-// turn) at the last row, then waits for the client. A failure before the
-// first byte is an ordinary error response; after it, the response is
-// cut, and every part stops.
-func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b body) {
-	w, err := s.start(c, b)
-	if err != nil {
-		b.parts.Abort(err)
-		cur.Close()
-		b.parts.Wait()
-		done()
-		s.fail(c, err)
-		return
-	}
-	for cur.Next() {
-		if err = w.Encode(cur.Values()); err != nil {
-			break
+	res, err := delivery.Deliver(destination(c), b.encoding, o, cur, b.parts, delivery.Hooks{
+		Read: func(err, closeErr error) error {
+			done()
+			if err == nil && closeErr != nil {
+				// Every row was read in one snapshot: ending that read-only
+				// transaction can fail (a standby's recovery conflict ends
+				// the session) without touching what was read, so the body
+				// stands.
+				s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "ending the snapshot failed after its last row; the response is complete",
+					slog.String("request_id", state(c).id), loggedError(closeErr))
+			}
+			return err
+		},
+		Closed: func(length int64) {
+			if held {
+				h.Set("Content-Length", strconv.FormatInt(length, 10))
+			}
+		},
+	})
+	state(c).rows = int(res.Rows)
+	if res.Started {
+		st := res.Stats
+		s.Metrics.Spooled(st.Spilled, st.DiskWritten, st.Waited)
+		if st.DiskErr != nil {
+			s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "the spool's disk failed; the response waited for its client instead",
+				slog.String("request_id", state(c).id), loggedError(st.DiskErr))
 		}
-	}
-	err, cerr := b.parts.Follow(w, cur, err)
-	done()
-	state(c).rows = int(w.Rows())
-	if err == nil && cerr != nil {
-		// Every row was read in one snapshot: ending that read-only
-		// transaction can fail (a standby's recovery conflict ends the
-		// session) without touching what was read, so the body stands.
-		s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "ending the snapshot failed after its last row; the response is complete",
-			slog.String("request_id", state(c).id), loggedError(cerr))
-	}
-	s.finish(c, w, err)
-}
-
-// finish ends the delivery of w, whose rows ended with err (nil when every
-// row was read), and records it.
-func (s *Server) finish(c *gin.Context, w *delivery.Writer, err error) {
-	held := !c.Request.ProtoAtLeast(1, 1)
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		w.Abort(err)
-	}
-	if err == nil && held {
-		c.Writer.Header().Set("Content-Length", strconv.FormatInt(w.Len(), 10))
-	}
-	err = w.Wait()
-	st := w.Stats()
-	s.Metrics.Spooled(st.Spilled, st.DiskWritten, st.Waited)
-	if st.DiskErr != nil {
-		s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "the spool's disk failed; the response waited for its client instead",
-			slog.String("request_id", state(c).id), loggedError(st.DiskErr))
 	}
 	if err == nil {
 		return

@@ -2,10 +2,8 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,24 +19,15 @@ import (
 
 var (
 	errNotFound         = failure.Errorf(failure.NotFound, "Not Found")
-	errMethodNotAllowed = &failure.Error{Code: methodNotAllowed, Message: "Method Not Allowed"}
-	errHeadersTooLarge  = &failure.Error{Code: headersTooLarge,
-		Message: fmt.Sprintf("Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)}
-	errURITooLong = &failure.Error{Code: uriTooLong,
-		Message: fmt.Sprintf("URI Too Long: the path and query string may take %d KiB at most", MaxURIBytes>>10)}
-	errBodyTooLarge = &failure.Error{Code: bodyTooLarge,
-		Message: fmt.Sprintf("Content Too Large: a request body may take %d KiB at most", MaxBodyBytes>>10)}
-	errBodyTimeout = &failure.Error{Code: bodyTimeout,
-		Message: "Request Timeout: the request's body did not arrive in time"}
-)
-
-// HTTP-only codes, outside the domain's codes.
-const (
-	methodNotAllowed failure.Code = 255
-	headersTooLarge  failure.Code = 254
-	uriTooLong       failure.Code = 253
-	bodyTooLarge     failure.Code = 252
-	bodyTimeout      failure.Code = 251
+	errMethodNotAllowed = failure.Errorf(failure.MethodNotAllowed, "Method Not Allowed")
+	errHeadersTooLarge  = failure.Errorf(failure.HeadersTooLarge,
+		"Request Header Fields Too Large: the request's header fields may take %d KiB at most", MaxHeaderBytes>>10)
+	errURITooLong = failure.Errorf(failure.URITooLong,
+		"URI Too Long: the path and query string may take %d KiB at most", MaxURIBytes>>10)
+	errBodyTooLarge = failure.Errorf(failure.BodyTooLarge,
+		"Content Too Large: a request body may take %d KiB at most", MaxBodyBytes>>10)
+	errBodyTimeout = failure.Errorf(failure.BodyTimeout,
+		"Request Timeout: the request's body did not arrive in time")
 )
 
 // MaxHeaderBytes bounds a request's header fields. informe checks it
@@ -57,36 +46,29 @@ const (
 // retryAfter is the Retry-After sent with 503, in seconds.
 const retryAfter = "5"
 
+// statuses are the HTTP statuses of the failure codes; any other is 500.
+var statuses = map[failure.Code]int{
+	failure.Invalid:          http.StatusBadRequest,
+	failure.Unauthorized:     http.StatusUnauthorized,
+	failure.Forbidden:        http.StatusForbidden,
+	failure.NotFound:         http.StatusNotFound,
+	failure.MethodNotAllowed: http.StatusMethodNotAllowed,
+	failure.HeadersTooLarge:  http.StatusRequestHeaderFieldsTooLarge,
+	failure.URITooLong:       http.StatusRequestURITooLong,
+	failure.BodyTooLarge:     http.StatusRequestEntityTooLarge,
+	failure.BodyTimeout:      http.StatusRequestTimeout,
+	failure.NotAcceptable:    http.StatusNotAcceptable,
+	failure.Conflict:         http.StatusConflict,
+	failure.Unavailable:      http.StatusServiceUnavailable,
+	failure.Busy:             http.StatusServiceUnavailable,
+	failure.NotImplemented:   http.StatusNotImplemented,
+}
+
 // status maps a failure code to its HTTP status. It is the one place where
 // errors become statuses.
 func status(code failure.Code) int {
-	switch code {
-	case failure.Invalid:
-		return http.StatusBadRequest
-	case failure.Unauthorized:
-		return http.StatusUnauthorized
-	case failure.Forbidden:
-		return http.StatusForbidden
-	case failure.NotFound:
-		return http.StatusNotFound
-	case methodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case headersTooLarge:
-		return http.StatusRequestHeaderFieldsTooLarge
-	case uriTooLong:
-		return http.StatusRequestURITooLong
-	case bodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case bodyTimeout:
-		return http.StatusRequestTimeout
-	case failure.NotAcceptable:
-		return http.StatusNotAcceptable
-	case failure.Conflict:
-		return http.StatusConflict
-	case failure.Unavailable, failure.Busy:
-		return http.StatusServiceUnavailable
-	case failure.NotImplemented:
-		return http.StatusNotImplemented
+	if st, ok := statuses[code]; ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }
@@ -122,12 +104,10 @@ func (s *Server) fail(c *gin.Context, err error) {
 		c.Abort()
 		return
 	}
-	switch {
-	case errors.Is(err, postgres.ErrBusy):
+	if errors.Is(err, postgres.ErrBusy) {
 		s.Metrics.Refused("pool_busy")
-	case (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, failure.ErrRequestTimeout)) && failure.CodeOf(err) == failure.Internal:
-		err = failure.Wrap(failure.Unavailable, err, "Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
 	}
+	err = failure.Classify(c.Request.Context(), err)
 	code := failure.CodeOf(err)
 	st := status(code)
 	if c.Writer.Written() {
@@ -176,9 +156,22 @@ func (s *Server) fail(c *gin.Context, err error) {
 		_ = odata.WriteError(&b, odataCode(st), message, secret.Redact(failure.TargetOf(err)))
 		body = b.Bytes()
 	} else {
+		// A failure with a stable reason carries it as code, and the
+		// parameter at fault as target, beside the message: clients such
+		// as the web page word it in their reader's language. A 401 stays
+		// exactly {"message":"Invalid Token"}.
+		var code, target string
+		if st != http.StatusUnauthorized {
+			code, target = failure.ReasonOf(err), secret.Redact(failure.TargetOf(err))
+		}
+		if code == "" {
+			target = ""
+		}
 		body, _ = json.Marshal(struct {
 			Message string `json:"message"`
-		}{message})
+			Code    string `json:"code,omitempty"`
+			Target  string `json:"target,omitempty"`
+		}{message, code, target})
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	c.Status(st)

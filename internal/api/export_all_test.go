@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,14 +184,18 @@ func headerTokens(values []string) []string {
 
 var formats = []string{"json", "ndjson", "csv", "xlsx"}
 
-// exportFile is the attachment name of an export in format, "" for the
-// formats that are not attachments.
-func exportFile(format string) string {
-	switch format {
-	case "csv", "xlsx":
-		return `attachment; filename="general-report.` + format + `"`
+// exportFile is the Content-Disposition of an export in format with the
+// query string query, as [undated] leaves it: named for its first filter.
+func exportFile(format, query string) string {
+	v, _ := url.ParseQuery(strings.TrimPrefix(query, "&"))
+	name := "general-report"
+	for _, f := range [][2]string{{"contract_id", "contract"}, {"code_contract", "code"}, {"client_id", "client"}, {"rut", "rut"}} {
+		if x := v.Get(f[0]); x != "" {
+			name += "-" + f[1] + "-" + x
+			break
+		}
 	}
-	return ""
+	return attached(name + "-DATE." + format)
 }
 
 var mediaTypes = map[string]string{
@@ -229,11 +234,11 @@ func TestExportEqualsPages(t *testing.T) {
 				}
 				for _, h := range []struct{ name, want string }{
 					{"Content-Type", mediaTypes[format]},
-					{"Content-Disposition", exportFile(format)},
+					{"Content-Disposition", exportFile(format, tt.query)},
 					{"X-Total-Count", strconv.Itoa(tt.rows)},
 					{"Cache-Control", "private, no-store"},
 				} {
-					if got := r.Header.Get(h.name); got != h.want {
+					if got := r.Header.Get(h.name); got != h.want && (h.name != "Content-Disposition" || undated(got) != h.want) {
 						t.Errorf("%s = %q, want %q", h.name, got, h.want)
 					}
 				}

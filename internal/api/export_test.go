@@ -110,51 +110,51 @@ func TestExportHeaders(t *testing.T) {
 		pages       string
 		current     string
 	}{
-		{"CSVMiddle", "?format=csv&result_per_page=2&page=2", `attachment; filename="general-report-page-2.csv"`,
+		{"CSVMiddle", "?format=csv&result_per_page=2&page=2", attached("general-report-page-2-DATE.csv"),
 			strings.Join([]string{
 				link("format=csv&page=1&result_per_page=2", "first"),
 				link("format=csv&page=1&result_per_page=2", "prev"),
 				link("format=csv&page=3&result_per_page=2", "next"),
 				link("format=csv&page=6&result_per_page=2", "last"),
 			}, ", "), "11", "6", "2"},
-		{"NDJSONMiddleFiltered", "?result_per_page=1&page=3&client_id=3", "",
+		{"NDJSONMiddleFiltered", "?result_per_page=1&page=3&client_id=3", attached("general-report-page-3-client-3-DATE.ndjson"),
 			strings.Join([]string{
 				link("client_id=3&page=1&result_per_page=1", "first"),
 				link("client_id=3&page=2&result_per_page=1", "prev"),
 				link("client_id=3&page=4&result_per_page=1", "next"),
 				link("client_id=3&page=4&result_per_page=1", "last"),
 			}, ", "), "4", "4", "3"},
-		{"XLSXFirst", "?format=xlsx&result_per_page=5", `attachment; filename="general-report-page-1.xlsx"`,
+		{"XLSXFirst", "?format=xlsx&result_per_page=5", attached("general-report-page-1-DATE.xlsx"),
 			strings.Join([]string{
 				link("format=xlsx&page=1&result_per_page=5", "first"),
 				link("format=xlsx&page=2&result_per_page=5", "next"),
 				link("format=xlsx&page=3&result_per_page=5", "last"),
 			}, ", "), "11", "3", "1"},
-		{"CSVLast", "?format=csv&result_per_page=5&page=3", `attachment; filename="general-report-page-3.csv"`,
+		{"CSVLast", "?format=csv&result_per_page=5&page=3", attached("general-report-page-3-DATE.csv"),
 			strings.Join([]string{
 				link("format=csv&page=1&result_per_page=5", "first"),
 				link("format=csv&page=2&result_per_page=5", "prev"),
 				link("format=csv&page=3&result_per_page=5", "last"),
 			}, ", "), "11", "3", "3"},
-		{"CSVOnlyPage", "?format=csv", `attachment; filename="general-report-page-1.csv"`,
+		{"CSVOnlyPage", "?format=csv", attached("general-report-page-1-DATE.csv"),
 			strings.Join([]string{
 				link("format=csv&page=1", "first"),
 				link("format=csv&page=1", "last"),
 			}, ", "), "11", "1", "1"},
-		{"CSVNothing", "?format=csv&contract_id=99", `attachment; filename="general-report-page-1.csv"`,
+		{"CSVNothing", "?format=csv&contract_id=99", attached("general-report-page-1-contract-99-DATE.csv"),
 			strings.Join([]string{
 				link("contract_id=99&format=csv&page=1", "first"),
 				link("contract_id=99&format=csv&page=1", "last"),
 			}, ", "), "0", "0", "1"},
 		{"CSVKnownParametersOnly", "?format=csv&contract_id=1&code_contract=CT-001&client_id=1&rut=12.345.678-5&columns=contract_id" +
 			"&header=false&bom=true&delimiter=semicolon&result_per_page=2&_=1732000000000",
-			`attachment; filename="general-report-page-1.csv"`,
+			attached("general-report-page-1-contract-1-DATE.csv"),
 			strings.Join([]string{
 				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=1&result_per_page=2&rut=12.345.678-5", "first"),
 				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=2&result_per_page=2&rut=12.345.678-5", "next"),
 				link("bom=true&client_id=1&code_contract=CT-001&columns=contract_id&contract_id=1&delimiter=semicolon&format=csv&header=false&page=2&result_per_page=2&rut=12.345.678-5", "last"),
 			}, ", "), "3", "2", "1"},
-		{"CSVQueryToken", "?format=csv&result_per_page=5&page=2&access_token=" + ts.Token, `attachment; filename="general-report-page-2.csv"`,
+		{"CSVQueryToken", "?format=csv&result_per_page=5&page=2&access_token=" + ts.Token, attached("general-report-page-2-DATE.csv"),
 			strings.Join([]string{
 				link("format=csv&page=1&result_per_page=5", "first"),
 				link("format=csv&page=1&result_per_page=5", "prev"),
@@ -177,7 +177,7 @@ func TestExportHeaders(t *testing.T) {
 				{"Vary", varyFor(r.Header.Get("Content-Type"))},
 				{"Cache-Control", "private, no-store"},
 			} {
-				if got := r.Header.Get(h.name); got != h.want {
+				if got := r.Header.Get(h.name); got != h.want && (h.name != "Content-Disposition" || undated(got) != h.want) {
 					t.Errorf("%s = %q, want %q", h.name, got, h.want)
 				}
 			}
@@ -259,14 +259,14 @@ func TestCSV(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("status = %d; body %s", r.Status, r.Body)
 			}
-			wantType, wantFile := "text/csv; charset=utf-8", `attachment; filename="general-report-page-2.csv"`
+			wantType, wantFile := "text/csv; charset=utf-8", attached("general-report-page-2-DATE.csv")
 			if tt.delim == '\t' {
-				wantType, wantFile = "text/tab-separated-values; charset=utf-8", `attachment; filename="general-report-page-2.tsv"`
+				wantType, wantFile = "text/tab-separated-values; charset=utf-8", attached("general-report-page-2-DATE.tsv")
 			}
 			if got := r.Header.Get("Content-Type"); got != wantType {
 				t.Errorf("Content-Type = %q, want %q", got, wantType)
 			}
-			if got := r.Header.Get("Content-Disposition"); got != wantFile {
+			if got := undated(r.Header.Get("Content-Disposition")); got != wantFile {
 				t.Errorf("Content-Disposition = %q, want %q", got, wantFile)
 			}
 			body := r.Body
@@ -587,18 +587,18 @@ func TestUsersFormats(t *testing.T) {
 			{"Link", ""}, // the listing is not paged
 			{"X-Total-Pages", ""},
 		} {
-			if got := r.Header.Get(h.name); got != h.want {
+			if got := r.Header.Get(h.name); got != h.want && (h.name != "Content-Disposition" || undated(got) != h.want) {
 				t.Errorf("%s = %q, want %q", h.name, got, h.want)
 			}
 		}
 	}
 
 	t.Run("JSON", func(t *testing.T) {
-		headers(t, ts.get(t, "/users?format=json"), "application/json; charset=utf-8", "")
+		headers(t, ts.get(t, "/users?format=json"), "application/json; charset=utf-8", attached("users-DATE.json"))
 	})
 	t.Run("CSV", func(t *testing.T) {
 		r := ts.get(t, "/users", "Accept", "text/csv")
-		headers(t, r, "text/csv; charset=utf-8", `attachment; filename="users.csv"`)
+		headers(t, r, "text/csv; charset=utf-8", attached("users-DATE.csv"))
 		recs := csvRecords(t, r.Body, ',')
 		if !slices.Equal(recs[0], cols) {
 			t.Fatalf("header %v, want %v", recs[0], cols)
@@ -620,7 +620,7 @@ func TestUsersFormats(t *testing.T) {
 	})
 	t.Run("NDJSON", func(t *testing.T) {
 		r := ts.get(t, "/users?format=ndjson")
-		headers(t, r, "application/x-ndjson; charset=utf-8", "")
+		headers(t, r, "application/x-ndjson; charset=utf-8", attached("users-DATE.ndjson"))
 		lines := ndjsonLines(t, r.Body)
 		if len(lines) != len(raw) {
 			t.Fatalf("%d lines, want %d", len(lines), len(raw))
@@ -633,7 +633,7 @@ func TestUsersFormats(t *testing.T) {
 	})
 	t.Run("XLSX", func(t *testing.T) {
 		r := ts.get(t, "/users?format=xlsx")
-		headers(t, r, xlsxType, `attachment; filename="users.xlsx"`)
+		headers(t, r, xlsxType, attached("users-DATE.xlsx"))
 		checkXLSX(t, r.Body, "users", cols, userKinds, users)
 	})
 }

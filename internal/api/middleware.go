@@ -243,16 +243,12 @@ func (s *Server) authenticate(c *gin.Context) {
 // longer than the acquire timeout, like every other request of the
 // database: an exhausted pool answers 503 busy, not a request that hangs.
 func (s *Server) lookUpToken(ctx context.Context, token string, check func(context.Context, string) (auth.Principal, error)) (auth.Principal, error) {
-	if s.Limits.AcquireTimeout <= 0 {
-		return check(ctx, token)
-	}
 	// The lookup is one indexed row: the whole of it fits the timeout.
-	actx, cancel := context.WithTimeout(ctx, s.Limits.AcquireTimeout)
-	defer cancel()
-	p, err := check(actx, token)
-	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return p, failure.Wrap(failure.Busy, postgres.ErrBusy, postgres.BusyMessage)
-	}
+	var p auth.Principal
+	err := postgres.Acquiring(ctx, s.Limits.AcquireTimeout, func(actx context.Context) (err error) {
+		p, err = check(actx, token)
+		return err
+	})
 	return p, err
 }
 

@@ -222,13 +222,11 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			return
 		}
 		defer done()
-		cur, err := s.Data.Open(ctx, set.Dataset, dq)
+		n, err := s.Data.Count(ctx, set.Dataset, dq)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		cur.Close()
-		n := cur.Total()
 		c.Header("OData-Version", odata.Version)
 		c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
 	}

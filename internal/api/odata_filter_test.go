@@ -34,7 +34,8 @@ func num(v any) (float64, bool) {
 // computed in Go over the whole unfiltered feed, row for row, in order,
 // following next links at several page sizes.
 func TestODataFilterMatchesGo(t *testing.T) {
-	ts := newServer(t, pgtest.Seeded(t))
+	t.Parallel() // on a database of its own
+	ts := newServer(t, pgtest.SmallSeeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	var status string
 	for _, r := range all {
@@ -126,7 +127,8 @@ func TestODataFilterMatchesGo(t *testing.T) {
 // TestODataOrderByPages follows next links under several orders and page
 // sizes: every row once, in the order asked for, nulls first ascending.
 func TestODataOrderByPages(t *testing.T) {
-	ts := newServer(t, pgtest.Seeded(t))
+	t.Parallel() // on a database of its own
+	ts := newServer(t, pgtest.SmallSeeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	// costo_servicio's order comes from an index (odata's SortIndexed): its
 	// pages are found from their first sort values, small pages most often
@@ -215,7 +217,8 @@ func compareRows(a, b map[string]any, order string) int {
 
 // TestODataKeyAndCount reads one row by key, a missing key, and /$count.
 func TestODataKeyAndCount(t *testing.T) {
-	ts := newServer(t, pgtest.Seeded(t))
+	t.Parallel() // on a database of its own
+	ts := newServer(t, pgtest.SmallSeeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	id := all[5]["row_id"].(string)
 	r := ts.get(t, "/odata/GeneralReport('"+id+"')")

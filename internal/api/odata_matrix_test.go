@@ -188,7 +188,8 @@ func matrixSets(t *testing.T, ts *testServer) []entitySetModel {
 // every function, and orders on every property type, against the model,
 // through the feed and through every other door (checkDoors).
 func TestODataMatrix(t *testing.T) {
-	ts := newServer(t, pgtest.Seeded(t))
+	t.Parallel() // on a database of its own
+	ts := newServer(t, pgtest.SmallSeeded(t))
 	sets := matrixSets(t, ts)
 	t.Run("Operators", func(t *testing.T) { filterEveryOperator(t, ts, sets) })
 	t.Run("Functions", func(t *testing.T) { filterEveryFunction(t, ts, sets[0]) })

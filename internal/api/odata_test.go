@@ -130,6 +130,7 @@ func sameValue(odataValue any, text *string) bool {
 // several page sizes and with filters, and checks it equals the JSON export
 // of the same rows, typed: same rows, same order, same values.
 func TestODataFeedEqualsExport(t *testing.T) {
+	t.Parallel() // on a database of its own
 	ts := newServer(t, pgtest.Seeded(t))
 	for _, tt := range []struct {
 		name, filter, export string

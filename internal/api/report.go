@@ -19,7 +19,7 @@ import (
 )
 
 // formatParams are negotiate's parameters: the format and its CSV options.
-var formatParams = []string{"format", "header", "bom", "delimiter"}
+var formatParams = []string{"format", "header", "lang", "bom", "delimiter"}
 
 // pageParams are the parameters of a page of the report other than page:
 // the spec's filters, result_per_page and columns, OData's $filter,
@@ -125,14 +125,12 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	}
 	defer done()
 	if isHead(c) {
-		q.Limit = 0
-		cur, err := s.Data.Open(ctx, src.Dataset, q)
+		n, err := s.Data.Count(ctx, src.Dataset, q)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		cur.Close()
-		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(cur.Total(), 10))
+		c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(n, 10))
 		head(c, out, src.Name)
 		return
 	}

@@ -134,6 +134,7 @@ func (s *Server) Handler() http.Handler {
 		r.POST(signInPath, s.signIn)
 		r.POST(signOutPath, s.signOut)
 		r.GET(sessionPath, s.currentSession)
+		r.Match(get, iconPath, s.icon)
 	}
 	return r
 }

@@ -1,10 +1,10 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -18,6 +18,10 @@ import (
 type output struct {
 	format export.Format
 	csv    export.CSVOptions
+	// labels is the language of the header row's labels with
+	// header=labels ("es" or "en"; see catalog.Column's Label), "" for the
+	// API's names.
+	labels string
 }
 
 // negotiate parses the query string and chooses the response format: the
@@ -39,11 +43,18 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	} else if out.format, err = export.Negotiate(strings.Join(c.Request.Header.Values("Accept"), ",")); err != nil {
 		return nil, out, failure.Wrap(failure.NotAcceptable, err, err.Error())
 	}
-	header, err := param.Bool(values, "header", true)
+	header, err := param.OneOf(values, "header", "true", "true", "false", "labels")
 	if err != nil {
 		return nil, out, err
 	}
-	out.csv.NoHeader = !header
+	out.csv.NoHeader = header == "false"
+	lang, err := param.OneOf(values, "lang", "es", "es", "en")
+	if err != nil {
+		return nil, out, err
+	}
+	if header == "labels" {
+		out.labels = lang
+	}
 	if out.csv.BOM, err = param.Bool(values, "bom", false); err != nil {
 		return nil, out, err
 	}
@@ -71,7 +82,7 @@ type later struct {
 func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
-	spec := export.Spec{Format: out.format, Columns: cols, Options: opts}
+	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
 	var parts *delivery.Parts
 	if len(rest.curs) > 0 {
 		cont := spec
@@ -86,14 +97,15 @@ func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func
 	})
 }
 
-// setContentHeaders sets the Content-Type of out and, for a file format,
-// the Content-Disposition of an attachment named file.
+// setContentHeaders sets the Content-Type of out and the
+// Content-Disposition of an attachment named for what it holds: file (the
+// dataset), the main filter and the date (see [fileName]). Every format is
+// an attachment, so that a browser saves JSON too, under its own name.
 func setContentHeaders(c *gin.Context, out output, file string) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", export.MediaType(out.format, out.csv))
-	if out.format.Attachment() {
-		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, file, export.Extension(out.format, out.csv)))
-	}
+	name := fileName(file, c.Request.URL.Query(), time.Now()) + "." + export.Extension(out.format, out.csv)
+	h.Set("Content-Disposition", contentDisposition(name))
 }
 
 // isHead reports whether c is a HEAD request, answered like GET without a

@@ -21,16 +21,19 @@ const (
 	sessionPath = "/web/session"
 )
 
+// iconPath is where browsers look for a site's icon.
+const iconPath = "/favicon.ico"
+
 // publicPage reports whether path is one of the web page's paths that need
-// no token: the page, its assets, signing in and out.
+// no token: the page, its assets and icon, signing in and out, and the
+// session (which tells a page that is signed out why).
 func publicPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, web.AssetPrefix) || path == signInPath || path == signOutPath
+	return path == "/" || strings.HasPrefix(path, web.AssetPrefix) || path == iconPath ||
+		path == signInPath || path == signOutPath || path == sessionPath
 }
 
 // pagePath reports whether path belongs to the web page rather than the API.
-func pagePath(path string) bool {
-	return publicPage(path) || path == sessionPath
-}
+func pagePath(path string) bool { return publicPage(path) }
 
 // page serves the web page.
 func (s *Server) page(c *gin.Context) { s.Site.Page(c.Writer, c.Request) }
@@ -42,17 +45,45 @@ func (s *Server) asset(c *gin.Context) {
 	}
 }
 
-// session describes the signed-in token to the page: its name and scopes.
+// icon serves the page's icon at /favicon.ico.
+func (s *Server) icon(c *gin.Context) { s.Site.Icon(c.Writer, c.Request) }
+
+// session describes the page's session: the signed-in token's name and
+// scopes, or, signed out, why (Reason: "" when the page never signed in or
+// signed out, else "expired", "revoked" or "unknown" for the cookie's
+// token), with the message to show in Message.
 type session struct {
-	Name   string       `json:"name"`
-	Scopes []auth.Scope `json:"scopes"`
+	SignedIn bool         `json:"signed_in"`
+	Name     string       `json:"name,omitempty"`
+	Scopes   []auth.Scope `json:"scopes,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
+	Message  string       `json:"message,omitempty"`
 }
 
-// currentSession serves GET /web/session: who the page is signed in as
-// (401 when it is not).
+// currentSession serves GET /web/session: who the page is signed in as, by
+// its cookie. Signed out it is still a 200, {"signed_in": false}, so that a
+// page that loads signed out logs no error in the browser's console; a
+// cookie whose token no longer works says why (expired, revoked), in the
+// page's language.
 func (s *Server) currentSession(c *gin.Context) {
-	p := state(c).principal
-	c.JSON(http.StatusOK, session{p.Name, p.Scopes})
+	token, ok := web.SessionToken(c.Request)
+	if !ok {
+		c.JSON(http.StatusOK, session{})
+		return
+	}
+	p, err := s.lookUpToken(c.Request.Context(), token, s.Tokens.Check)
+	for reason, known := range map[string]error{"unknown": auth.ErrUnknown, "expired": auth.ErrExpired, "revoked": auth.ErrRevoked} {
+		if errors.Is(err, known) {
+			c.JSON(http.StatusOK, session{Reason: reason, Message: web.SignInMessage(reason, web.Language(c.Request))})
+			return
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	state(c).principal = &p // for the log line
+	c.JSON(http.StatusOK, session{SignedIn: true, Name: p.Name, Scopes: p.Scopes})
 }
 
 // signIn serves POST /web/sign-in: it checks the token in the JSON body
@@ -97,7 +128,7 @@ func (s *Server) signIn(c *gin.Context) {
 	}
 	state(c).principal = &p // for the log line
 	web.SetSession(c.Writer, token, c.Request.TLS != nil)
-	c.JSON(http.StatusOK, session{p.Name, p.Scopes})
+	c.JSON(http.StatusOK, session{SignedIn: true, Name: p.Name, Scopes: p.Scopes})
 }
 
 // signOut serves POST /web/sign-out: the browser forgets the cookie.

@@ -104,10 +104,35 @@ func TestPage(t *testing.T) {
 		}
 		ts.do(t, http.MethodGet, "/assets/app.000000000000.js").wantError(t, 404, "Not Found")
 	})
+	t.Run("AssetsCompressed", func(t *testing.T) {
+		ref := regexp.MustCompile(`/assets/app\.[0-9a-f]{12}\.js`).FindString(string(ts.do(t, http.MethodGet, "/").Body))
+		plain := ts.do(t, http.MethodGet, ref)
+		for _, coding := range []string{"gzip", "zstd"} {
+			r := ts.do(t, http.MethodGet, ref, "Accept-Encoding", coding)
+			if got := r.Header.Get("Content-Encoding"); got != coding || len(r.Body) >= len(plain.Body) || r.Header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("Accept-Encoding %s: Content-Encoding %q, %d bytes of %d, Vary %q", coding, got, len(r.Body), len(plain.Body), r.Header.Get("Vary"))
+			}
+		}
+		if plain.Header.Get("Content-Encoding") != "" {
+			t.Error("an asset is compressed for a client that did not ask")
+		}
+	})
+	t.Run("Icon", func(t *testing.T) {
+		r := ts.do(t, http.MethodGet, "/favicon.ico")
+		if r.Status != 200 || r.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(r.Body), "<svg") {
+			t.Errorf("GET /favicon.ico = %d %s %.40s", r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
+	})
+	t.Run("SignedOutSession", func(t *testing.T) {
+		// No 401 in the console of a page that loads signed out.
+		r := ts.do(t, http.MethodGet, "/web/session")
+		if got, want := string(r.Body), `{"signed_in":false}`; r.Status != 200 || got != want {
+			t.Errorf("GET /web/session = %d %s, want 200 %s", r.Status, got, want)
+		}
+	})
 	t.Run("APIUnchanged", func(t *testing.T) {
 		ts.do(t, http.MethodGet, "/nope").wantError(t, 401, "Invalid Token")
 		ts.do(t, http.MethodGet, "/users").wantError(t, 401, "Invalid Token")
-		ts.do(t, http.MethodGet, "/web/session").wantError(t, 401, "Invalid Token")
 	})
 }
 
@@ -191,6 +216,17 @@ func TestSignIn(t *testing.T) {
 		}
 		if r := ts.do(t, http.MethodGet, "/web/session", cookie...); r.Status != 200 || !strings.Contains(string(r.Body), `"name":"all"`) {
 			t.Errorf("GET /web/session = %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("SessionSaysWhy", func(t *testing.T) {
+		for _, tt := range []struct{ token, reason, lang string }{
+			{expired, "expired", "en"}, {revoked, "revoked", "es"}, {wellFormedToken(), "unknown", "es"},
+		} {
+			r := ts.do(t, http.MethodGet, "/web/session", "Cookie", web.CookieName+"="+tt.token+"; "+web.LangCookie+"="+tt.lang)
+			want := `{"signed_in":false,"reason":"` + tt.reason + `","message":"` + web.SignInMessage(tt.reason, tt.lang) + `"}`
+			if got := string(r.Body); r.Status != 200 || got != want {
+				t.Errorf("GET /web/session = %d %s, want 200 %s", r.Status, got, want)
+			}
 		}
 	})
 	t.Run("CookieScopes", func(t *testing.T) {

@@ -38,6 +38,10 @@ type Options struct {
 	Lang        string // Accept-Language, e.g. "es-CL"; "" leaves the browser's
 	Width       int    // window size, default 1280x900
 	Height      int
+	// Flags are more command-line flags, such as host-resolver-rules (to
+	// reach a test server under a public name) or
+	// ignore-certificate-errors (for its self-signed certificate).
+	Flags map[string]any
 }
 
 // Start starts Chromium and returns a chromedp context on its first tab;
@@ -66,6 +70,9 @@ func Start(ctx context.Context, o Options) (context.Context, context.CancelFunc,
 	}
 	if o.Lang != "" {
 		opts = append(opts, chromedp.Flag("lang", o.Lang), chromedp.Flag("accept-lang", o.Lang))
+	}
+	for k, v := range o.Flags {
+		opts = append(opts, chromedp.Flag(k, v))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)

@@ -10,6 +10,7 @@ package catalog
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
@@ -25,9 +26,28 @@ type Text struct {
 
 // Column is one column as the page shows it.
 type Column struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	About Text   `json:"about"`
+	Name string `json:"name"` // the API's name
+	Kind string `json:"kind"` // the API's kind (export.Kind's name)
+	// Type is the kind as an analyst knows it: "date", "datetime",
+	// "number", "amount" (money) or "text".
+	Type string `json:"type"`
+	// Label is a short name, unique in its dataset in each language: the
+	// page's name of the column, and the file's header with header=labels.
+	Label Text `json:"label"`
+	About Text `json:"about"`
+	// Width is the typical number of bytes of a value in CSV, for the
+	// page's estimate of a file's size.
+	Width int `json:"width"`
+	// Values are the values a status column takes in the legal-services
+	// system, offered as a choice in the page's conditions; nil for a
+	// column whose values are free.
+	Values []string `json:"values,omitempty"`
+}
+
+// statuses are the values of the status columns: the system's own.
+var statuses = map[string][]string{
+	"contract_status": {"APROBADO", "PENDIENTE", "TERMINADO", "ANULADO"},
+	"task_status":     {"Pendiente", "En Curso", "Cancelado", "Terminada"},
 }
 
 // Group is a titled run of consecutive columns.
@@ -82,6 +102,7 @@ type group struct {
 
 type described struct {
 	name  string
+	label Text
 	about Text
 }
 
@@ -99,7 +120,8 @@ func describe(cols []export.Column, groups []group) ([]Group, error) {
 			if cols[i].Name != d.name {
 				return nil, fmt.Errorf("column %d is %q in the column list, %q here", i+1, cols[i].Name, d.name)
 			}
-			og.Columns = append(og.Columns, Column{Name: d.name, Kind: cols[i].Kind.String(), About: d.about})
+			og.Columns = append(og.Columns, Column{Name: d.name, Kind: cols[i].Kind.String(), Type: analystType(cols[i]),
+				Label: d.label, About: d.about, Width: width(cols[i]), Values: statuses[d.name]})
 			i++
 		}
 		out = append(out, og)
@@ -108,4 +130,52 @@ func describe(cols []export.Column, groups []group) ([]Group, error) {
 		return nil, fmt.Errorf("%q and the columns after it are not described", cols[i].Name)
 	}
 	return out, nil
+}
+
+// analystType names col's kind as an analyst knows it (see [Column].Type).
+func analystType(col export.Column) string {
+	switch col.Kind {
+	case export.Integer:
+		return "number"
+	case export.Decimal:
+		return "amount" // the one decimal column is a cost
+	case export.Date:
+		return "date"
+	case export.Timestamp, export.Timestamptz:
+		return "datetime"
+	}
+	return "text"
+}
+
+// cached is Datasets, built once, for [ForPath].
+var cached = sync.OnceValues(Datasets)
+
+// ForPath returns the dataset served at path (its paged path or its
+// export), reporting false when there is none.
+func ForPath(path string) (Dataset, bool) {
+	sets, err := cached()
+	if err != nil {
+		return Dataset{}, false
+	}
+	for _, d := range sets {
+		if d.Path == path || d.Export == path {
+			return d, true
+		}
+	}
+	return Dataset{}, false
+}
+
+// Labels returns the labels of d's columns in lang ("es" or "en"), by
+// name.
+func (d Dataset) Labels(lang string) map[string]string {
+	m := map[string]string{}
+	for _, g := range d.Groups {
+		for _, c := range g.Columns {
+			m[c.Name] = c.Label.ES
+			if lang == "en" {
+				m[c.Name] = c.Label.EN
+			}
+		}
+	}
+	return m
 }

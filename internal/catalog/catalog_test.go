@@ -23,6 +23,32 @@ func TestDatasetsCoverColumnLists(t *testing.T) {
 				if c.About.ES == "" || c.About.EN == "" || c.Kind == "" {
 					t.Errorf("%s: column %s lacks a description or kind", d.Name, c.Name)
 				}
+				if c.Width <= 0 || c.Type == "" {
+					t.Errorf("%s: column %s lacks a width or type", d.Name, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestLabelsUnique checks that every column has a label in both languages,
+// unique in its dataset: a file's header row names each column once.
+func TestLabelsUnique(t *testing.T) {
+	sets, err := catalog.Datasets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range sets {
+		for _, lang := range []string{"es", "en"} {
+			seen := map[string]string{}
+			for name, label := range d.Labels(lang) {
+				if label == "" {
+					t.Errorf("%s: %s has no %s label", d.Name, name, lang)
+				}
+				if other, dup := seen[label]; dup {
+					t.Errorf("%s: %s and %s share the %s label %q", d.Name, name, other, lang, label)
+				}
+				seen[label] = name
 			}
 		}
 	}

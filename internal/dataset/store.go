@@ -93,12 +93,27 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
-		// A statement that fails as it starts (a statement timeout)
-		// leaves the snapshot to close here: the cursor never had it.
+		// The query failed (a statement timeout, say): no cursor will
+		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	opened = true
 	return &Cursor{Cursor: cur, total: total}, nil
+}
+
+// Count returns the number of d's rows matching q's conditions, in one
+// snapshot, reading none of them: what a HEAD request or OData's /$count
+// answers. Errors are those of [Store.Open].
+func (s *Store) Count(ctx context.Context, d *Dataset, q Query) (int64, error) {
+	q.Count, q.Limit = true, 0
+	cur, err := s.Open(ctx, d, q)
+	if err != nil {
+		return 0, err
+	}
+	if err := cur.Close(); err != nil {
+		return 0, err
+	}
+	return cur.Total(), nil
 }
 
 // count returns the number of d's rows matching q's conditions.
@@ -286,7 +301,6 @@ func typed(d *Dataset, q *Query) Statement {
 	for _, c := range q.columns(d) {
 		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
 	}
-	outer = append(outer, q.Extra...)
 	if q.Position {
 		outer = append(outer, d.KeyText("r")...)
 		for i := range q.Sort {
@@ -299,7 +313,18 @@ func typed(d *Dataset, q *Query) Statement {
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")
 	}
-	sql += " ORDER BY " + strings.Join(innerOrder, ", ")
+	sql, args = q.Window(sql+" ORDER BY "+strings.Join(innerOrder, ", "), args)
+	return Statement{
+		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + ident(d.Text) +
+			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "),
+		Args: args,
+	}
+}
+
+// Window returns sql, an ordered SELECT whose parameters are args, with
+// q's Skip as its OFFSET and q's Limit as its LIMIT, each only when it
+// bounds anything, given as parameters after args.
+func (q *Query) Window(sql string, args []any) (string, []any) {
 	if q.Skip > 0 {
 		args = append(args, q.Skip)
 		sql += " OFFSET $" + strconv.Itoa(len(args))
@@ -308,11 +333,7 @@ func typed(d *Dataset, q *Query) Statement {
 		args = append(args, q.Limit)
 		sql += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	return Statement{
-		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + ident(d.Text) +
-			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "),
-		Args: args,
-	}
+	return sql, args
 }
 
 // bounded returns q with a condition on its first sort value that the rows

@@ -1,11 +1,12 @@
 // Package delivery carries a body of rows to where it goes, an HTTP
 // response or a file, by one path for both: encoder -> compressor -> spool
-// -> destination. A [Writer] encodes the rows the caller reads from its
-// cursor, pushes the first row out at once and then at least every
-// [FlushInterval], and finishes in one of two ways: [Writer.Close] then
-// [Writer.Wait] when every row was read, [Writer.Abort] then Wait when
-// something failed, so that a truncated body never looks complete.
-// [Reason] says why a body was cut, the same way for every caller.
+// -> destination. [Deliver] is that path: it reads a cursor's rows (then
+// those of the later [Parts]) into a [Writer], which pushes the first row
+// out at once and then at least every [FlushInterval], and finishes the
+// body in one of two ways: [Writer.Close] then [Writer.Wait] when every
+// row was read, [Writer.Abort] then Wait when something failed, so that a
+// truncated body never looks complete. [Reason] says why a body was cut,
+// the same way for every caller.
 //
 // The package knows nothing of HTTP or of PostgreSQL: the destination is an
 // io.Writer (see package spool for what else it may implement), and the

@@ -21,9 +21,9 @@ type Rows interface {
 // Parts are the later parts of a body read through several cursors at
 // once: each is encoded, as its rows arrive, by a goroutine of its own into
 // a spool of its own (memory, then a temporary file, as [Options] bound
-// it), while the caller writes the first part through its [Writer];
-// [Parts.AppendTo] then copies them into the body in order, live once it
-// has caught up with a part. The nil *Parts has no parts.
+// it), while [Deliver] writes the first part; it then copies them into
+// the body in order, live once it has caught up with a part. The nil
+// *Parts has no parts.
 type Parts struct {
 	parts []*part
 	stop  func(error)
@@ -40,7 +40,7 @@ type part struct {
 // (its Coding and Held are ignored: parts are compressed, or held, as the
 // body they join). A part that fails calls stop with its error, which
 // should stop the others and the first part (cancel their queries); the
-// body then fails with it at AppendTo. Every part's rows are closed by the
+// body then fails with it. Every part's rows are closed by the
 // time [Parts.Wait] returns.
 func EncodeParts(rows []Rows, e Encoding, o Options, stop func(error)) *Parts {
 	if len(rows) == 0 {
@@ -104,11 +104,11 @@ func (p *part) encode(r Rows, pw *io.PipeWriter, e Encoding, o Options) error {
 	return sp.Wait()
 }
 
-// AppendTo copies the parts into w's body in order, each as fast as its
+// appendTo copies the parts into w's body in order, each as fast as its
 // rows come once the ones before it have ended, flushing at least every
 // [FlushInterval]. It returns the first error of a part or of w; the
 // caller then aborts w and the parts.
-func (ps *Parts) AppendTo(w *Writer) error {
+func (ps *Parts) appendTo(w *Writer) error {
 	if ps == nil {
 		return nil
 	}
@@ -143,7 +143,7 @@ func (ps *Parts) AppendTo(w *Writer) error {
 	return nil
 }
 
-// Follow ends the first part of a body, read through first, whose loop
+// follow ends the first part of a body, read through first, whose loop
 // over first's rows ended with err (nil when every row was encoded): when
 // the part failed it stops the later parts, before first is closed (which
 // would otherwise read first's remaining rows); it closes first; then it
@@ -151,7 +151,7 @@ func (ps *Parts) AppendTo(w *Writer) error {
 // fails, and waits for every part. It returns the body's error and the
 // error of closing first, which the caller may weigh on its own: every row
 // was read by then.
-func (ps *Parts) Follow(w *Writer, first Rows, err error) (bodyErr, closeErr error) {
+func (ps *Parts) follow(w *Writer, first Rows, err error) (bodyErr, closeErr error) {
 	if err == nil {
 		err = first.Err()
 	}
@@ -160,7 +160,7 @@ func (ps *Parts) Follow(w *Writer, first Rows, err error) (bodyErr, closeErr err
 	}
 	closeErr = first.Close()
 	if err == nil {
-		if err = ps.AppendTo(w); err != nil {
+		if err = ps.appendTo(w); err != nil {
 			ps.Abort(err)
 		}
 	}

@@ -25,7 +25,12 @@ const (
 // (a timeout, shutdown), the database, or the client. ctx is the request's
 // (or the command's) context, whose cause says what informe cancelled it
 // for.
+//
+// It names the error as [failure.Classify] classifies it; ctx's cause is
+// looked at again for an error that already had a code, which Classify
+// leaves as it is.
 func Reason(ctx context.Context, err error) string {
+	err = failure.Classify(ctx, err)
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(err, failure.ErrShutdown) || errors.Is(cause, failure.ErrShutdown):
@@ -42,10 +47,6 @@ func Reason(ctx context.Context, err error) string {
 		return ClientGone
 	case failure.CodeOf(err) == failure.Unavailable:
 		return DatabaseUnavailable
-	case errors.Is(err, context.Canceled) && errors.Is(cause, context.Canceled):
-		// Cancelled with no cause of informe's: net/http cancels a
-		// request's context when its client goes away.
-		return ClientGone
 	}
 	return Internal
 }

@@ -170,6 +170,10 @@ func TestExamples(t *testing.T) {
 		"curl -H 'Authorization: Bearer informe_TOKEN' 'http://127.0.0.1:8080/users'\n",
 		"'http://127.0.0.1:8080/api/general-report?format=ndjson&rut=12.345.678-5'",
 		"'http://127.0.0.1:8080/api/general-report/export?format=csv&columns=" + exportColumns + "' -o general-report.csv\n",
+		"# Excel and Power BI (From Web with this URL, or From OData Feed with http://127.0.0.1:8080/odata/):\n",
+		"# no token in the URL; pick the Basic credential, user name token, the token as the password.\n",
+		"curl -u 'token:informe_TOKEN' 'http://127.0.0.1:8080/api/general-report/export?format=csv&columns=" + exportColumns + "' -o general-report.csv\n",
+		"# Google Sheets IMPORTDATA, which cannot send a credential: the token in the URL\n",
 		"curl 'http://127.0.0.1:8080/api/general-report/export?format=csv&columns=" + exportColumns + "&access_token=informe_TOKEN'\n",
 		"DATABASE_URL='postgres://informe:pw@127.0.0.1:5432/informe' /src/informe/bin/informe export --columns " + exportColumns + " --output general-report.xlsx\n",
 	} {

@@ -111,34 +111,16 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 		// then a temporary file), so that every part reads at once.
 		later = delivery.EncodeParts(rows, cont, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
 	}
-	w, err := delivery.Start(dst, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}})
-	if err != nil {
-		later.Abort(err)
-		cur.Close()
-		later.Wait()
-		return Summary{}, p.failed(ctx, err)
-	}
-
 	bar := newProgressBar(total, stderr)
-	for cur.Next() {
-		if err = w.Encode(cur.Values()); err != nil {
-			break
+	var hooks delivery.Hooks
+	if bar != nil {
+		hooks.Row = func(n int64) {
+			if n%progressEvery == 0 {
+				_ = bar.Set64(n)
+			}
 		}
-		if bar != nil && w.Rows()%progressEvery == 0 {
-			_ = bar.Set64(w.Rows())
-		}
 	}
-	err, cerr := later.Follow(w, cur, err)
-	if err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		w.Abort(err)
-	}
-	err = w.Wait()
+	res, err := delivery.Deliver(dst, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}}, cur, later, hooks)
 	if err == nil {
 		// A signal after the last row still means "stop": nothing replaced.
 		err = ctx.Err()
@@ -148,7 +130,7 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	}
 	if bar != nil {
 		if err == nil {
-			_ = bar.Set64(w.Rows())
+			_ = bar.Set64(res.Rows)
 			_ = bar.Finish()
 		} else {
 			_ = bar.Exit()
@@ -161,7 +143,7 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	if where == "-" {
 		where = "stdout"
 	}
-	return Summary{Rows: w.Rows(), Bytes: w.Len(), Elapsed: time.Since(start), Output: where}, nil
+	return Summary{Rows: res.Rows, Bytes: res.Bytes, Elapsed: time.Since(start), Output: where}, nil
 }
 
 // failed returns the error of p's export that ended with err: why, and that

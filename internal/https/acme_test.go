@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/informe/informe/internal/https"
+
+	"github.com/informe/informe/internal/testenv"
 )
 
 // Pebble, the ACME test server that the test builds from the Go module
@@ -46,11 +48,11 @@ func startPebble(t *testing.T, httpPort int) (directory, management string, clie
 	install := exec.Command("go", "install", pebbleModule+"/cmd/pebble@"+pebbleVersion)
 	install.Env = append(os.Environ(), "GOBIN="+gobin)
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("cannot build Pebble from the Go module proxy: %v\n%s", err, out)
+		testenv.Missing(t, "cannot build Pebble from the Go module proxy: %v\n%s", err, out)
 	}
 	out, err := exec.Command("go", "mod", "download", "-json", pebbleModule+"@"+pebbleVersion).Output()
 	if err != nil {
-		t.Skipf("cannot download Pebble's module for its test certificates: %v", err)
+		testenv.Missing(t, "cannot download Pebble's module for its test certificates: %v", err)
 	}
 	var mod struct{ Dir string }
 	if err := json.Unmarshal(out, &mod); err != nil {

@@ -283,8 +283,9 @@ func (s *EntitySet) keyParts() int {
 	return len(s.def.RowKey)
 }
 
-// edmType returns the EDM primitive type of a column kind.
-func edmType(k export.Kind) string {
+// EDMType returns the EDM primitive type of a column kind: the type of
+// its property in the metadata document and in the OpenAPI description.
+func EDMType(k export.Kind) string {
 	switch k {
 	case export.Integer:
 		return "Edm.Int64"

@@ -319,7 +319,7 @@ func valueError(p *outProp, v []byte) error {
 	if v == nil {
 		return fmt.Errorf("odata: property %s is null but not nullable", name)
 	}
-	return fmt.Errorf("odata: property %s: %q is not a valid %s value", name, v, edmType(p.kind))
+	return fmt.Errorf("odata: property %s: %q is not a valid %s value", name, v, EDMType(p.kind))
 }
 
 // appendRowID appends the synthetic key "<a>-<b>-<c>" as a JSON string.

@@ -46,7 +46,7 @@ func Metadata(sets ...*EntitySet) []byte {
 		b.WriteString(`<EntityType Name="` + s.def.TypeName + `">` + "\n")
 		b.WriteString(`<Key><PropertyRef Name="` + s.def.Key + `"/></Key>` + "\n")
 		for _, p := range s.props {
-			b.WriteString(`<Property Name="` + p.name + `" Type="` + edmType(p.kind) + `"`)
+			b.WriteString(`<Property Name="` + p.name + `" Type="` + EDMType(p.kind) + `"`)
 			if p.nullable {
 				b.WriteString(` Nullable="true"`)
 			} else {

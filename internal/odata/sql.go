@@ -305,13 +305,10 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 // Where false and null must differ (under not, or compared with eq or ne),
 // [sqlBuilder.exact] writes it.
 func (b *sqlBuilder) cond(e *expr) string {
+	if s, ok := b.logical(e, b.cond); ok {
+		return s
+	}
 	switch e.kind {
-	case eAnd:
-		return "(" + b.cond(e.args[0]) + " AND " + b.cond(e.args[1]) + ")"
-	case eOr:
-		return "(" + b.cond(e.args[0]) + " OR " + b.cond(e.args[1]) + ")"
-	case eNot:
-		return "(NOT " + b.exact(e.args[0]) + ")"
 	case eIn:
 		return b.in(e)
 	case eCmp:
@@ -325,6 +322,21 @@ func (b *sqlBuilder) cond(e *expr) string {
 	return b.value(e)
 }
 
+// logical writes e when it is and, or or not, its operands of and and or
+// written by side, and reports whether it was. not is always exact: not of
+// null is null, never true.
+func (b *sqlBuilder) logical(e *expr, side func(*expr) string) (string, bool) {
+	switch e.kind {
+	case eAnd:
+		return "(" + side(e.args[0]) + " AND " + side(e.args[1]) + ")", true
+	case eOr:
+		return "(" + side(e.args[0]) + " OR " + side(e.args[1]) + ")", true
+	case eNot:
+		return "(NOT " + b.exact(e.args[0]) + ")", true
+	}
+	return "", false
+}
+
 // exact writes a condition whose SQL value is OData's, null included
 // (OData 4.01, URL Conventions, 5.1.1): a comparison (eq, ne, gt, ..., in)
 // is true or false, never null (null eq null is true, null gt 1 false); a
@@ -333,13 +345,10 @@ func (b *sqlBuilder) cond(e *expr) string {
 // "not contains(task,'x')" keeps no row whose task is null, while
 // "not (task eq 'x')" keeps them.
 func (b *sqlBuilder) exact(e *expr) string {
+	if s, ok := b.logical(e, b.exact); ok {
+		return s
+	}
 	switch e.kind {
-	case eAnd:
-		return "(" + b.exact(e.args[0]) + " AND " + b.exact(e.args[1]) + ")"
-	case eOr:
-		return "(" + b.exact(e.args[0]) + " OR " + b.exact(e.args[1]) + ")"
-	case eNot:
-		return "(NOT " + b.exact(e.args[0]) + ")"
 	case eFunc:
 		// contains, startswith, endswith: null exactly where an argument
 		// is, as every function [sqlBuilder.call] writes.

@@ -56,21 +56,6 @@ func (s odataSet) propertyNames() []string {
 	return append(names, export.Names(s.Columns)...)
 }
 
-// edmType returns the EDM type of a column kind, as the OData layer maps it.
-func edmType(k export.Kind) string {
-	switch k {
-	case export.Integer:
-		return "Edm.Int64"
-	case export.Decimal:
-		return "Edm.Decimal"
-	case export.Date:
-		return "Edm.Date"
-	case export.Timestamp, export.Timestamptz:
-		return "Edm.DateTimeOffset"
-	}
-	return "Edm.String"
-}
-
 // odataValueSchema returns the schema of property c of s in an OData
 // entity. Edm.Int64 and Edm.Decimal are JSON numbers, or strings when the
 // response is IEEE754Compatible=true; dates are RFC 3339 full dates and
@@ -99,7 +84,7 @@ func odataValueSchema(s odataSet, c export.Column) object {
 	default:
 		sch = obj("type", types("string"))
 	}
-	desc := edmType(c.Kind) + "."
+	desc := odata.EDMType(c.Kind) + "."
 	switch c.Kind {
 	case export.Integer, export.Decimal:
 		desc += " A JSON number; a string holding it when the response is `IEEE754Compatible=true`."

@@ -96,7 +96,7 @@ The listings answer in the format the ` + "`format`" + ` parameter names, else t
 | ` + "`csv`" + ` | ` + "`text/csv`" + ` | ` + "`text/csv; charset=utf-8`" + ` (` + "`text/tab-separated-values; charset=utf-8`" + ` with ` + "`delimiter=tab`" + `) |
 | ` + "`xlsx`" + ` | ` + "`application/vnd.openxmlformats-officedocument.spreadsheetml.sheet`" + ` | the same |
 
-An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other than XLSX are compressed with ` + "`gzip` or `zstd`" + ` when ` + "`Accept-Encoding`" + ` asks for one. CSV and XLSX come as attachments (` + "`Content-Disposition`" + `). Every value of a row is text in the formats of the field reference (docs/columns.md), whatever the format; XLSX cells are typed (numbers, dates). In CSV, a text value that starts with ` + "`=`, `+`, `-`, `@`" + `, a tab or a carriage return is prefixed with ` + "`'`" + ` so that spreadsheets do not run it as a formula, unless it is plainly a number or a phone number (such as ` + "`+56 9 1234 5678`" + `).
+An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other than XLSX are compressed with ` + "`gzip` or `zstd`" + ` when ` + "`Accept-Encoding`" + ` asks for one. Every format comes as an attachment (` + "`Content-Disposition`" + `) named for the dataset, its first filter and the date, so that a browser saves it as a file. Every value of a row is text in the formats of the field reference (docs/columns.md), whatever the format; XLSX cells are typed (numbers, dates). In CSV, a text value that starts with ` + "`=`, `+`, `-`, `@`" + `, a tab or a carriage return is prefixed with ` + "`'`" + ` so that spreadsheets do not run it as a formula, unless it is plainly a number or a phone number (such as ` + "`+56 9 1234 5678`" + `).
 
 ## Parameters
 
@@ -104,7 +104,7 @@ Every parameter is given at most once and never empty; a wrong value is a 400 wh
 
 ## Errors
 
-Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `, with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
+Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `; a 400 about a parameter also carries ` + "`code`" + `, a stable name of what is wrong, and ` + "`target`" + `, the parameter (` + "`{\"message\": \"...\", \"code\": \"rut_check_digit\", \"target\": \"rut\"}`" + `), with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
 
 | status | when |
 |---|---|
@@ -152,7 +152,7 @@ func paths() object {
 			headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
 			json:    ref("schemas", "GeneralReportPage"),
 			row:     "GeneralReportRow",
-			file:    "`general-report-page-<page>.csv` (`.tsv`, `.xlsx`)",
+			file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
 			sheet:   "general-report",
 		}),
 		"/api/general-report/export", listingPath(listing{
@@ -164,7 +164,7 @@ func paths() object {
 			headers: []string{"X-Total-Count"},
 			json:    obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
 			row:     "GeneralReportRow",
-			file:    "`general-report.csv` (`.tsv`, `.xlsx`)",
+			file:    "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
 			sheet:   "general-report",
 		}),
 		"/users", listingPath(listing{
@@ -175,7 +175,7 @@ func paths() object {
 			headers:     []string{"X-Total-Count"},
 			json:        obj("type", "array", "items", ref("schemas", "User")),
 			row:         "User",
-			file:        "`users.csv` (`.tsv`, `.xlsx`)",
+			file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
 			sheet:       "users",
 		}),
 		Path, documentPath(),
@@ -264,13 +264,13 @@ type listing struct {
 
 // formatParams are the parameters of every listing: format negotiation
 // and the CSV options.
-var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "bom"), ref("parameters", "delimiter")}
+var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "lang"), ref("parameters", "bom"), ref("parameters", "delimiter")}
 
 func listingPath(l listing) object {
 	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
 	headers = append(headers, "Content-Disposition", "Content-Encoding")
 	ok := obj(
-		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells. CSV and XLSX come as attachments named "+l.file+".",
+		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
 		"headers", headerRefs(headers...),
 		"content", obj(
 			"application/json", obj("schema", l.json),
@@ -370,7 +370,13 @@ func schemas() object {
 			"type", "object",
 			"required", []string{"message"},
 			"additionalProperties", false,
-			"properties", obj("message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault.")),
+			"properties", obj(
+				"message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault."),
+				"code", obj("type", "string", "description", "A stable name of what is wrong, for clients that word it themselves: "+
+					"`repeated`, `empty`, `not_text`, `token_in_parameter`, `not_integer`, `not_boolean`, `not_allowed`, `bad_column`, "+
+					"`rut_malformed`, `rut_check_digit`. Absent when informe names none."),
+				"target", obj("type", "string", "description", "The parameter at fault, with `code`."),
+			),
 		),
 		"InvalidToken", obj(
 			"title", "Authentication error",
@@ -431,8 +437,11 @@ func parameters() object {
 			"description", "The response format, case-insensitive; it wins over `Accept` (for tools that cannot set headers). Another value is a 400.",
 			"schema", obj("type", "string", "enum", formatNames())),
 		"header", obj("name", "header", "in", "query",
-			"description", "CSV: `false` leaves out the header row of field names.",
-			"schema", obj("type", "boolean", "default", true)),
+			"description", "CSV: `false` leaves out the header row of field names. CSV and XLSX: `labels` writes each column's readable label (in `lang`) in the header row instead of its field name, for people who open the file; JSON keys stay the field names.",
+			"schema", obj("type", "string", "enum", []string{"true", "false", "labels"}, "default", "true")),
+		"lang", obj("name", "lang", "in", "query",
+			"description", "With `header=labels`: the language of the labels, `es` (Spanish) or `en` (English).",
+			"schema", obj("type", "string", "enum", []string{"es", "en"}, "default", "es")),
 		"bom", obj("name", "bom", "in", "query",
 			"description", "CSV: `true` starts the file with a UTF-8 byte order mark, which Excel on Windows needs to read UTF-8 (without it, á and ñ come out garbled).",
 			"schema", obj("type", "boolean", "default", false)),
@@ -479,8 +488,8 @@ func headers() object {
 			"description", "RFC 8288 links to the `first`, `prev` (from page 2), `next` (before the last page) and `last` pages (`last` is page 1 when nothing matches), as references relative to the request with its other parameters and without `access_token`.",
 			"schema", obj("type", "string", "pattern", `^<[^>]+>; rel="first"(, <[^>]+>; rel="prev")?(, <[^>]+>; rel="next")?, <[^>]+>; rel="last"$`)),
 		"Content-Disposition", obj(
-			"description", "CSV and XLSX only: an attachment named for what it holds.",
-			"schema", obj("type", "string", "pattern", `^attachment; filename="[a-z0-9-]+\.(csv|tsv|xlsx)"$`)),
+			"description", "An attachment named for what it holds: the dataset, the first filter and the date; `filename` in ASCII (other characters as `_`), `filename*` in UTF-8 (RFC 6266).",
+			"schema", obj("type", "string", "pattern", `^attachment; filename="[ -~]+\.(csv|tsv|xlsx|json|ndjson)"; filename\*=UTF-8''[!-~]+$`)),
 		"WWW-Authenticate", obj("required", true,
 			"description", "Two challenges, as two header lines: `Bearer realm=\"informe\"` (with `, error=\"invalid_token\"` when a token was given) and `Basic realm=\"informe\", charset=\"UTF-8\"`, so that clients that wait for a challenge (Excel) send Basic credentials.",
 			"schema", obj("type", "string", "pattern", `^(Bearer realm="informe"(, error="invalid_token")?|Basic realm="informe", charset="UTF-8")$`)),

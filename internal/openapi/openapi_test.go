@@ -17,6 +17,7 @@ import (
 
 	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -215,8 +216,8 @@ func TestGeneratedFromColumns(t *testing.T) {
 				if got, want := p[kindKeyword], c.Kind.String(); got != want {
 					t.Errorf("%s: %s = %v, want %s", c.Name, kindKeyword, got, want)
 				}
-				if !strings.HasPrefix(p["description"].(string), edmType(c.Kind)+".") {
-					t.Errorf("%s: description %q does not name %s", c.Name, p["description"], edmType(c.Kind))
+				if !strings.HasPrefix(p["description"].(string), odata.EDMType(c.Kind)+".") {
+					t.Errorf("%s: description %q does not name %s", c.Name, p["description"], odata.EDMType(c.Kind))
 				}
 			}
 		})

@@ -26,14 +26,14 @@ func Single(v url.Values, name string) (string, bool, error) {
 	case !ok:
 		return "", false, nil
 	case len(vals) > 1:
-		return "", false, failure.Errorf(failure.Invalid, "%s must be given at most once", name)
+		return "", false, failure.Invalidf(name, "repeated", "%s must be given at most once", name)
 	case vals[0] == "":
-		return "", false, failure.Errorf(failure.Invalid, "%s must not be empty", name)
+		return "", false, failure.Invalidf(name, "empty", "%s must not be empty", name)
 	case !utf8.ValidString(vals[0]) || strings.IndexByte(vals[0], 0) >= 0:
 		// PostgreSQL would refuse either (SQLSTATE 22021): say so here.
-		return "", false, failure.Errorf(failure.Invalid, "%s must be UTF-8 text without NUL characters", name)
+		return "", false, failure.Invalidf(name, "not_text", "%s must be UTF-8 text without NUL characters", name)
 	case secret.MayHoldToken(vals[0]):
-		return "", false, failure.Errorf(failure.Invalid,
+		return "", false, failure.Invalidf(name, "token_in_parameter",
 			"%s: got %s; send the token in the Authorization header (or the access_token parameter) only", name, secret.LooksLikeToken)
 	}
 	return vals[0], true, nil
@@ -46,9 +46,9 @@ func Int(v url.Values, name string, def, max int64) (int64, error) {
 	if err != nil || !ok {
 		return def, err
 	}
-	bad := failure.Errorf(failure.Invalid, "%s must be an integer from 1 to %d, got %s", name, max, secret.Quote(s))
+	bad := failure.Invalidf(name, "not_integer", "%s must be an integer from 1 to %d, got %s", name, max, secret.Quote(s))
 	if max == math.MaxInt64 {
-		bad = failure.Errorf(failure.Invalid, "%s must be an integer of 1 or more, got %s", name, secret.Quote(s))
+		bad = failure.Invalidf(name, "not_integer", "%s must be an integer of 1 or more, got %s", name, secret.Quote(s))
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -74,7 +74,7 @@ func Bool(v url.Values, name string, def bool) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, failure.Errorf(failure.Invalid, "%s must be true or false, got %s", name, secret.Quote(s))
+	return false, failure.Invalidf(name, "not_boolean", "%s must be true or false, got %s", name, secret.Quote(s))
 }
 
 // OneOf reads parameter name as one of allowed (exact match), returning
@@ -89,7 +89,7 @@ func OneOf(v url.Values, name, def string, allowed ...string) (string, error) {
 			return s, nil
 		}
 	}
-	return "", failure.Errorf(failure.Invalid, "%s must be one of %s, got %s", name, strings.Join(allowed, ", "), secret.Quote(s))
+	return "", failure.Invalidf(name, "not_allowed", "%s must be one of %s, got %s", name, strings.Join(allowed, ", "), secret.Quote(s))
 }
 
 // Columns reads the columns parameter: field names of all, comma-separated,
@@ -102,7 +102,7 @@ func Columns(v url.Values, all []export.Column) ([]export.Column, error) {
 	}
 	cols, err := export.Select(all, strings.Split(s, ","))
 	if err != nil {
-		return nil, failure.Wrap(failure.Invalid, err, "columns: "+err.Error())
+		return nil, &failure.Error{Code: failure.Invalid, Target: "columns", Reason: "bad_column", Message: "columns: " + err.Error(), Err: err}
 	}
 	return cols, nil
 }

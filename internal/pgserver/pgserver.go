@@ -1,3 +1,7 @@
+// Package pgserver runs private PostgreSQL servers from the machine's
+// binaries, for the demo, the tests and the benchmarks: a cluster in a
+// folder of its own, listening on loopback only with a password, run as an
+// unprivileged user when informe runs as root ([Start]).
 package pgserver
 
 import (
@@ -101,18 +105,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.password = strings.TrimSpace(string(pw))
 
-	if s.port == 0 {
-		if s.port, err = freePort(); err != nil {
-			return nil, err
-		}
-	}
 	s.log, err = os.OpenFile(filepath.Join(dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	args := []string{"-D", data,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port=" + strconv.Itoa(s.port),
 		"-c", "unix_socket_directories=",
 		"-c", "timezone=UTC",
 	}
@@ -124,24 +122,68 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for _, k := range keys {
 		args = append(args, "-c", k+"="+opts.Settings[k])
 	}
+	// A port picked here is free when picked, but an outgoing connection
+	// (its local port) or another server can take it before postgres binds
+	// it: then postgres exits at once, and another port is picked.
+	picked := s.port == 0
+	for attempt := 1; ; attempt++ {
+		if picked {
+			if s.port, err = pickPort(); err != nil {
+				s.log.Close()
+				return nil, err
+			}
+		}
+		err = s.launch(ctx, bin, append(args, "-c", "port="+strconv.Itoa(s.port)), cred)
+		if err == nil {
+			return s, nil
+		}
+		if !picked || attempt == 3 || !errors.Is(err, errPortTaken) {
+			s.log.Close()
+			return nil, err
+		}
+	}
+}
+
+// errPortTaken is launch's error when postgres exited because its port was
+// in use.
+var errPortTaken = errors.New("server: the port was taken")
+
+// launch runs postgres with args and waits until it accepts connections.
+func (s *Server) launch(ctx context.Context, bin binaries, args []string, cred *syscall.Credential) error {
+	s.exited = make(chan struct{})
 	s.cmd = exec.Command(bin.postgres, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	// Its own process group: a Ctrl-C at the terminal reaches informe only,
 	// which then stops the server in order, after the HTTP server.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := s.cmd.Start(); err != nil {
-		s.log.Close()
-		return nil, fmt.Errorf("server: start postgres: %w", err)
+	var logStart int64
+	if fi, err := s.log.Stat(); err == nil {
+		logStart = fi.Size()
 	}
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("server: start postgres: %w", err)
+	}
+	cmd, exited := s.cmd, s.exited
 	go func() {
-		s.exitErr = s.cmd.Wait()
-		close(s.exited)
+		s.exitErr = cmd.Wait()
+		close(exited)
 	}()
 	if err := s.waitReady(ctx); err != nil {
-		_ = s.Stop(context.Background())
-		return nil, err
+		select {
+		case <-exited:
+			// The log is complete once postgres has exited. PostgreSQL's
+			// startup message has no SQLSTATE: its words it is, in the C
+			// locale the server runs with.
+			if b, rerr := os.ReadFile(s.log.Name()); rerr == nil && int64(len(b)) >= logStart &&
+				bytes.Contains(b[logStart:], []byte("could not bind")) && bytes.Contains(b[logStart:], []byte("already in use")) {
+				return fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+		default:
+		}
+		_ = s.stopProcess(context.Background())
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 func (s *Server) initdb(ctx context.Context, bin binaries, data, pwPath string, cred *syscall.Credential, uid, gid int) error {
@@ -186,7 +228,18 @@ func (s *Server) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
-		conn, err := pgx.Connect(ctx, s.URL("postgres"))
+		// A connection attempt ends when postgres exits: whatever else
+		// listens on the port (and may never answer) is not waited for.
+		cctx, ccancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-s.exited:
+				ccancel()
+			case <-cctx.Done():
+			}
+		}()
+		conn, err := pgx.Connect(cctx, s.URL("postgres"))
+		ccancel()
 		if err == nil {
 			conn.Close(ctx)
 			return nil
@@ -274,6 +327,11 @@ func (s *Server) CreateDatabase(ctx context.Context, name string) error {
 // ends first, the server is killed.
 func (s *Server) Stop(ctx context.Context) error {
 	defer s.log.Close()
+	return s.stopProcess(ctx)
+}
+
+// stopProcess stops postgres as [Server.Stop] does, leaving the log open.
+func (s *Server) stopProcess(ctx context.Context) error {
 	select {
 	case <-s.exited:
 		return nil
@@ -365,6 +423,9 @@ func reachable(dir string, uid, gid int) error {
 		}
 	}
 }
+
+// pickPort is freePort, replaced by a test to give a taken port.
+var pickPort = freePort
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -80,18 +80,35 @@ func (s *Snapshot) Export() (string, error) {
 	return id, nil
 }
 
-func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
-	actx := ctx
-	if d, ok := ctx.Value(acquireTimeoutKey{}).(time.Duration); ok && d > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
+// Acquiring runs f, which waits for a pool connection, under ctx bounded
+// by d (no bound when d is not positive). When the bound passes first, with
+// ctx still live, f's error becomes failure.Busy ([ErrBusy], [BusyMessage]):
+// informe is at capacity, not failing. Any other error of f's is returned
+// as it is.
+func Acquiring(ctx context.Context, d time.Duration, f func(context.Context) error) error {
+	if d <= 0 {
+		return f(ctx)
 	}
-	conn, err := pool.Acquire(actx)
+	actx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := f(actx)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return failure.Wrap(failure.Busy, ErrBusy, BusyMessage)
+	}
+	return err
+}
+
+func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
+	d, _ := ctx.Value(acquireTimeoutKey{}).(time.Duration)
+	var conn *pgxpool.Conn
+	err := Acquiring(ctx, d, func(actx context.Context) (err error) {
+		conn, err = pool.Acquire(actx)
+		return err
+	})
+	if failure.CodeOf(err) == failure.Busy {
+		return nil, err
+	}
 	if err != nil {
-		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, failure.Wrap(failure.Busy, ErrBusy, BusyMessage)
-		}
 		return nil, ClassifyIn(ctx, fmt.Errorf("acquire: %w", err))
 	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -259,26 +276,14 @@ func Classify(err error) error {
 
 // ClassifyIn is [Classify] for an error of work run under ctx: when ctx was
 // cancelled, whatever PostgreSQL or the driver said (57014, a closed
-// connection) is the cancel's doing, and the error says why ctx was
-// cancelled: its cause (failure.ErrShutdown, failure.ErrRequestTimeout), a
-// passed deadline, or, with no cause given, failure.ErrClientGone, since
-// net/http cancels a request's context when its client goes away.
+// connection) is the cancel's doing, and [failure.Classify] says why ctx
+// was cancelled.
 func ClassifyIn(ctx context.Context, err error) error {
 	if err == nil || failure.CodeOf(err) != failure.Internal {
 		return err
 	}
 	if ctx.Err() != nil {
-		cause := context.Cause(ctx)
-		switch {
-		case errors.Is(cause, failure.ErrShutdown):
-			return failure.Wrap(failure.Unavailable, fmt.Errorf("%w: %w", cause, err), "Service Unavailable: the server is shutting down; try again")
-		case errors.Is(cause, failure.ErrRequestTimeout), errors.Is(cause, context.DeadlineExceeded):
-			return failure.Wrap(failure.Unavailable, fmt.Errorf("%w: %w", failure.ErrRequestTimeout, err),
-				"Service Unavailable: the request took longer than this server allows; ask for fewer rows, or try again")
-		case errors.Is(cause, context.Canceled):
-			return fmt.Errorf("%w: %w", failure.ErrClientGone, err)
-		}
-		return fmt.Errorf("%w: %w", cause, err)
+		return failure.Classify(ctx, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err

@@ -1,3 +1,6 @@
+// Package seed loads realistic, deterministic demo data into an empty
+// database ([Seed]): contracts, clients, services, processes, tasks and
+// users, the same rows for the same [Options].
 package seed
 
 import (

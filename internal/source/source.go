@@ -116,6 +116,18 @@ func bySet(set *odata.EntitySet) *Source {
 	panic("source: no dataset for entity set " + set.Name()) // navigations lead to grains only
 }
 
+// Named returns the source called name, the report's (its plain
+// queries counted as counting says), the users' or a grain's, or nil if
+// there is none by that name.
+func Named(name string, counting report.Counting) *Source {
+	for _, s := range append([]*Source{Report(counting), Users}, Grains...) {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
 // AnyPath are the parameters every path takes besides its own: the token,
 // for clients that cannot send headers, and "_", the cache-buster that
 // jQuery's ajax adds with cache: false, whose value means nothing.

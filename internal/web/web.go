@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/compress"
 )
 
 //go:embed static
@@ -35,11 +36,13 @@ type Site struct {
 	page   *template.Template
 	assets map[string]asset // by hashed name
 	urls   map[string]string
+	icon   asset // also served at /favicon.ico
 }
 
 type asset struct {
 	body  []byte
 	ctype string
+	coded map[compress.Coding][]byte // body compressed, made once by New
 }
 
 // New reads the embedded files, builds the catalogue of datasets and names
@@ -58,7 +61,7 @@ func New() (*Site, error) {
 	}
 	s := &Site{assets: map[string]asset{}, urls: map[string]string{}}
 	files := map[string][]byte{"catalog.json": cat}
-	for _, name := range []string{"app.js", "app.css"} {
+	for _, name := range []string{"app.js", "app.css", "icon.svg"} {
 		b, err := static.ReadFile("static/" + name)
 		if err != nil {
 			return nil, fmt.Errorf("web: %w", err)
@@ -73,9 +76,14 @@ func New() (*Site, error) {
 		if ext == ".js" {
 			ctype = "text/javascript; charset=utf-8"
 		}
-		s.assets[hashed] = asset{body: b, ctype: ctype}
+		coded, err := compressed(b)
+		if err != nil {
+			return nil, fmt.Errorf("web: %s: %w", name, err)
+		}
+		s.assets[hashed] = asset{body: b, ctype: ctype, coded: coded}
 		s.urls[name] = AssetPrefix + hashed
 	}
+	s.icon = s.assets[strings.TrimPrefix(s.urls["icon.svg"], AssetPrefix)]
 	s.page, err = template.ParseFS(static, "static/index.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
@@ -86,10 +94,7 @@ func New() (*Site, error) {
 // Page writes the HTML document in the reader's language (see [Language]).
 func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
-	err := s.page.Execute(&b, struct {
-		Lang                   string
-		Script, Style, Catalog string
-	}{Language(r), s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"]})
+	err := s.page.Execute(&b, s.pageData(Language(r)))
 	if err != nil {
 		// The template is fixed and its data plain strings: this cannot
 		// happen unless the embedded file is broken.
@@ -99,12 +104,30 @@ func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	SetSecurityHeaders(h)
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Vary", "Accept-Language, Cookie")
+	h.Set("Vary", "Accept-Language, Cookie, Accept-Encoding")
 	h.Set("Content-Language", Language(r))
+	body := b.Bytes()
+	if c := compress.Negotiate(r.Header.Values("Accept-Encoding")...); c != compress.Identity {
+		if coded, err := compressed(body); err == nil {
+			body = coded[c]
+			h.Set("Content-Encoding", c.String())
+		}
+	}
+	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(b.Bytes())
+		_, _ = w.Write(body)
 	}
+}
+
+// pageData is what the HTML template fills in.
+type pageData struct {
+	Lang                         string
+	Script, Style, Catalog, Icon string
+}
+
+func (s *Site) pageData(lang string) pageData {
+	return pageData{lang, s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"], s.urls["icon.svg"]}
 }
 
 // Asset serves the asset with the hashed name, reporting false (and writing
@@ -115,23 +138,61 @@ func (s *Site) Asset(w http.ResponseWriter, r *http.Request, name string) bool {
 	if !ok {
 		return false
 	}
+	a.serve(w, r, "public, max-age=31536000, immutable")
+	return true
+}
+
+// Icon serves the page's icon at /favicon.ico, where browsers look for
+// one without being told: an SVG, cached for a day.
+func (s *Site) Icon(w http.ResponseWriter, r *http.Request) {
+	s.icon.serve(w, r, "public, max-age=86400")
+}
+
+// serve writes a, compressed when the request's Accept-Encoding asks for
+// a coding informe has made.
+func (a asset) serve(w http.ResponseWriter, r *http.Request, cache string) {
 	h := w.Header()
 	SetSecurityHeaders(h)
 	h.Set("Content-Type", a.ctype)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("Content-Length", fmt.Sprint(len(a.body)))
+	h.Set("Cache-Control", cache)
+	h.Set("Vary", "Accept-Encoding")
+	body := a.body
+	if c := compress.Negotiate(r.Header.Values("Accept-Encoding")...); a.coded[c] != nil {
+		body = a.coded[c]
+		h.Set("Content-Encoding", c.String())
+	}
+	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(a.body)
+		_, _ = w.Write(body)
 	}
-	return true
+}
+
+// compressed returns b in every coding informe makes.
+func compressed(b []byte) (map[compress.Coding][]byte, error) {
+	out := map[compress.Coding][]byte{}
+	for _, c := range []compress.Coding{compress.Gzip, compress.Zstd} {
+		var buf bytes.Buffer
+		zw, err := compress.NewWriter(&buf, c)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := zw.Write(b); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		out[c] = buf.Bytes()
+	}
+	return out, nil
 }
 
 // Size returns the bytes of the HTML document (in Spanish) and of every
 // asset together, uncompressed: what a first visit downloads.
 func (s *Site) Size() int {
 	var b bytes.Buffer
-	_ = s.page.Execute(&b, struct{ Lang, Script, Style, Catalog string }{"es", s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"]})
+	_ = s.page.Execute(&b, s.pageData("es"))
 	n := b.Len()
 	for _, a := range s.assets {
 		n += len(a.body)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,9 +38,14 @@ type template struct {
 
 const migrated = "tmpl_migrated"
 
-// Main starts the private server, runs the tests and stops the server.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// Main starts the private server, runs the tests, stops the server and
+// then calls each of cleanups, for what the package's tests share.
+func Main(m *testing.M, cleanups ...func()) {
+	code := run(m)
+	for _, c := range cleanups {
+		c()
+	}
+	os.Exit(code)
 }
 
 func run(m *testing.M) int {
@@ -159,8 +165,28 @@ const SeededContracts = 2000
 // binary with [SeededContracts] contracts (seed 1).
 func Seeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	return NewFrom(tb, "seed2000", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: SeededContracts, Seed: 1})
+	return seeded(tb, SeededContracts)
+}
+
+// SmallSeededContracts is the number of contracts in the database
+// [SmallSeeded] copies: about 3,000 report rows, several pages of 1,000.
+const SmallSeededContracts = 300
+
+// SmallSeeded returns a pool on a fresh copy of a database seeded once per
+// test binary with [SmallSeededContracts] contracts (seed 1): for tests
+// that compare every row with a model, where more rows would prove nothing
+// more and cost time on every request.
+func SmallSeeded(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	return seeded(tb, SmallSeededContracts)
+}
+
+// seeded returns a pool on a fresh copy of a template seeded once per test
+// binary with contracts contracts (seed 1).
+func seeded(tb testing.TB, contracts int) *pgxpool.Pool {
+	tb.Helper()
+	return NewFrom(tb, "seed"+strconv.Itoa(contracts), func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: contracts, Seed: 1})
 		return err
 	})
 }

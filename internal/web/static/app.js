@@ -1,6 +1,8 @@
 // informe's export page: sign in with a token, choose rows and columns, see
-// the count and the first rows, download, and copy a connection. Values from
-// the database are only ever set as textContent, never as HTML.
+// the count, the size and the first rows, download, and copy a connection.
+// Values from the database are only ever set as textContent, never as HTML.
+// The choice lives in the URL's fragment (never the token), so that a
+// reload or a shared link reopens it.
 "use strict";
 
 (function () {
@@ -13,33 +15,63 @@
       builderTitle: "Exportar", datasetTitle: "Datos", columnsTitle: "Columnas", search: "Buscar",
       all: "Todas", none: "Ninguna", filtersTitle: "Filtros", formatTitle: "Formato", format: "Formato",
       delimiter: "Separador", comma: "coma", semicolon: "punto y coma", tab: "tabulador",
-      header: "Fila de encabezado", bom: "BOM UTF-8 (para Excel en Windows)",
+      header: "Encabezados", headerLabels: "nombres legibles", headerNames: "nombres de la API", headerNone: "sin fila de encabezado",
+      bom: "BOM UTF-8 (para Excel en Windows)",
       resultTitle: "Resultado", download: "Descargar", previewCaption: "Primeras 20 filas, tal como quedarán en el archivo",
+      orderTitle: "Orden en el archivo", orderHint: "Las columnas van en el orden en que las marcó. Muévalas con los botones.",
+      orderAll: "Ninguna marcada: van todas, en el orden del informe.",
+      up: "Subir {c}", down: "Bajar {c}", remove: "Quitar {c}",
+      noMatch: "Ninguna columna coincide con «{q}».",
       connectTitle: "Conectar",
       connectLead: "Textos listos para pegar, con la elección de arriba. Se actualizan al cambiarla.",
       reveal: "Mostrar token", hide: "Ocultar token", copy: "Copiar", copied: "Copiado",
       chosenAll: "Ninguna elegida: se exportan las {n} columnas.", chosen: "{k} de {n} columnas elegidas.",
-      count: "{n} filas coinciden.", count1: "1 fila coincide.", counting: "Contando…",
-      signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo.",
+      count: "{n} filas coinciden.", count1: "1 fila coincide.", count0: "Ninguna fila coincide: no hay nada que descargar. Cambie los filtros.",
+      counting: "Contando…", checking: "Revisando los filtros…",
+      size: "Tamaño estimado: {list}.", sizeWarn: "El archivo {f} tendría unos {s}. Considere filtrar o elegir menos columnas antes de descargar.",
+      downloading: "Descargando {file}: el navegador muestra el avance en sus descargas.",
+      signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo; su elección se conserva.",
+      kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
       contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
       rutHint: "12.345.678-5, 12345678-5 o 123456785",
+      condsTitle: "Condiciones", condsHint: "Filas cuyas columnas cumplen todas estas condiciones.", addCond: "Añadir una condición",
+      condCol: "Columna de la condición {n}", condOp: "Comparación de la condición {n}", condValue: "Valor de la condición {n}", condRemove: "Quitar la condición {n}",
+      ops: { eq: "es", ne: "no es", contains: "contiene", startswith: "empieza con", gt: "más de", ge: "al menos", lt: "menos de", le: "como máximo" },
+      dateOps: { ge: "desde el", lt: "antes del", eq: "el día" },
+      err: {
+        rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
+        rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
+        not_integer: "Escriba un número entero, como 42.",
+        empty: "Escriba un valor o deje el campo vacío.",
+        repeated: "Este filtro va una sola vez.",
+        not_text: "Este valor tiene caracteres que informe no acepta.",
+        token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
+        other400: "informe no acepta esta elección ({target}).",
+        cond: "informe no acepta estas condiciones: revise cada valor (un número, una fecha o un texto, según la columna).",
+        403: "Este token no puede leer estos datos.",
+        503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
+        500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
+        network: "No se pudo conectar con informe. Revise la conexión e intente de nuevo.",
+      },
       secret: "Esta URL lleva su token: es un secreto. No la comparta ni la publique; si se filtra, pida que revoquen el token.",
       noToken: "SU_TOKEN",
       noTokenNote: "Para incluir el token en estos textos, ingrese de nuevo en esta página (el token no se guarda donde un script pueda leerlo).",
       importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Péguelo en una celda. Google lo lee desde sus servidores: informe debe tener una dirección HTTPS pública.",
-      web: "Excel: Desde la Web",
-      webHow: "Datos → Obtener datos → Desde otras fuentes → Desde la Web; pegue la URL; en Acceso a contenido web elija Básica, usuario token y como contraseña su token, nivel la dirección base.",
+      importdataHow: "Péguelo en una celda. Google lo lee desde sus servidores.",
+      importdataNo: "No disponible aquí: Google Sheets lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}. Use Excel, Power BI o LibreOffice, o sirva informe en una dirección HTTPS pública (vea «HTTPS» en la guía).",
+      whyHttp: ", que no es HTTPS", whyPrivate: ", una dirección local o privada",
+      web: "Excel: desde la Web",
+      webHow: "Datos > Obtener datos > De otras fuentes > Desde la Web; pegue la URL; en Acceso a contenido web elija Básica, usuario token y como contraseña su token, nivel la dirección base.",
       m: "Excel / Power BI: código M de Power Query",
-      mHow: "Datos → Obtener datos → Consulta en blanco → Editor avanzado; pegue el código; credencial Básica (usuario token, contraseña su token).",
+      mHow: "Excel: Datos > Obtener datos > De otras fuentes > Consulta en blanco. Power BI: Inicio > Obtener datos > Consulta en blanco. Luego Editor avanzado; pegue el código; credencial Básica (usuario token, contraseña su token).",
       odata: "Excel / Power BI: fuente OData",
-      odataHow: "Obtener datos → Desde fuente OData; pegue la URL; credencial Básica (usuario token, contraseña su token).",
+      odataHow: "Excel: Datos > Obtener datos > De otras fuentes > Desde una fuente OData. Power BI: Inicio > Obtener datos > Más... > Fuente OData. Pegue la URL; credencial Básica (usuario token, contraseña su token).",
       curl: "curl, para una tarea nocturna",
       curlHow: "Con el token en la variable de entorno INFORME_TOKEN; el archivo se reemplaza solo si llegó completo.",
       cli: "informe export (con acceso a la base de datos)",
       cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
       libre: "LibreOffice Calc",
-      libreHow: "Hoja → Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
+      libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
     },
     en: {
       skip: "Skip to content", signOut: "Sign out", switchTo: "Español", switchLang: "es",
@@ -49,36 +81,69 @@
       builderTitle: "Export", datasetTitle: "Data", columnsTitle: "Columns", search: "Search",
       all: "All", none: "None", filtersTitle: "Filters", formatTitle: "Format", format: "Format",
       delimiter: "Delimiter", comma: "comma", semicolon: "semicolon", tab: "tab",
-      header: "Header row", bom: "UTF-8 BOM (for Excel on Windows)",
+      header: "Headers", headerLabels: "readable names", headerNames: "the API's names", headerNone: "no header row",
+      bom: "UTF-8 BOM (for Excel on Windows)",
       resultTitle: "Result", download: "Download", previewCaption: "First 20 rows, as the file will hold them",
+      orderTitle: "Order in the file", orderHint: "Columns come in the order you ticked them. Move them with the buttons.",
+      orderAll: "None ticked: all of them, in the report's order.",
+      up: "Move {c} up", down: "Move {c} down", remove: "Remove {c}",
+      noMatch: "No column matches “{q}”.",
       connectTitle: "Connect",
       connectLead: "Ready-to-paste texts for the choice above. They follow it as it changes.",
       reveal: "Show token", hide: "Hide token", copy: "Copy", copied: "Copied",
       chosenAll: "None chosen: all {n} columns are exported.", chosen: "{k} of {n} columns chosen.",
-      count: "{n} rows match.", count1: "1 row matches.", counting: "Counting…",
-      signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again.",
+      count: "{n} rows match.", count1: "1 row matches.", count0: "No row matches: there is nothing to download. Change the filters.",
+      counting: "Counting…", checking: "Checking the filters…",
+      size: "Estimated size: {list}.", sizeWarn: "The {f} file would be about {s}. Consider filtering or choosing fewer columns before downloading.",
+      downloading: "Downloading {file}: the browser shows the progress in its downloads.",
+      signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again; your choice is kept.",
+      kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
       contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
       rutHint: "12.345.678-5, 12345678-5 or 123456785",
+      condsTitle: "Conditions", condsHint: "Rows whose columns meet all of these conditions.", addCond: "Add a condition",
+      condCol: "Column of condition {n}", condOp: "Comparison of condition {n}", condValue: "Value of condition {n}", condRemove: "Remove condition {n}",
+      ops: { eq: "is", ne: "is not", contains: "contains", startswith: "begins with", gt: "more than", ge: "at least", lt: "less than", le: "at most" },
+      dateOps: { ge: "from", lt: "before", eq: "on" },
+      err: {
+        rut_check_digit: "This RUT's check digit is wrong: check the number.",
+        rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
+        not_integer: "Type a whole number, such as 42.",
+        empty: "Type a value or leave the field empty.",
+        repeated: "This filter goes once only.",
+        not_text: "This value has characters informe does not take.",
+        token_in_parameter: "This looks like a token: do not type it in a filter.",
+        other400: "informe does not take this choice ({target}).",
+        cond: "informe does not take these conditions: check each value (a number, a date or a text, as the column says).",
+        403: "This token may not read these data.",
+        503: "informe is busy or cannot reach its database. Try again in a few seconds.",
+        500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
+        network: "informe could not be reached. Check the connection and try again.",
+      },
       secret: "This URL carries your token: it is a secret. Do not share or publish it; if it leaks, have the token revoked.",
       noToken: "YOUR_TOKEN",
       noTokenNote: "To put the token in these texts, sign in again on this page (the token is not kept where a script can read it).",
       importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Paste it into a cell. Google fetches it from its own servers: informe needs a public HTTPS address.",
+      importdataHow: "Paste it into a cell. Google fetches it from its own servers.",
+      importdataNo: "Not available here: Google Sheets fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}. Use Excel, Power BI or LibreOffice, or serve informe at a public HTTPS address (see “HTTPS” in the guide).",
+      whyHttp: ", which is not HTTPS", whyPrivate: ", a local or private address",
       web: "Excel: From Web",
-      webHow: "Data → Get Data → From Other Sources → From Web; paste the URL; in Access Web content pick Basic, user name token and your token as the password, level the base address.",
+      webHow: "Data > Get Data > From Other Sources > From Web; paste the URL; in Access Web content pick Basic, user name token and your token as the password, level the base address.",
       m: "Excel / Power BI: Power Query M code",
-      mHow: "Data → Get Data → Blank Query → Advanced Editor; paste the code; Basic credential (user name token, password your token).",
+      mHow: "Excel: Data > Get Data > From Other Sources > Blank Query. Power BI: Home > Get data > Blank query. Then Advanced Editor; paste the code; Basic credential (user name token, password your token).",
       odata: "Excel / Power BI: OData feed",
-      odataHow: "Get Data → OData feed; paste the URL; Basic credential (user name token, password your token).",
+      odataHow: "Excel: Data > Get Data > From Other Sources > From OData Feed. Power BI: Home > Get data > More... > OData feed. Paste the URL; Basic credential (user name token, password your token).",
       curl: "curl, for a nightly job",
       curlHow: "With the token in the INFORME_TOKEN environment variable; the file is replaced only when it arrived whole.",
       cli: "informe export (with database access)",
       cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
       libre: "LibreOffice Calc",
-      libreHow: "Sheet → Link to External Data; paste the URL and pick UTF-8, separated by comma.",
+      libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
     },
   };
   const FILTERS = ["contract_id", "code_contract", "client_id", "rut"];
+  const FORMATS = ["csv", "xlsx", "json", "ndjson"];
+  const FORMAT_NAMES = { csv: "CSV", xlsx: "Excel", json: "JSON", ndjson: "NDJSON" };
+  const BIG = 50 * 1024 * 1024; // warn above this estimated size
   const $ = (id) => document.getElementById(id);
   const el = (tag, props, ...kids) => {
     const e = document.createElement(tag);
@@ -92,9 +157,12 @@
   let principal = null;
   let token = ""; // only when signed in on this page load, never stored
   let revealed = false;
-  const state = { ds: null, chosen: new Set(), filters: {}, format: "csv", delimiter: "comma", header: true, bom: false };
+  const fresh = () => ({ ds: null, chosen: [], filters: {}, where: [], format: "csv", delimiter: "comma", header: "labels", bom: false });
+  let state = fresh();
   let pending = null; // AbortController of the count and preview in flight
   let timer = 0;
+  let checking = false; // a change not yet checked by informe
+  let total = null; // rows matching, once checked; null while unknown or refused
 
   const t = (key, vars) => {
     let s = T[lang][key] || key;
@@ -102,6 +170,8 @@
     return s;
   };
   const words = (text) => text[lang] || text.es;
+  const fold = (s) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  const number = (n) => Number(n).toLocaleString(lang === "es" ? "es-CL" : "en-US");
 
   function translate() {
     document.documentElement.lang = lang;
@@ -110,6 +180,41 @@
     $("lang").lang = t("switchLang");
     if (principal) $("who").textContent = t("signedInAs", { name: principal.name });
     if (catalog && principal) renderBuilder();
+  }
+
+  // --- the choice in the URL's fragment ---
+
+  // readHash takes the choice from the fragment: ds, cols, the filters,
+  // format, delimiter, header, bom. Unknown names are ignored.
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    if (!h.has("ds")) return;
+    const s = fresh();
+    s.ds = h.get("ds");
+    s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
+    for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
+    s.where = h.getAll("w").map((w) => {
+      const [col, op, ...v] = w.split("~");
+      return { col: col, op: op, v: v.join("~") };
+    });
+    if (FORMATS.includes(h.get("format"))) s.format = h.get("format");
+    if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
+    if (["labels", "true", "false"].includes(h.get("header"))) s.header = h.get("header");
+    s.bom = h.get("bom") === "true";
+    state = s;
+  }
+
+  function writeHash() {
+    const h = new URLSearchParams();
+    h.set("ds", state.ds);
+    if (state.chosen.length) h.set("cols", state.chosen.join(","));
+    if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) h.set(f, state.filters[f]);
+    for (const w of state.where) h.append("w", w.col + "~" + w.op + "~" + w.v);
+    h.set("format", state.format);
+    if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
+    if (state.header !== "labels") h.set("header", state.header);
+    if (state.bom) h.set("bom", "true");
+    history.replaceState(null, "", "#" + h.toString().replace(/%2C/g, ","));
   }
 
   // --- signing in and out ---
@@ -125,28 +230,56 @@
     $("token").setAttribute("aria-invalid", message ? "true" : "false");
   }
 
+  // sessionEnded shows the sign-in form with why the session ended (from
+  // /web/session: expired, revoked), keeping the choice for afterwards.
+  async function sessionEnded() {
+    let msg = t("sessionEnded");
+    try {
+      const s = await (await fetch("/web/session")).json();
+      if (s.message) msg = s.message + " " + t("sessionEnded");
+    } catch (e) { /* the generic message will do */ }
+    if (pending) pending.abort();
+    showSignIn(msg);
+    $("token").focus();
+  }
+
   function showBuilder(p) {
     principal = p;
     const allowed = catalog.datasets.filter((d) => p.scopes.includes(d.scope));
     if (!state.ds || !allowed.some((d) => d.name === state.ds)) {
+      const keep = state.ds;
+      state = fresh();
       state.ds = allowed[0].name;
-      state.chosen.clear();
+      if (keep) writeHash();
     }
+    const names = new Set(allColumns());
+    state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
+    state.where = state.where.filter((w) => names.has(w.col) && opsFor(column(w.col)).includes(w.op));
     $("sign-in").hidden = true;
     $("builder").hidden = false;
     $("sign-out").hidden = false;
     $("who").textContent = t("signedInAs", { name: p.name });
+    $("format").value = state.format;
+    $("delimiter").value = state.delimiter;
+    $("header").value = state.header;
+    $("bom").checked = state.bom;
     renderBuilder();
   }
 
   async function signIn(ev) {
     ev.preventDefault();
     const value = $("token").value.trim();
-    const res = await fetch("/web/sign-in", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ token: value, lang: lang }),
-    });
-    const body = await res.json().catch(() => ({}));
+    let res, body;
+    try {
+      res = await fetch("/web/sign-in", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ token: value, lang: lang }),
+      });
+      body = await res.json().catch(() => ({}));
+    } catch (e) {
+      showSignIn(t("err").network);
+      return;
+    }
     if (!res.ok) {
       showSignIn(body.message || res.statusText);
       $("token").focus();
@@ -161,6 +294,9 @@
   async function signOut() {
     await fetch("/web/sign-out", { method: "POST" });
     revealed = false;
+    state = fresh();
+    $("search").value = "";
+    history.replaceState(null, "", location.pathname);
     showSignIn("");
     $("token").focus();
   }
@@ -168,10 +304,12 @@
   // --- the builder ---
 
   const dataset = () => catalog.datasets.find((d) => d.name === state.ds);
-  const allColumns = () => dataset().groups.flatMap((g) => g.columns.map((c) => c.name));
-  // chosenColumns are the chosen columns in the column list's order (the
-  // export's), or [] for all.
-  const chosenColumns = () => allColumns().filter((n) => state.chosen.has(n));
+  const columnsOf = (d) => d.groups.flatMap((g) => g.columns);
+  const allColumns = () => columnsOf(dataset()).map((c) => c.name);
+  const column = (name) => columnsOf(dataset()).find((c) => c.name === name);
+  // chosenColumns are the chosen columns in the order chosen, or [] for all.
+  const chosenColumns = () => state.chosen.slice();
+  const shownColumns = () => (state.chosen.length ? state.chosen : allColumns()).map(column);
 
   function renderBuilder() {
     const allowed = catalog.datasets.filter((d) => principal.scopes.includes(d.scope));
@@ -179,36 +317,90 @@
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
-      input.addEventListener("change", () => { state.ds = d.name; state.chosen.clear(); renderBuilder(); });
+      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
     renderGroups();
+    renderOrder();
     renderFilters();
-    $("filters-card").hidden = !dataset().filters;
+    renderConds();
+    $("filters").hidden = !dataset().filters;
     changed(true);
   }
 
   function renderGroups() {
-    const q = $("search").value.trim().toLowerCase();
+    const raw = $("search").value.trim();
+    const q = fold(raw);
+    let shown = 0;
     const groups = dataset().groups.map((g) => {
-      const rows = g.columns.filter((c) => !q || c.name.includes(q) || words(c.about).toLowerCase().includes(q))
+      const rows = g.columns.filter((c) => !q || [c.name, c.label.es, c.label.en, words(c.about), words(g.title)].some((s) => fold(s).includes(q)))
         .map((c) => {
           const id = "col-" + c.name;
-          const box = el("input", { type: "checkbox", id: id, value: c.name, checked: state.chosen.has(c.name) });
+          const box = el("input", { type: "checkbox", id: id, value: c.name, checked: state.chosen.includes(c.name) });
+          box.setAttribute("aria-describedby", id + "-about");
           box.addEventListener("change", () => {
-            if (box.checked) state.chosen.add(c.name); else state.chosen.delete(c.name);
+            if (box.checked) { if (!state.chosen.includes(c.name)) state.chosen.push(c.name); } else state.chosen = state.chosen.filter((n) => n !== c.name);
+            renderOrder();
             changed(true);
           });
           const label = el("label", { htmlFor: id },
-            el("code", { textContent: c.name }), " ",
-            el("span", { className: "kind", textContent: c.kind }), " ",
-            el("span", { className: "about", textContent: words(c.about) }));
-          return el("li", {}, box, label);
+            el("span", { className: "label", textContent: words(c.label) }), " ",
+            el("span", { className: "kind", textContent: t("kinds")[c.type] || c.type }));
+          const about = el("span", { id: id + "-about", className: "about" }, words(c.about), " ", el("code", { textContent: c.name }));
+          return el("li", {}, box, el("span", { className: "col" }, label, about));
         });
+      shown += rows.length;
       if (!rows.length) return null;
       return el("fieldset", {}, el("legend", { textContent: words(g.title) }), el("ul", {}, ...rows));
     }).filter(Boolean);
     $("groups").replaceChildren(...groups);
+    $("groups").hidden = !shown;
+    $("search-empty").textContent = shown ? "" : t("noMatch", { q: raw });
+  }
+
+  // renderOrder lists the chosen columns in their order, each with buttons
+  // to move it up or down and to remove it.
+  function renderOrder(focus) {
+    const list = state.chosen;
+    $("order-hint").textContent = list.length ? t("orderHint") : t("orderAll");
+    $("order").replaceChildren(...list.map((name, i) => {
+      const c = column(name);
+      const lbl = words(c.label);
+      const btn = (what, text, disabled, fn) => {
+        const b = el("button", { type: "button", className: "icon", id: "order-" + what + "-" + name, textContent: text, disabled: disabled });
+        b.setAttribute("aria-label", t(what, { c: lbl }));
+        b.title = t(what, { c: lbl });
+        b.addEventListener("click", fn);
+        return b;
+      };
+      const num = el("span", { className: "num", textContent: (i + 1) + "." });
+      num.setAttribute("aria-hidden", "true"); // the list says the position
+      return el("li", {}, num, el("span", { className: "name", textContent: lbl }),
+        el("span", { className: "moves" },
+          btn("up", "↑", i === 0, () => move(i, -1, "up")),
+          btn("down", "↓", i === list.length - 1, () => move(i, 1, "down")),
+          btn("remove", "×", false, () => {
+            state.chosen.splice(i, 1);
+            const box = $("col-" + name);
+            if (box) box.checked = false;
+            renderOrder();
+            changed(true);
+            const next = state.chosen[Math.min(i, state.chosen.length - 1)];
+            (next ? $("order-remove-" + next) : $("search")).focus();
+          })));
+    }));
+    if (focus) {
+      const b = $(focus);
+      (b && !b.disabled ? b : $(focus.replace(/-(up|down)-/, (m, w) => w === "up" ? "-down-" : "-up-"))).focus();
+    }
+  }
+
+  function move(i, by, what) {
+    const name = state.chosen[i];
+    state.chosen.splice(i, 1);
+    state.chosen.splice(i + by, 0, name);
+    renderOrder("order-" + what + "-" + name);
+    changed(true);
   }
 
   function renderFilters() {
@@ -235,39 +427,154 @@
     }));
   }
 
-  // params returns the query parameters of the current choice, for the
-  // paged path (page) or the export.
+  // --- conditions: OData's $filter, which every path takes ---
+
+  const opsFor = (c) => c.values ? ["eq", "ne"] : c.type === "text" ? ["eq", "ne", "contains", "startswith"]
+    : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
+  const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
+
+  function renderConds(focus) {
+    const cols = columnsOf(dataset());
+    $("conds").replaceChildren(...state.where.map((w, i) => {
+      const n = i + 1;
+      const c = column(w.col);
+      const id = "w" + i;
+      const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
+      const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
+      const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
+      // A status is chosen among its values; anything else is typed.
+      const value = labelled(c.values
+        ? el("select", { id: id + "-v" }, el("option", { value: "", textContent: "—" }),
+          ...c.values.map((v) => el("option", { value: v, textContent: v, selected: v === w.v })))
+        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
+      if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
+      const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
+      col.addEventListener("change", () => {
+        w.col = col.value;
+        const k = column(w.col);
+        if (!opsFor(k).includes(w.op)) w.op = opsFor(k)[0];
+        w.v = "";
+        renderConds(id + "-col");
+        changed(true);
+      });
+      op.addEventListener("change", () => { w.op = op.value; changed(true); });
+      value.addEventListener(c.values ? "change" : "input", () => { w.v = value.value.trim(); changed(value.type === "date" || !!c.values); });
+      remove.addEventListener("click", () => {
+        state.where.splice(i, 1);
+        renderConds();
+        changed(true);
+        $("add-cond").focus();
+      });
+      return el("li", { className: "cond" }, col, op, value, remove);
+    }));
+    if (focus && $(focus)) $(focus).focus();
+  }
+
+  // condition returns the OData expression of w, "" while it has no value.
+  function condition(w) {
+    const c = column(w.col);
+    if (!w.v) return "";
+    let lit = w.v;
+    if (c.type === "text") lit = "'" + w.v.replace(/'/g, "''") + "'";
+    // A day of a date-time column starts at midnight where the analyst is.
+    if (c.type === "datetime" && /^\d{4}-\d{2}-\d{2}$/.test(w.v)) {
+      const day = new Date(w.v + "T00:00:00");
+      lit = isNaN(day) ? w.v : day.toISOString().replace(/\.000Z$/, "Z");
+      if (w.op === "eq") {
+        const next = new Date(day.getTime());
+        next.setDate(next.getDate() + 1);
+        return "(" + w.col + " ge " + lit + " and " + w.col + " lt " + next.toISOString().replace(/\.000Z$/, "Z") + ")";
+      }
+    }
+    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + w.col + "," + lit + ")";
+    return w.col + " " + w.op + " " + lit;
+  }
+  const filterExpr = () => state.where.map(condition).filter(Boolean).join(" and ");
+
+  // --- URLs ---
+
+  // enc percent-encodes a query value, spaces as %20 (never "+"), keeping
+  // commas and OData's $ readable.
+  const enc = (s) => encodeURIComponent(s).replace(/%2C/g, ",").replace(/%24/g, "$");
+  const query = (pairs) => pairs.map(([k, v]) => enc(k) + "=" + enc(v)).join("&");
+
+  // params returns the query parameters of the current choice, as
+  // [name, value] pairs, in format (default the chosen one). plain leaves
+  // out the CSV options (for the count and for IMPORTDATA, which reads
+  // commas).
   function params(opts) {
-    const p = new URLSearchParams();
-    p.set("format", opts.format || state.format);
+    opts = opts || {};
+    const format = opts.format || state.format;
+    const p = [["format", format]];
     const cols = chosenColumns();
-    if (cols.length) p.set("columns", cols.join(","));
-    if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) p.set(f, state.filters[f]);
-    if ((opts.format || state.format) === "csv" && !opts.plainCSV) {
-      if (state.delimiter !== "comma") p.set("delimiter", state.delimiter);
-      if (!state.header) p.set("header", "false");
-      if (state.bom) p.set("bom", "true");
+    if (cols.length) p.push(["columns", cols.join(",")]);
+    if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) p.push([f, state.filters[f]]);
+    if (filterExpr()) p.push(["$filter", filterExpr()]);
+    if (format === "csv" && !opts.plain) {
+      if (state.delimiter !== "comma") p.push(["delimiter", state.delimiter]);
+      if (state.bom) p.push(["bom", "true"]);
+    }
+    if ((format === "csv" && (!opts.plain || opts.headers)) || format === "xlsx") {
+      if (state.header === "labels") p.push(["header", "labels"], ["lang", lang]);
+      else if (state.header === "false" && format === "csv") p.push(["header", "false"]);
     }
     return p;
   }
+  const exportPath = (opts) => dataset().export + "?" + query(params(opts));
 
-  const query = (p) => p.toString().replace(/%2C/g, ",");
-  const exportPath = (opts) => dataset().export + "?" + query(params(opts || {}));
+  // --- the count, the size, the preview ---
 
   let changedAt = 0; // when the choice last changed, for the preview's timing
 
-  // changed follows a change of the choice: the texts at once, the count and
-  // preview at once (now) or after a pause in typing.
+  // changed follows a change of the choice: the texts and the fragment at
+  // once, the count and preview at once (now) or after a pause in typing.
+  // Until informe has checked the change, Download waits.
   function changed(now) {
     changedAt = performance.now();
     const cols = chosenColumns();
     const n = allColumns().length;
     $("chosen").textContent = cols.length ? t("chosen", { k: cols.length, n: n }) : t("chosenAll", { n: n });
     for (const e of document.querySelectorAll(".csv-only")) e.hidden = state.format !== "csv";
+    for (const e of document.querySelectorAll(".sheet-only")) e.hidden = state.format !== "csv" && state.format !== "xlsx";
     $("download").href = exportPath();
+    $("download-error").textContent = "";
+    $("download-status").textContent = "";
+    writeHash();
     renderConnect();
+    checking = true;
+    total = null;
+    setDownload();
+    $("count").textContent = now ? t("counting") : t("checking");
     clearTimeout(timer);
     timer = setTimeout(refresh, now ? 0 : 150);
+  }
+
+  // setDownload enables Download only when informe has checked the choice
+  // and rows match.
+  function setDownload() {
+    const ok = !checking && total !== null && total > 0;
+    const a = $("download");
+    a.setAttribute("aria-disabled", String(!ok));
+    a.classList.toggle("disabled", !ok);
+  }
+
+  // errorText words a failed request in the page's language, from its
+  // status and code; field says which filter field it belongs to.
+  function errorText(e) {
+    const E = t("err");
+    if (e.status === 400) {
+      if (e.code && E[e.code]) return { text: E[e.code], field: FILTERS.includes(e.target) ? e.target : "" };
+      return { text: E.other400.replace("{target}", e.target || e.message || "?"), field: "" };
+    }
+    if (e.status === 403) return { text: E[403] };
+    if (e.status === 503 || e.status === 429) return { text: E[503] };
+    if (e.status) return { text: E[500] };
+    return { text: E.network };
+  }
+
+  async function failure(res) {
+    const body = res.status === 401 || res.bodyUsed ? {} : await res.json().catch(() => ({}));
+    return { status: res.status, code: body.code, target: body.target, message: body.message };
   }
 
   // refresh asks informe for the count (HEAD, X-Total-Count) and the first
@@ -284,44 +591,51 @@
       if (e) { e.textContent = ""; $("f-" + f).removeAttribute("aria-invalid"); }
     }
     $("query-error").textContent = "";
+    $("conds-error").textContent = "";
     try {
       const pp = params({ format: "ndjson" });
-      if (d.filters) pp.set("result_per_page", "20");
+      if (d.filters) pp.push(["result_per_page", "20"]);
       const [head, rows] = await Promise.all([
-        fetch(d.export + "?" + query(params({ format: "csv", plainCSV: true })), { method: "HEAD", signal: ctl.signal }),
+        fetch(d.export + "?" + query(params({ format: "csv", plain: true })), { method: "HEAD", signal: ctl.signal }),
         firstRows(d.path + "?" + query(pp), 20, ctl.signal),
       ]);
-      if (!head.ok && rows.ok) throw { status: head.status, message: head.statusText };
-      const total = head.headers.get("X-Total-Count");
-      $("count").textContent = total === "1" ? t("count1") : t("count", { n: Number(total).toLocaleString(lang === "es" ? "es-CL" : "en-US") });
-      $("count").dataset.total = total;
-      renderPreview(rows.rows);
+      if (!head.ok) throw await failure(head);
+      total = Number(head.headers.get("X-Total-Count"));
+      $("count").textContent = total === 1 ? t("count1") : total === 0 ? t("count0") : t("count", { n: number(total) });
+      $("count").dataset.total = String(total);
+      renderPreview(rows);
+      renderSize();
       performance.measure("informe-preview", { start: changedAt });
     } catch (e) {
       if (e.name === "AbortError") return;
-      if (e.status === 401) { showSignIn(t("sessionEnded")); return; }
+      if (e.status === 401) { sessionEnded(); return; }
+      total = null;
       $("count").textContent = "";
       delete $("count").dataset.total;
       renderPreview([]);
-      const msg = e.message || String(e);
-      const f = FILTERS.find((f) => msg.startsWith(f + " ") || msg.toLowerCase().startsWith(f + ":"));
-      if (f && $("f-" + f)) {
-        $("f-" + f + "-error").textContent = msg;
-        $("f-" + f).setAttribute("aria-invalid", "true");
+      renderSize();
+      const { text, field } = errorText(e);
+      if (e.status === 400 && e.target === "$filter") {
+        $("conds-error").textContent = t("err").cond;
+      } else if (field && $("f-" + field)) {
+        $("f-" + field + "-error").textContent = text;
+        $("f-" + field).setAttribute("aria-invalid", "true");
       } else {
-        $("query-error").textContent = msg;
+        $("query-error").textContent = text;
       }
     } finally {
-      if (pending === ctl) { pending = null; document.body.dataset.loading = "false"; }
+      if (pending === ctl) {
+        pending = null;
+        checking = false;
+        setDownload();
+        document.body.dataset.loading = "false";
+      }
     }
   }
 
   async function firstRows(url, n, signal) {
     const res = await fetch(url, { signal: signal });
-    if (!res.ok) {
-      const body = await res.json().catch(() => ({}));
-      throw { status: res.status, message: body.message || res.statusText };
-    }
+    if (!res.ok) throw await failure(res);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     const rows = [];
     let buf = "";
@@ -336,18 +650,140 @@
       if (done) break;
     }
     reader.cancel().catch(() => {});
-    return { ok: true, rows: rows };
+    return rows;
   }
 
   function renderPreview(rows) {
-    const cols = chosenColumns().length ? chosenColumns() : allColumns();
+    const cols = shownColumns();
     const table = $("preview");
-    table.tHead.replaceChildren(el("tr", {}, ...cols.map((c) => el("th", { scope: "col", textContent: c }))));
+    table.tHead.replaceChildren(el("tr", {}, ...cols.map((c) => el("th", { scope: "col", textContent: words(c.label), title: c.name }))));
+    // Values are shown as the file holds them, but a trailing line break
+    // (task_detail's) would show as an empty line.
     table.tBodies[0].replaceChildren(...rows.map((r) =>
-      el("tr", {}, ...cols.map((c) => el("td", { textContent: r[c] === null || r[c] === undefined ? "" : String(r[c]) })))));
+      el("tr", {}, ...cols.map((c) => el("td", { textContent: r[c.name] === null || r[c.name] === undefined ? "" : String(r[c.name]).replace(/\s+$/, "") })))));
+  }
+
+  // estimate returns the estimated bytes of the export in format: the rows
+  // times the columns' typical widths from the catalogue, with each
+  // format's own overhead per value.
+  function estimate(format) {
+    const cols = shownColumns();
+    const csv = cols.reduce((n, c) => n + c.width + 1, 1); // delimiters and CRLF
+    const json = cols.reduce((n, c) => n + c.width + c.name.length + 6, 2); // "name":"value",
+    const per = { csv: csv, json: json, ndjson: json, xlsx: Math.round(csv * 0.45) }[format];
+    return total * per + (format === "xlsx" ? 6000 : 0);
+  }
+
+  function bytes(n) {
+    const units = ["B", "KB", "MB", "GB"];
+    let i = 0;
+    while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+    const digits = n >= 100 || i === 0 ? 0 : 1;
+    return "≈ " + n.toLocaleString(lang === "es" ? "es-CL" : "en-US", { maximumFractionDigits: digits }) + " " + units[i];
+  }
+
+  function renderSize() {
+    if (!total) {
+      $("size").textContent = "";
+      $("size-warn").hidden = true;
+      return;
+    }
+    const list = FORMATS.map((f) => FORMAT_NAMES[f] + " " + bytes(estimate(f))).join(" · ");
+    $("size").textContent = t("size", { list: list });
+    const mine = estimate(state.format);
+    $("size-warn").hidden = mine < BIG;
+    $("size-warn").textContent = mine < BIG ? "" : t("sizeWarn", { f: FORMAT_NAMES[state.format], s: bytes(mine) });
+  }
+
+  // --- downloading ---
+
+  // download checks the export with a HEAD of the same URL, and only when
+  // it would succeed lets the browser download it (a link with download:
+  // the browser's own download manager shows the progress and the name).
+  // A refusal is told in the page, which stays as it is.
+  async function download(ev) {
+    ev.preventDefault();
+    const a = $("download");
+    if (a.getAttribute("aria-disabled") === "true") return;
+    const url = a.getAttribute("href");
+    $("download-error").textContent = "";
+    $("download-status").textContent = "";
+    let res;
+    try {
+      res = await fetch(url, { method: "HEAD" });
+    } catch (e) {
+      $("download-error").textContent = t("err").network;
+      return;
+    }
+    if (res.status === 401) { sessionEnded(); return; }
+    if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
+    if (!res.ok) {
+      $("download-error").textContent = errorText({ status: res.status }).text;
+      return;
+    }
+    const file = fileName(res.headers.get("Content-Disposition")) || "";
+    const go = el("a", { href: url, download: file, hidden: true });
+    document.body.append(go);
+    go.click();
+    go.remove();
+    $("download-status").textContent = t("downloading", { file: file });
+  }
+
+  // fileName returns the file name of a Content-Disposition: filename*
+  // (UTF-8) when present, else filename.
+  function fileName(cd) {
+    if (!cd) return "";
+    const star = /filename\*=UTF-8''([^;]+)/i.exec(cd);
+    if (star) { try { return decodeURIComponent(star[1]); } catch (e) { /* below */ } }
+    const plain = /filename="([^"]*)"/i.exec(cd);
+    return plain ? plain[1] : "";
   }
 
   // --- connect ---
+
+  // publicHTTPS reports why Google's servers cannot fetch from this page's
+  // address ("" when they can): not HTTPS, or a loopback, private,
+  // link-local or single-label host.
+  function publicHTTPS() {
+    if (location.protocol !== "https:") return "whyHttp";
+    const h = location.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    const v4 = h.split(".").map(Number);
+    const isV4 = /^\d+\.\d+\.\d+\.\d+$/.test(h);
+    if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || h.endsWith(".internal") || h.endsWith(".lan") ||
+      (!isV4 && !h.includes(":") && !h.includes(".")) ||
+      (isV4 && (v4[0] === 127 || v4[0] === 10 || v4[0] === 0 || (v4[0] === 192 && v4[1] === 168) ||
+        (v4[0] === 172 && v4[1] >= 16 && v4[1] <= 31) || (v4[0] === 169 && v4[1] === 254) || (v4[0] === 100 && v4[1] >= 64 && v4[1] <= 127))) ||
+      (h.includes(":") && (h === "::1" || /^f[cd]/.test(h) || /^fe[89ab]/.test(h)))) return "whyPrivate";
+    return "";
+  }
+
+  // mString writes s as an M text literal: quotes doubled.
+  const mString = (s) => '"' + String(s).replace(/"/g, '""') + '"';
+
+  // mType is the M type of a column's values in CSV.
+  const mType = (c) => ({ integer: "Int64.Type", decimal: "type number", date: "type date", timestamp: "type datetime", timestamptz: "type datetimezone" })[c.kind] || "type text";
+
+  function mCode(fmt) {
+    const d = dataset();
+    const base = location.origin;
+    const rel = d.export.slice(1);
+    const field = (k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : "#" + mString(k);
+    const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
+    const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
+    if (fmt === "xlsx") {
+      const sheet = d.name === "report" ? "general-report" : "users";
+      return "let\n    Source = Excel.Workbook(" + web + ", true),\n    Data = Source{[Item = " + mString(sheet) + ', Kind = "Sheet"]}[Data]\nin\n    Data';
+    }
+    const delim = { comma: mString(","), semicolon: mString(";"), tab: '"#(tab)"' }[state.delimiter];
+    const cols = shownColumns();
+    const named = (c, i) => state.header === "false" ? "Column" + (i + 1) : state.header === "labels" ? words(c.label) : c.name;
+    const types = cols.map((c, i) => "{" + mString(named(c, i)) + ", " + mType(c) + "}").join(", ");
+    const promoted = state.header === "false" ? "Csv" : "Table.PromoteHeaders(Csv, [PromoteAllScalars = true])";
+    return "let\n    Source = " + web + ",\n" +
+      "    Csv = Csv.Document(Source, [Delimiter = " + delim + ", Columns = " + cols.length + ", Encoding = 65001, QuoteStyle = QuoteStyle.Csv]),\n" +
+      "    Promoted = " + promoted + ",\n" +
+      "    Typed = Table.TransformColumnTypes(Promoted, {" + types + '}, "en-US")\nin\n    Typed';
+  }
 
   function renderConnect() {
     const d = dataset();
@@ -355,57 +791,60 @@
     const tok = revealed && token ? token : token ? "informe_" + "•".repeat(12) : t("noToken");
     const real = token || t("noToken");
     const fmt = state.format === "xlsx" ? "xlsx" : "csv";
-    const url = (f, tk) => base + exportPath({ format: f, plainCSV: f === "csv" && tk !== undefined }) + (tk !== undefined ? "&access_token=" + tk : "");
-    const delim = { comma: ",", semicolon: ";", tab: "#(tab)" }[state.delimiter];
-    const qrec = [...params({ format: fmt })].map(([k, v]) => k + ' = "' + v + '"').join(", ");
-    const rel = d.export.slice(1);
-    const m = fmt === "xlsx"
-      ? 'let\n    Source = Excel.Workbook(Web.Contents("' + base + '", [\n        RelativePath = "' + rel + '",\n        Query = [' + qrec + ']\n    ]), true),\n    Data = Source{[Item = "' + (d.name === "report" ? "general-report" : "users") + '", Kind = "Sheet"]}[Data]\nin\n    Data'
-      : 'let\n    Source = Web.Contents("' + base + '", [\n        RelativePath = "' + rel + '",\n        Query = [' + qrec + ']\n    ]),\n    Csv = Csv.Document(Source, [Delimiter = "' + delim + '", Encoding = 65001, QuoteStyle = QuoteStyle.Csv]),\n    Data = ' + (state.header ? "Table.PromoteHeaders(Csv, [PromoteAllScalars = true])" : "Csv") + '\nin\n    Data';
-    const od = new URLSearchParams();
+    const tokenURL = (tk) => base + dataset().export + "?" + query(params({ format: "csv", plain: true, headers: true })) + "&access_token=" + tk;
+    const od = [];
     const cols = chosenColumns();
-    if (cols.length) od.set("$select", cols.join(","));
+    if (cols.length) od.push(["$select", cols.join(",")]);
+    const conds = [];
     if (d.filters) {
-      const conds = [];
       for (const f of FILTERS) {
         const v = state.filters[f];
         if (!v) continue;
         const prop = f === "rut" ? "client_rut" : f;
         conds.push(prop + " eq " + (f.endsWith("_id") ? v : "'" + v.replace(/'/g, "''") + "'"));
       }
-      if (conds.length) od.set("$filter", conds.join(" and "));
     }
-    const odq = od.toString().replace(/%24/g, "$").replace(/%2C/g, ",");
+    if (filterExpr()) conds.push(filterExpr());
+    if (conds.length) od.push(["$filter", conds.join(" and ")]);
     const file = (d.name === "report" ? "general-report" : "users") + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
     const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  '" + base + exportPath() + "' \\\n  && mv " + file + ".tmp " + file;
+    const why = publicHTTPS();
     const items = [
-      { id: "importdata", text: '=IMPORTDATA("' + url("csv", tok) + '")', copy: '=IMPORTDATA("' + url("csv", real) + '")', secret: true },
+      why
+        ? { id: "importdata", unavailable: t("importdataNo", { origin: base, why: t(why) }) }
+        : { id: "importdata", text: '=IMPORTDATA("' + tokenURL(tok) + '")', copy: '=IMPORTDATA("' + tokenURL(real) + '")', secret: true },
       { id: "web", text: base + exportPath({ format: fmt }) },
-      { id: "m", text: m },
-      { id: "odata", text: base + "/odata/" + d.odata + (odq ? "?" + odq : "") },
+      { id: "m", text: mCode(fmt) },
+      { id: "odata", text: base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "") },
       { id: "curl", text: curl },
     ];
     if (d.name === "report") {
       const flags = [];
       if (cols.length) flags.push("--columns " + cols.join(","));
       for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " '" + state.filters[f].replace(/'/g, "'\\''") + "'");
+      if (filterExpr()) flags.push("--filter '" + filterExpr().replace(/'/g, "'\\''") + "'");
       if (state.format === "csv") {
         if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
         if (state.bom) flags.push("--bom");
-        if (!state.header) flags.push("--no-header");
+        if (state.header === "false") flags.push("--no-header");
       }
       flags.push("--output " + file);
       items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     }
-    items.push({ id: "libre", text: url("csv", tok), copy: url("csv", real), secret: true });
+    items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
-      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: Math.min(10, it.text.split("\n").length + Math.floor(it.text.length / 90)) });
+      const kids = [el("h3", { id: "h-" + it.id, textContent: t(it.id) })];
+      if (it.unavailable) {
+        kids.push(el("p", { id: "c-" + it.id + "-unavailable", className: "warn", textContent: it.unavailable }));
+        return el("div", { className: "connect-item" }, ...kids);
+      }
+      const area = el("textarea", { id: "c-" + it.id, readOnly: true, spellcheck: false, value: it.text, rows: textRows(it.text) });
       area.dataset.copy = it.copy || it.text;
       const btn = el("button", { type: "button", id: "copy-" + it.id, className: "copy", textContent: t("copy") });
       btn.setAttribute("aria-describedby", "h-" + it.id);
       btn.addEventListener("click", () => copy(area, btn));
-      const kids = [el("h3", { id: "h-" + it.id, textContent: t(it.id) }), el("p", { className: "hint", textContent: t(it.id + "How") })];
+      kids.push(el("p", { className: "hint", textContent: t(it.id + "How") }));
       if (it.secret) kids.push(el("p", { className: "warn", textContent: token ? t("secret") : t("noTokenNote") }));
       kids.push(el("label", { htmlFor: area.id, className: "visually-hidden", textContent: t(it.id) }), area, btn);
       return el("div", { className: "connect-item" }, ...kids);
@@ -414,6 +853,13 @@
     $("reveal").hidden = !token;
     $("reveal").textContent = revealed ? t("hide") : t("reveal");
     $("reveal").setAttribute("aria-pressed", String(revealed));
+  }
+
+  // textRows is the rows a text area needs to show text at the window's
+  // width (about 8.5 px a character), at most 12.
+  function textRows(text) {
+    const perLine = Math.max(30, Math.floor(Math.min(window.innerWidth - 80, 1100) / 8.5));
+    return Math.min(12, text.split("\n").reduce((n, line) => n + Math.max(1, Math.ceil(line.length / perLine)), 0));
   }
 
   async function copy(area, btn) {
@@ -441,20 +887,40 @@
       translate();
     });
     $("search").addEventListener("input", renderGroups);
-    $("all").addEventListener("click", () => { for (const n of allColumns()) state.chosen.add(n); renderGroups(); changed(true); });
-    $("none").addEventListener("click", () => { state.chosen.clear(); renderGroups(); changed(true); });
+    $("all").addEventListener("click", () => {
+      for (const n of allColumns()) if (!state.chosen.includes(n)) state.chosen.push(n);
+      renderGroups(); renderOrder(); changed(true);
+    });
+    $("none").addEventListener("click", () => { state.chosen = []; renderGroups(); renderOrder(); changed(true); });
     $("reveal").addEventListener("click", () => { revealed = !revealed; renderConnect(); });
     $("format").addEventListener("change", (e) => { state.format = e.target.value; changed(true); });
     $("delimiter").addEventListener("change", (e) => { state.delimiter = e.target.value; changed(true); });
-    $("header").addEventListener("change", (e) => { state.header = e.target.checked; changed(true); });
+    $("header").addEventListener("change", (e) => { state.header = e.target.value; changed(true); });
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
+    $("download").addEventListener("click", download);
+    $("add-cond").addEventListener("click", () => {
+      const c = columnsOf(dataset())[0];
+      state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
+      renderConds("w" + (state.where.length - 1) + "-col");
+      changed(true);
+    });
+    // A session that ended while the tab was in the background (the token
+    // expired or was revoked) is told when the analyst comes back, not at
+    // the next change.
+    document.addEventListener("visibilitychange", async () => {
+      if (document.visibilityState !== "visible" || !principal) return;
+      const s = await fetch("/web/session").then((r) => r.json()).catch(() => ({ signed_in: true }));
+      if (!s.signed_in && principal) sessionEnded();
+    });
+    readHash();
     translate();
     const [cat, who] = await Promise.all([
       fetch($("app").dataset.catalog).then((r) => r.json()),
-      fetch("/web/session"),
+      fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
     catalog = cat;
-    if (who.ok) showBuilder(await who.json()); else showSignIn("");
+    if (who.signed_in) showBuilder(who);
+    else showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
     document.body.dataset.ready = "true";
     performance.mark("informe-ready");
   }

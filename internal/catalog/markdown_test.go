@@ -1,10 +1,12 @@
-package main
+package catalog_test
 
 import (
 	"bytes"
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/informe/informe/internal/catalog"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/columns.md")
@@ -12,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite docs/columns.md")
 // TestColumnsDoc keeps docs/columns.md generated from the column lists.
 func TestColumnsDoc(t *testing.T) {
 	var got bytes.Buffer
-	if err := writeColumns(&got); err != nil {
+	if err := catalog.WriteMarkdown(&got); err != nil {
 		t.Fatal(err)
 	}
 	const path = "../../docs/columns.md"
@@ -26,6 +28,6 @@ func TestColumnsDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("docs/columns.md is out of date with the column lists; run: go test ./cmd/informe -run TestColumnsDoc -update")
+		t.Errorf("docs/columns.md is out of date with the column lists; run: go test ./internal/catalog -run TestColumnsDoc -update")
 	}
 }

@@ -1,0 +1,29 @@
+package api
+
+import (
+	"net/url"
+	"testing"
+	"time"
+)
+
+func TestFileName(t *testing.T) {
+	day := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name, base, query, want string
+	}{
+		{"Plain", "general-report", "format=csv", `attachment; filename="general-report-2026-11-24.csv"; filename*=UTF-8''general-report-2026-11-24.csv`},
+		{"Client", "general-report", "client_id=7", `attachment; filename="general-report-client-7-2026-11-24.csv"; filename*=UTF-8''general-report-client-7-2026-11-24.csv`},
+		{"FirstFilterWins", "general-report-page-2", "rut=12.345.678-5&contract_id=3", `attachment; filename="general-report-page-2-contract-3-2026-11-24.csv"; filename*=UTF-8''general-report-page-2-contract-3-2026-11-24.csv`},
+		{"RUT", "general-report", "rut=12.345.678-5", `attachment; filename="general-report-rut-12.345.678-5-2026-11-24.csv"; filename*=UTF-8''general-report-rut-12.345.678-5-2026-11-24.csv`},
+		{"Quote", "general-report", `code_contract=CT-"X`, `attachment; filename="general-report-code-CT-_X-2026-11-24.csv"; filename*=UTF-8''general-report-code-CT-_X-2026-11-24.csv`},
+		{"Separators", "general-report", "code_contract=a=b,c@d%26e%2Bf", `attachment; filename="general-report-code-a=b,c@d&e+f-2026-11-24.csv"; filename*=UTF-8''general-report-code-a%3Db%2Cc%40d&e+f-2026-11-24.csv`},
+		{"Accents", "general-report", "code_contract=Ñuñoa 1/2", `attachment; filename="general-report-code-_u_oa_1_2-2026-11-24.csv"; filename*=UTF-8''general-report-code-%C3%91u%C3%B1oa_1_2-2026-11-24.csv`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _ := url.ParseQuery(tt.query)
+			if got := contentDisposition(fileName(tt.base, v, day) + ".csv"); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package dataset_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/users"
+)
+
+func TestQueryConditions(t *testing.T) {
+	for _, tt := range []struct {
+		name                    string
+		build                   func(q *dataset.Query)
+		where                   string
+		args                    []any
+		plain, filterPlain, has bool
+	}{
+		{"Empty", func(q *dataset.Query) {}, "", []any{}, true, true, false},
+		{"Equalities", func(q *dataset.Query) {
+			q.Equal("key_client_id", int64(3))
+			q.Equal("key_client_rut", "123456785")
+		}, "t.key_client_id = $1::bigint AND t.key_client_rut = $2::text", []any{int64(3), "123456785"}, true, true, true},
+		{"Condition", func(q *dataset.Query) {
+			q.Equal("key_client_id", int64(3))
+			q.Where("t.task_status = " + q.Param("Pendiente", "text"))
+		}, "t.key_client_id = $1::bigint AND t.task_status = $2::text", []any{int64(3), "Pendiente"}, false, false, true},
+		{"SortOnly", func(q *dataset.Query) {
+			q.Sort = []dataset.Sort{{Expr: "t.task_end_date", Text: "t.task_end_date::text"}}
+		}, "", []any{}, false, true, false},
+		{"PositionNotCounted", func(q *dataset.Query) {
+			q.Where("t.task_status = " + q.Param("Pendiente", "text"))
+			q.After("t.key_contract_id > " + q.Param(int64(7), "bigint"))
+		}, "t.task_status = $1::text", []any{"Pendiente"}, false, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var q dataset.Query
+			tt.build(&q)
+			where, args := q.Conditions()
+			if where != tt.where || !reflect.DeepEqual(append([]any{}, args...), tt.args) {
+				t.Errorf("Conditions() = %q, %v; want %q, %v", where, args, tt.where, tt.args)
+			}
+			if got := [3]bool{q.Plain(), q.FilterPlain(), q.Filtered()}; got != [3]bool{tt.plain, tt.filterPlain, tt.has} {
+				t.Errorf("Plain, FilterPlain, Filtered = %v, want %v", got, [3]bool{tt.plain, tt.filterPlain, tt.has})
+			}
+		})
+	}
+}
+
+// TestConditionAfterPosition checks that a door that adds a condition
+// after the position fails loudly: the count would leave it out.
+func TestConditionAfterPosition(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Where after After did not panic")
+		}
+	}()
+	var q dataset.Query
+	q.After("t.key_id > " + q.Param(int64(1), "bigint"))
+	q.Where("t.id = " + q.Param(int64(2), "bigint"))
+}
+
+func TestKeyText(t *testing.T) {
+	report := &dataset.Dataset{Keys: []string{"key_contract_id", "key_process_id", "key_task_id"}}
+	if got, want := report.KeyText("r"), []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text",
+		"coalesce(r.key_task_id, 0)::text"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("KeyText = %q, want %q", got, want)
+	}
+	users := &dataset.Dataset{Keys: []string{"key_id"}, KeyColumn: "id"}
+	if got := users.KeyText("r"); got != nil {
+		t.Errorf("a column key's KeyText = %q, want none", got)
+	}
+}
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestOpenReleasesOnError checks that a query that fails, at its count or
+// at its rows, gives its connection back: a leak would starve the pool.
+func TestOpenReleasesOnError(t *testing.T) {
+	pool := pgtest.New(t)
+	store := dataset.NewStore(pool)
+	for _, count := range []bool{true, false} {
+		q := dataset.All()
+		q.Count = count
+		q.Where("t.no_such_column = " + q.Param(int64(1), "bigint"))
+		if _, err := store.Open(context.Background(), users.Dataset, q); err == nil {
+			t.Fatalf("count %v: a condition on no column opened", count)
+		}
+		if n := pool.Stat().AcquiredConns(); n != 0 {
+			t.Fatalf("count %v: %d connections still held after the error", count, n)
+		}
+		if _, err := store.OpenParts(context.Background(), users.Dataset, q, dataset.Parts{Max: 2}); err == nil {
+			t.Fatalf("count %v: OpenParts opened", count)
+		}
+		if n := pool.Stat().AcquiredConns(); n != 0 {
+			t.Fatalf("count %v: %d connections still held after OpenParts' error", count, n)
+		}
+	}
+}

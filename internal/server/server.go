@@ -1,0 +1,243 @@
+// Package server runs informe's listeners over a pool the caller opened:
+// the API (over HTTPS when [TLS] asks for it, with a plain-HTTP listener
+// that redirects to it) and the operations listener (/metrics, /healthz,
+// /readyz). [Run] serves until its context ends, then shuts them down in
+// order: /readyz answers 503 at once, the API stops accepting connections
+// after [Config].ShutdownDelay, responses in flight get
+// [Config].ShutdownTimeout to finish and are then cut. The caller closes
+// the pool after Run returns ([ClosePool]).
+//
+// The package knows neither flags nor environment variables: cmd/informe
+// reads them into a [Config].
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/web"
+	"github.com/informe/informe/metrics"
+	"github.com/informe/informe/report"
+)
+
+// Config configures [Run]. The fields written as text are checked by Run,
+// whose errors then name what is wrong.
+type Config struct {
+	// Addr is the API's listen address; port 0 takes a free port.
+	Addr string
+	// OpsAddr is the operations listener's address; "" runs none.
+	OpsAddr string
+	// LogFormat is json or text.
+	LogFormat string
+	// Log receives the log; nil means os.Stderr.
+	Log io.Writer
+	// ReportCounts is where unfiltered report counts come from,
+	// maintained or view (see [report.ParseCounting]); Run checks at
+	// start that the database can give them.
+	ReportCounts string
+	// TrustedProxies are the comma-separated CIDRs of the reverse proxies
+	// whose X-Forwarded-* headers are believed (see
+	// [api.ParseTrustedProxies]); "" believes none.
+	TrustedProxies string
+	// PublicURL is the URL clients reach the API at, for absolute links
+	// (see [api.ParsePublicURL]); "" builds them from the address each
+	// connection reached.
+	PublicURL string
+	// Limits bound the work the API takes on at once.
+	Limits api.Limits
+	// ReadyWhenBusy answers /readyz 200 (status busy) when every
+	// connection of the pool is in use, rather than 503.
+	ReadyWhenBusy bool
+	// Spool bounds the buffer of each response whose client is slower
+	// than the database.
+	Spool spool.Limits
+	// SpoolDiskTotal bounds the temporary files of all responses together,
+	// in bytes.
+	SpoolDiskTotal int64
+	// ShutdownDelay is how long /readyz answers 503 before the API stops
+	// accepting connections, so that load balancers notice.
+	ShutdownDelay time.Duration
+	// ShutdownTimeout is how long responses in flight may take to finish
+	// once the API stops accepting connections; past it they are cut.
+	ShutdownTimeout time.Duration
+	// TLS serves the API over HTTPS; its zero value is plain HTTP.
+	TLS TLS
+	// Ready, if not nil, is called with the addresses the listeners
+	// listen on (opsAddr "" without one) once they accept connections.
+	Ready func(apiAddr, opsAddr string)
+}
+
+// Run serves the API and, unless cfg.OpsAddr is empty, the operations
+// listener on pool until ctx is done, then shuts them down as the package
+// says and returns nil. It returns an error if cfg is invalid, the report's
+// counts cannot be had, a listener cannot listen, or the API server fails.
+// It does not close pool.
+func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
+	logger, err := newLogger(cfg.LogFormat, cfg.Log)
+	if err != nil {
+		return err
+	}
+	counting, err := report.ParseCounting(cfg.ReportCounts)
+	if err != nil {
+		return err
+	}
+	proxies, err := api.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	publicURL, err := api.ParsePublicURL(cfg.PublicURL)
+	if err != nil {
+		return err
+	}
+	site, err := web.New()
+	if err != nil {
+		return err
+	}
+	if err := report.CheckCounting(ctx, pool, counting); err != nil {
+		return err
+	}
+	app := &api.Server{
+		Data:           dataset.NewStore(pool),
+		Report:         source.Report(counting),
+		Tokens:         auth.NewStore(pool),
+		Metrics:        metrics.New(pool),
+		Logger:         logger,
+		Pool:           pool,
+		Limits:         cfg.Limits,
+		ReadyWhenBusy:  cfg.ReadyWhenBusy,
+		TrustedProxies: proxies,
+		PublicURL:      publicURL,
+		Site:           site,
+		Delivery:       api.Delivery{Spool: cfg.Spool, Budget: spool.NewBudget(cfg.SpoolDiskTotal)},
+	}
+	app.Metrics.SpoolDisk(app.Delivery.Budget.InUse)
+	apiLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	// Requests run under a context that a forced shutdown cancels, so that
+	// their queries stop and their responses are cut.
+	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cut(nil)
+	apiSrv := newHTTPServer(app.Handler(), logger)
+	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
+	apiSrv.ConnContext = api.ConnContext
+	httpAddr := "" // the plain-HTTP listener's, with HTTPS on
+	httpSrv, err := cfg.TLS.setUp(apiSrv, apiLn.Addr(), logger)
+	if err != nil {
+		apiLn.Close()
+		return err
+	}
+	if httpSrv != nil {
+		httpLn, err := net.Listen("tcp", cfg.TLS.HTTPAddr)
+		if err != nil {
+			apiLn.Close()
+			return err
+		}
+		httpAddr = httpLn.Addr().String()
+		go httpSrv.Serve(httpLn) //nolint:errcheck // ends with Close below
+		defer httpSrv.Close()
+	}
+	opsAddr := ""
+	if cfg.OpsAddr != "" {
+		opsLn, err := net.Listen("tcp", cfg.OpsAddr)
+		if err != nil {
+			apiLn.Close()
+			return err
+		}
+		opsAddr = opsLn.Addr().String()
+		opsSrv := newHTTPServer(app.OpsHandler(), logger)
+		go opsSrv.Serve(opsLn) //nolint:errcheck // ends with Close below
+		defer opsSrv.Close()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if apiSrv.TLSConfig != nil {
+			errc <- apiSrv.ServeTLS(apiLn, "", "")
+			return
+		}
+		errc <- apiSrv.Serve(apiLn)
+	}()
+	logger.Info("serving", slog.String("addr", apiLn.Addr().String()), slog.String("ops_addr", opsAddr),
+		slog.Bool("https", apiSrv.TLSConfig != nil), slog.String("http_addr", httpAddr))
+	if cfg.Ready != nil {
+		cfg.Ready(apiLn.Addr().String(), opsAddr)
+	}
+	select {
+	case err = <-errc:
+		return err
+	case <-ctx.Done():
+	}
+
+	app.Drain()
+	logger.Info("shutting down", slog.Duration("delay", cfg.ShutdownDelay), slog.Duration("timeout", cfg.ShutdownTimeout))
+	time.Sleep(cfg.ShutdownDelay)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := apiSrv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("responses still in flight at the shutdown timeout are cut", slog.Any("error", err))
+		cut(failure.ErrShutdown)
+		apiSrv.Close()
+		// The cut handlers end at once; wait (half a second at most) for their
+		// log lines.
+		idleCtx, cancelIdle := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancelIdle()
+		if !app.WaitIdle(idleCtx) {
+			logger.Warn("some requests did not end within half a second of the cut")
+		}
+	}
+	return nil
+}
+
+// ClosePool closes pool, waiting at most half a second for connections
+// still in use: [Run] has cut every response by the time it returns.
+func ClosePool(pool *pgxpool.Pool) {
+	done := make(chan struct{})
+	go func() { pool.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// informe answers oversized headers itself, in JSON, at
+		// api.MaxHeaderBytes; this is the server's backstop above it.
+		MaxHeaderBytes: 4 * api.MaxHeaderBytes,
+		// No WriteTimeout: a whole export to a slow client may rightly take
+		// long; a client that accepts nothing is cut by the delivery's own
+		// stall timeout.
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	if w == nil {
+		w = os.Stderr
+	}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("log format must be json or text, got %q", format)
+}
