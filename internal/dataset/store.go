@@ -301,6 +301,7 @@ func typed(d *Dataset, q *Query) Statement {
 	for _, c := range q.columns(d) {
 		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
 	}
+	outer = append(outer, q.Extra...)
 	if q.Position {
 		outer = append(outer, d.KeyText("r")...)
 		for i := range q.Sort {
