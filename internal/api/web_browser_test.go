@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -738,5 +739,42 @@ func TestPageMParses(t *testing.T) {
 	t.Logf("Power Query parser:\n%s", out)
 	if err != nil {
 		t.Errorf("the parser refuses an M text: %v", err)
+	}
+}
+
+// TestPageGrains checks the choice of grain: for one row per contract, per
+// process and per task, the page says what a row is, its count equals the
+// export's, and its download is the export's bytes; the general report
+// says that its costs repeat on each task row.
+func TestPageGrains(t *testing.T) {
+	ts := newWebServer(t, fixtureDB(t))
+	p := openTab(t, ts, tabOptions{})
+	p.signIn(t, ts.Token)
+	p.wait(t, `document.getElementById("ds-report") !== null && document.body.dataset.loading === "false"`)
+	if got := p.text(t, "ds-row"); !strings.Contains(got, "se repiten en cada fila de tarea") {
+		t.Errorf("the general report's row says %q, nothing of its repeated costs", got)
+	}
+	for _, ds := range []string{"contracts", "processes", "tasks"} {
+		t.Run(ds, func(t *testing.T) {
+			p.do(t, chromedp.Click(chromedp.ID("ds-"+ds)))
+			href := "/api/" + ds + "/export?"
+			p.wait(t, fmt.Sprintf(`document.getElementById("download").getAttribute("href").startsWith(%q) && document.body.dataset.loading === "false"`, href))
+			link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
+			head := ts.do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
+			n := head.Header.Get("X-Total-Count")
+			if head.Status != http.StatusOK || n == "" || n == "0" {
+				t.Fatalf("HEAD %s: %d, %s rows: the case proves nothing", link, head.Status, n)
+			}
+			p.wait(t, fmt.Sprintf(`document.getElementById("count").dataset.total === %q`, n))
+			if got := p.text(t, "ds-row"); !strings.HasPrefix(got, "Una fila por") {
+				t.Errorf("the page says of a row %q", got)
+			}
+			p.screen(t, "17-grain-"+ds, "ds-title")
+			name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
+			want := ts.get(t, link)
+			if !strings.HasPrefix(name, ds) || !bytes.Equal(got, want.Body) {
+				t.Errorf("downloaded %q, %d bytes; the export %s has %d", name, len(got), link, len(want.Body))
+			}
+		})
 	}
 }

@@ -10,9 +10,11 @@ package catalog
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -33,8 +35,8 @@ type Column struct {
 	Type string `json:"type"`
 	// Label is a short name, unique in its dataset in each language: the
 	// page's name of the column, and the file's header with header=labels.
-	Label Text `json:"label"`
-	About Text `json:"about"`
+	Label Text `json:"label,omitzero"`
+	About Text `json:"about,omitzero"`
 	// Width is the typical number of bytes of a value in CSV, for the
 	// page's estimate of a file's size.
 	Width int `json:"width"`
@@ -59,8 +61,11 @@ type Group struct {
 
 // Dataset is one thing that can be exported.
 type Dataset struct {
-	Name   string     `json:"name"`  // "report" or "users"
-	Title  Text       `json:"title"` // as the page names it
+	Name  string `json:"name"`  // "report" or "users"
+	Title Text   `json:"title"` // as the page names it
+	// Row says what one row is, and, where a value repeats over rows, that
+	// a sum of it counts it again on each.
+	Row    Text       `json:"row"`
 	Scope  auth.Scope `json:"scope"` // the scope a token needs to read it
 	Path   string     `json:"path"`  // the paged path (HEAD counts, GET previews)
 	Export string     `json:"export"`
@@ -83,14 +88,70 @@ func Datasets() ([]Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: users: %w", err)
 	}
-	return []Dataset{
-		{Name: "report", Title: Text{"Informe general", "General report"}, Scope: auth.ReportRead,
+	out := []Dataset{
+		{Name: "report", Title: Text{"Una fila por tarea (informe general)", "One row per task (the general report)"}, Scope: auth.ReportRead,
+			Row: Text{"Una fila por tarea de cada proceso de cada contrato; un contrato sin procesos, o un proceso sin tareas, también tiene su fila. Los datos del contrato, del cliente y del servicio, con su costo, se repiten en cada fila de tarea: para sumar costos elija «Una fila por contrato».",
+				"One row per task of each process of each contract; a contract without processes, or a process without tasks, has its row too. The contract's, client's and service's fields, its cost included, repeat on each task row: to add up costs, choose “One row per contract”."},
 			Path: "/api/general-report", Export: "/api/general-report/export", OData: "GeneralReport",
 			Filters: true, Groups: rep},
+	}
+	for _, e := range entities.All {
+		g, err := describeEntity(e.Columns, rep)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", e.Name, err)
+		}
+		w := grainWords[e.Name]
+		out = append(out, Dataset{Name: e.Name, Title: w.title, Row: w.row, Scope: e.Scope,
+			Path: "/api/" + e.Name + "/export", Export: "/api/" + e.Name + "/export",
+			OData: strings.ToUpper(e.Name[:1]) + e.Name[1:], Groups: g})
+	}
+	return append(out,
 		// /users serves every user in one response: it is its own export.
-		{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: auth.UsersRead,
-			Path: "/users", Export: "/users", OData: "Users", Groups: us},
-	}, nil
+		Dataset{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: auth.UsersRead,
+			Row:  Text{"Una fila por usuario.", "One row per user."},
+			Path: "/users", Export: "/users", OData: "Users", Groups: us}), nil
+}
+
+// describeEntity groups cols, an entity's columns, as the report's groups
+// rep group the same names, its own columns (counts, keys) first under
+// their words in grainColumns; a name in neither is an error.
+func describeEntity(cols []export.Column, rep []Group) ([]Group, error) {
+	byName := map[string]Column{}
+	groupOf := map[string]int{}
+	for i, g := range rep {
+		for _, c := range g.Columns {
+			byName[c.Name], groupOf[c.Name] = c, i
+		}
+	}
+	own := Group{Name: "own", Title: Text{"Claves y cuentas", "Keys and counts"}}
+	groups := make([]Group, len(rep))
+	for _, col := range cols {
+		if d, ok := grainColumns[col.Name]; ok {
+			own.Columns = append(own.Columns, Column{Name: col.Name, Kind: col.Kind.String(), Type: analystType(col),
+				Label: d.label, About: d.about, Width: width(col)})
+			continue
+		}
+		c, ok := byName[col.Name]
+		if !ok {
+			return nil, fmt.Errorf("%q is not described", col.Name)
+		}
+		c.Kind, c.Type, c.Width = col.Kind.String(), analystType(col), width(col)
+		i := groupOf[col.Name]
+		if groups[i].Name == "" {
+			groups[i].Name, groups[i].Title = rep[i].Name, rep[i].Title
+		}
+		groups[i].Columns = append(groups[i].Columns, c)
+	}
+	out := []Group{}
+	if len(own.Columns) > 0 {
+		out = append(out, own)
+	}
+	for _, g := range groups {
+		if len(g.Columns) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out, nil
 }
 
 // group is a group as declared below: names and descriptions, in order.

@@ -108,3 +108,38 @@ var usersGroups = []group{
 		{"updated_at", Text{"Modificado", "Updated"}, Text{"Fecha y hora de la última modificación", "Date and time last updated"}},
 	}},
 }
+
+// grainWords name each entity's dataset and say what its row is.
+var grainWords = map[string]struct{ title, row Text }{
+	"contracts": {Text{"Una fila por contrato", "One row per contract"}, Text{
+		"Una fila por contrato, con su cliente, su pagador y su servicio, y el costo una sola vez: una suma de costos es la suma de los contratos. Cuenta además sus procesos y sus tareas por estado.",
+		"One row per contract, with its client, payer and service, and its cost once: a sum of costs is the sum of the contracts. It also counts its processes and its tasks by status."}},
+	"processes": {Text{"Una fila por proceso", "One row per process"}, Text{
+		"Una fila por proceso (causa), con su contrato y sus tareas por estado.",
+		"One row per process (case), with its contract and its tasks by status."}},
+	"tasks": {Text{"Una fila por tarea, sin datos del contrato", "One row per task, without the contract's fields"}, Text{
+		"Una fila por tarea, con su proceso y su contrato como claves.",
+		"One row per task, with its process and contract as keys."}},
+	"clients": {Text{"Una fila por cliente", "One row per client"}, Text{
+		"Una fila por cliente, con su número de contratos.", "One row per client, with their number of contracts."}},
+	"services": {Text{"Una fila por servicio", "One row per service"}, Text{
+		"Una fila por servicio, con su costo, su centro de beneficio y su número de contratos.",
+		"One row per service, with its cost, its benefit centre and its number of contracts."}},
+}
+
+// grainColumns are the words of the entities' own columns: keys and counts
+// the general report does not have.
+var grainColumns = map[string]described{
+	"task_id":              {"task_id", Text{"Número de tarea", "Task number"}, Text{"Identificador de la tarea", "The task's identifier"}},
+	"service_id":           {"service_id", Text{"Número de servicio", "Service number"}, Text{"Identificador del servicio", "The service's identifier"}},
+	"processes":            {"processes", Text{"Procesos", "Processes"}, Text{"Número de procesos del contrato", "The contract's number of processes"}},
+	"tasks":                {"tasks", Text{"Tareas", "Tasks"}, Text{"Número de tareas", "Number of tasks"}},
+	"tasks_pending":        {"tasks_pending", Text{"Tareas pendientes", "Pending tasks"}, Text{"Tareas en estado Pendiente", "Tasks whose status is Pendiente"}},
+	"tasks_in_progress":    {"tasks_in_progress", Text{"Tareas en curso", "Tasks in progress"}, Text{"Tareas en estado En Curso", "Tasks whose status is En Curso"}},
+	"tasks_cancelled":      {"tasks_cancelled", Text{"Tareas canceladas", "Cancelled tasks"}, Text{"Tareas en estado Cancelado", "Tasks whose status is Cancelado"}},
+	"tasks_done":           {"tasks_done", Text{"Tareas terminadas", "Finished tasks"}, Text{"Tareas en estado Terminada", "Tasks whose status is Terminada"}},
+	"first_task_end_date":  {"first_task_end_date", Text{"Primer término de tarea", "First task end"}, Text{"La fecha de término más temprana de sus tareas", "The earliest end date of its tasks"}},
+	"last_task_end_date":   {"last_task_end_date", Text{"Último término de tarea", "Last task end"}, Text{"La fecha de término más tardía de sus tareas", "The latest end date of its tasks"}},
+	"client_creation_date": {"client_creation_date", Text{"Alta del cliente", "Client since"}, Text{"Cuándo se registró el cliente", "When the client was registered"}},
+	"contracts":            {"contracts", Text{"Contratos", "Contracts"}, Text{"Número de contratos", "Number of contracts"}},
+}

@@ -55,7 +55,7 @@ func New() (*Site, error) {
 	}
 	cat, err := json.Marshal(struct {
 		Datasets []catalog.Dataset `json:"datasets"`
-	}{sets})
+	}{compact(sets)})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
@@ -246,3 +246,38 @@ func Language(r *http.Request) string {
 }
 
 func isLanguage(s string) bool { return slices.Contains(Languages, s) }
+
+// compact returns sets with the words of a column left out wherever the
+// first dataset (the general report) has a column of the same name with
+// the same words: the entities repeat most of the report's columns, and
+// the page, which fills them in again, stays small.
+func compact(sets []catalog.Dataset) []catalog.Dataset {
+	if len(sets) == 0 {
+		return sets
+	}
+	first := map[string]catalog.Column{}
+	for _, g := range sets[0].Groups {
+		for _, c := range g.Columns {
+			first[c.Name] = c
+		}
+	}
+	out := make([]catalog.Dataset, len(sets))
+	for i, d := range sets {
+		out[i] = d
+		if i == 0 {
+			continue
+		}
+		out[i].Groups = make([]catalog.Group, len(d.Groups))
+		for j, g := range d.Groups {
+			out[i].Groups[j] = g
+			out[i].Groups[j].Columns = make([]catalog.Column, len(g.Columns))
+			for k, c := range g.Columns {
+				if f, ok := first[c.Name]; ok && f.Label == c.Label && f.About == c.About {
+					c.Label, c.About = catalog.Text{}, catalog.Text{}
+				}
+				out[i].Groups[j].Columns[k] = c
+			}
+		}
+	}
+	return out
+}

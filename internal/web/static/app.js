@@ -320,6 +320,7 @@
       input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
+    $("ds-row").textContent = words(dataset().row);
     renderGroups();
     renderOrder();
     renderFilters();
@@ -918,6 +919,13 @@
       fetch($("app").dataset.catalog).then((r) => r.json()),
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
+    // The catalogue leaves out the words of a column the general report
+    // has too: they are the report's.
+    const known = {};
+    for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
+    for (const d of cat.datasets) for (const g of d.groups) for (const c of g.columns) {
+      if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
+    }
     catalog = cat;
     if (who.signed_in) showBuilder(who);
     else showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
