@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -61,12 +60,8 @@ func exportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if f.Source = source.Named(cmd.String("dataset"), counting); f.Source == nil {
-				names := []string{source.Report(counting).Name, source.Users.Name}
-				for _, g := range source.Grains {
-					names = append(names, g.Name)
-				}
-				return fmt.Errorf("export: --dataset must be one of %s, got %q", strings.Join(names, ", "), cmd.String("dataset"))
+			if f.Source, err = source.Named(cmd.String("dataset"), counting); err != nil {
+				return fmt.Errorf("export: --dataset: %w", err)
 			}
 			f.Query = url.Values{}
 			for _, p := range exportParams {

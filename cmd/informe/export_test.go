@@ -441,6 +441,7 @@ func TestExportAtomic(t *testing.T) {
 		{"ErrFormat", []string{"--format", "pdf"}, `informe: export: unknown format "pdf"`},
 		{"ErrContractID", []string{"--contract-id", "0"}, "informe: export: contract_id must be an integer of 1 or more"},
 		{"ErrDelimiter", []string{"--delimiter", "pipe"}, "informe: export: delimiter must be one of comma, semicolon, tab"},
+		{"ErrDataset", []string{"--dataset", "nope"}, `informe: export: --dataset: the dataset must be one of general-report, users, contracts, processes, tasks, clients, services, got "nope"`},
 		{"ErrMissingFolder", []string{"--output", "/nonexistent/informe/report.csv"}, "informe: export: the output folder /nonexistent/informe does not exist"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@
 package source
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
@@ -117,15 +118,17 @@ func bySet(set *odata.EntitySet) *Source {
 }
 
 // Named returns the source called name, the report's (its plain
-// queries counted as counting says), the users' or a grain's, or nil if
-// there is none by that name.
-func Named(name string, counting report.Counting) *Source {
+// queries counted as counting says), the users' or a grain's, or an error
+// listing the names there are.
+func Named(name string, counting report.Counting) (*Source, error) {
+	var names []string
 	for _, s := range append([]*Source{Report(counting), Users}, Grains...) {
 		if s.Name == name {
-			return s
+			return s, nil
 		}
+		names = append(names, s.Name)
 	}
-	return nil
+	return nil, fmt.Errorf("the dataset must be one of %s, got %q", strings.Join(names, ", "), name)
 }
 
 // AnyPath are the parameters every path takes besides its own: the token,
