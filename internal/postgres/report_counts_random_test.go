@@ -280,7 +280,13 @@ var ops = []op{
 		if !ok || err != nil {
 			return err
 		}
-		b, _, _ := w.pick(allContracts)
+		// Every pick's error is returned: a serialization failure or a
+		// deadlock aborts the transaction, and the next statement's error
+		// (25P02) would hide the one that can be retried.
+		b, _, err := w.pick(allContracts)
+		if err != nil {
+			return err
+		}
 		to, _, err := w.pick(allContracts)
 		if err != nil {
 			return err
@@ -349,7 +355,10 @@ var ops = []op{
 		if !ok || err != nil {
 			return err
 		}
-		p2, _, _ := w.pick(allProcesses)
+		p2, _, err := w.pick(allProcesses)
+		if err != nil {
+			return err
+		}
 		c, _, err := w.pick(allContracts)
 		if err != nil {
 			return err
