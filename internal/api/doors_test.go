@@ -271,6 +271,15 @@ func TestUnknownParameters(t *testing.T) {
 			}
 		})
 	}
+	// The OData feed has no custom query option: one is refused in OData's
+	// error shape.
+	for _, target := range []string{"/odata/GeneralReport?foo=1", "/odata/Users/$count?sort=id", "/odata/Users(1)?x=1"} {
+		r := ts.get(t, target)
+		var e odataError
+		if r.Status != http.StatusBadRequest || json.Unmarshal(r.Body, &e) != nil || !strings.HasPrefix(e.Error.Message, "unknown query parameter") {
+			t.Errorf("%s: %d %s, want OData's 400 naming the parameter", target, r.Status, r.Body)
+		}
+	}
 	for _, target := range []string{
 		"/api/general-report?result_per_page=5&_=1732000000000", // jQuery's cache-buster
 		"/users?_=1&access_token=" + ts.Token,

@@ -82,6 +82,11 @@ func odataValues(c *gin.Context) (url.Values, error) {
 	if err != nil {
 		return nil, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
 	}
+	// OData allows custom query options; informe has none, so one is a
+	// name informe would ignore: a 400, as on every path.
+	if err := source.Known(values, nil); err != nil {
+		return nil, err
+	}
 	return values, nil
 }
 

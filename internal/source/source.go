@@ -195,8 +195,12 @@ func Known(values url.Values, accepted []string) error {
 		if strings.HasPrefix(name, "$") || slices.Contains(accepted, name) || slices.Contains(AnyPath, name) {
 			continue
 		}
+		takes := "this path accepts " + strings.Join(accepted, ", ")
+		if len(accepted) == 0 {
+			takes = "this path takes OData's system query options ($select, $filter, ...) and access_token only"
+		}
 		return &failure.Error{Code: failure.Invalid, Target: secret.Redact(name),
-			Message: "unknown query parameter " + secret.Quote(name) + "; this path accepts " + strings.Join(accepted, ", ")}
+			Message: "unknown query parameter " + secret.Quote(name) + "; " + takes}
 	}
 	return nil
 }
