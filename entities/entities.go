@@ -8,6 +8,8 @@
 package entities
 
 import (
+	"slices"
+
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
@@ -17,7 +19,7 @@ import (
 // payer as recorded on it, its service with its cost and benefit center,
 // then its number of processes and of tasks, its tasks by status, and its
 // first and last task end dates (null without tasks that have one).
-var ContractColumns = []export.Column{
+var ContractColumns = slices.Concat([]export.Column{
 	{Name: "contract_id", Kind: export.Integer},
 	{Name: "contract_status", Kind: export.Text, Nullable: true},
 	{Name: "code_contract", Kind: export.Text, Nullable: true},
@@ -64,6 +66,11 @@ var ContractColumns = []export.Column{
 	{Name: "benefit_center_id_service", Kind: export.Integer, Nullable: true},
 	{Name: "benefit_center_service", Kind: export.Text, Nullable: true},
 	{Name: "processes", Kind: export.Integer},
+}, taskCounts)
+
+// taskCounts are the task counts and end dates a contract and a process
+// both carry, after their own fields.
+var taskCounts = []export.Column{
 	{Name: "tasks", Kind: export.Integer},
 	{Name: "tasks_pending", Kind: export.Integer},
 	{Name: "tasks_in_progress", Kind: export.Integer},
@@ -75,20 +82,13 @@ var ContractColumns = []export.Column{
 
 // ProcessColumns are a process's fields, with its contract's id and its
 // task counts and end dates as a contract has them.
-var ProcessColumns = []export.Column{
+var ProcessColumns = slices.Concat([]export.Column{
 	{Name: "process_id", Kind: export.Integer},
 	{Name: "contract_id", Kind: export.Integer},
 	{Name: "process_role", Kind: export.Text, Nullable: true},
 	{Name: "caratulado_process", Kind: export.Text, Nullable: true},
 	{Name: "process_date", Kind: export.Date, Nullable: true},
-	{Name: "tasks", Kind: export.Integer},
-	{Name: "tasks_pending", Kind: export.Integer},
-	{Name: "tasks_in_progress", Kind: export.Integer},
-	{Name: "tasks_cancelled", Kind: export.Integer},
-	{Name: "tasks_done", Kind: export.Integer},
-	{Name: "first_task_end_date", Kind: export.Date, Nullable: true},
-	{Name: "last_task_end_date", Kind: export.Date, Nullable: true},
-}
+}, taskCounts)
 
 // TaskColumns are a task's fields, with its process's and contract's ids.
 var TaskColumns = []export.Column{

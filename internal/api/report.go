@@ -28,6 +28,9 @@ var formatParams = []string{"format", "header", "lang", "bom", "delimiter"}
 var pageParams = slices.Concat([]string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns"},
 	odata.ReadOptions, formatParams)
 
+// pageAccepts are the parameters a page takes: pageParams and page.
+var pageAccepts = append(slices.Clip(pageParams), "page")
+
 // generalReport serves GET /api/general-report: one page of the report.
 func (s *Server) generalReport(c *gin.Context) {
 	values, out, err := s.negotiate(c)
@@ -35,7 +38,7 @@ func (s *Server) generalReport(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	err = source.Known(values, append(pageParams, "page"))
+	err = source.Known(values, pageAccepts)
 	var q dataset.Query
 	var page report.Page
 	if err == nil {
