@@ -242,13 +242,21 @@ func (inf *informe) logged(path string) ([]logLine, error) {
 // scrape returns informe's counters of the spool and the limits, by name
 // and labels, those that are not zero.
 func scrape(ctx context.Context, inf *informe) map[string]float64 {
+	m := metricValues(ctx, inf, "informe_spool", "informe_http_refusals")
+	maps.DeleteFunc(m, func(_ string, v float64) bool { return v == 0 })
+	return m
+}
+
+// metricValues returns the series of informe's /metrics whose names start
+// with one of prefixes, by name and labels.
+func metricValues(ctx context.Context, inf *informe, prefixes ...string) map[string]float64 {
 	m := map[string]float64{}
 	var body strings.Builder
 	_, _ = inf.fetch(ctx, inf.ops+"/metrics", nil, &body)
 	for line := range strings.Lines(body.String()) {
 		name, val, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if v, err := strconv.ParseFloat(val, 64); err == nil && v != 0 &&
-			(strings.HasPrefix(name, "informe_spool") || strings.HasPrefix(name, "informe_http_refusals")) {
+		if v, err := strconv.ParseFloat(val, 64); err == nil && !strings.HasPrefix(name, "#") &&
+			slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			m[name] = v
 		}
 	}
