@@ -210,7 +210,7 @@ func (b *bench) capacity(ctx context.Context) error {
 		notes: []string{
 			fmt.Sprintf("k clients each ask for the whole CSV export %d times, all at once, from the same informe; rows/s: all rows over the wall time", b.o.exportRuns),
 			fmt.Sprintf("predicted: the lesser of k times one export alone (%.0f rows/s) and %.0f cores times CSV's rows/s per core (%.0f)", csv.rowsPerSecond(), cores, csv.perCore()),
-			"others' CPU: the machine's (/proc/stat) less informe's and its backends': other work on the machine, the benchmark's own client and sampling included",
+			"others' CPU: the machine's (/proc/stat) less informe's and its backends': other work on the machine, the benchmark's own client and sampling included; predicted on the cores left: the same with the cores less those others kept busy meanwhile",
 		}}
 	for _, k := range []int{1, 2, 4} {
 		paths := slices.Repeat([]string{set.all.path("csv")}, k)
@@ -218,7 +218,7 @@ func (b *bench) capacity(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%d exports at once: %w", k, err)
 		}
-		addLoad(&exports, k, l, min(float64(k)*csv.rowsPerSecond(), cores*csv.perCore()), cores)
+		addLoad(&exports, k, l, float64(k)*csv.rowsPerSecond(), csv.perCore(), cores)
 	}
 
 	logf("capacity: 1, 4 and 16 clients of %d-row JSON pages", perPage)
@@ -236,7 +236,7 @@ func (b *bench) capacity(ctx context.Context) error {
 		if n == 1 {
 			one = l.rowsPerSecond()
 		}
-		addLoad(&pages, n, l, min(float64(n)*one, cores*json.perCore()), cores)
+		addLoad(&pages, n, l, float64(n)*one, json.perCore(), cores)
 	}
 	poolMax := metricValues(ctx, inf, "informe_db_pool_max_connections")["informe_db_pool_max_connections"]
 	pages.notes = append(pages.notes, fmt.Sprintf("connections: the pool's size is %.0f (informe_db_pool_max_connections); --max-exports (default 4) bounds the big responses produced at once, pages over 1,000 rows among them, the rest wait their turn", poolMax))
@@ -261,13 +261,17 @@ func serveArgsNote(args []string) string {
 }
 
 func loadHeader(what string) []string {
-	return []string{what, "responses", "wall s", "rows/s", "predicted rows/s", "x predicted", "p50 ms", "p95 ms",
+	return []string{what, "responses", "wall s", "rows/s", "predicted rows/s", "x predicted", "predicted on the cores left", "x that", "p50 ms", "p95 ms",
 		"informe CPU s", "PG CPU s", "others' CPU s", "machine busy", "backends (max, active)", "503s"}
 }
 
-func addLoad(t *table, n int, l loaded, predicted, cores float64) {
+// addLoad adds a load's row: demand is what the clients would take alone,
+// perCore the model's rows/s per core.
+func addLoad(t *table, n int, l loaded, demand, perCore, cores float64) {
+	predicted := min(demand, cores*perCore)
+	left := min(demand, (cores-l.others()/l.wall.Seconds())*perCore) // the cores other work left
 	t.add(n, len(l.latencies), fmt.Sprintf("%.2f", l.wall.Seconds()), fmt.Sprintf("%.0f", l.rowsPerSecond()), fmt.Sprintf("%.0f", predicted),
-		fmt.Sprintf("%.2f", l.rowsPerSecond()/predicted), ms(median(l.latencies)), ms(percentile(l.latencies, 95)),
+		fmt.Sprintf("%.2f", l.rowsPerSecond()/predicted), fmt.Sprintf("%.0f", left), fmt.Sprintf("%.2f", l.rowsPerSecond()/left), ms(median(l.latencies)), ms(percentile(l.latencies, 95)),
 		fmt.Sprintf("%.2f", l.cpu), fmt.Sprintf("%.2f", l.pgCPU), fmt.Sprintf("%.2f", l.others()),
 		fmt.Sprintf("%.0f%%", 100*l.machine/(cores*l.wall.Seconds())), fmt.Sprintf("%d, %d", l.conns, l.activ), l.busy)
 }
