@@ -159,11 +159,15 @@ func (r *results) write(out, md io.Writer) {
 	tt := r.targets
 	tt.title = fmt.Sprintf("Targets: %d of %d met", r.passed, len(tt.rows))
 	tt.header = []string{"", "case", "figure", "measured", "target", "detail"}
-	tt.write(md)
+	if len(tt.rows) > 0 { // a part such as capacity checks nothing
+		tt.write(md)
+	}
 	for _, t := range r.tables {
 		t.write(w)
 	}
-	tt.write(out)
+	if len(tt.rows) > 0 {
+		tt.write(out)
+	}
 	if len(r.plans) > 0 {
 		fmt.Fprintln(md, "\n## Query plans")
 	}
