@@ -42,8 +42,9 @@ func ParseCounting(s string) (Counting, error) {
 var Keys = []string{"key_contract_id", "key_process_id", "key_task_id"}
 
 // Dataset returns the general report's declaration: one row per task of a
-// process of a contract, read from the general_report view (text) and
-// general_report_typed (typed values), in the order of Keys, its plain
+// process of a contract, read from general_report_typed (typed values,
+// which Go writes as text; general_report, the text view, serves OData's
+// related rows), in the order of Keys, its plain
 // queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
 	return &dataset.Dataset{
@@ -54,7 +55,8 @@ func Dataset(counting Counting) *dataset.Dataset {
 }
 
 // plain reads the report's plain queries (its own order, the spec's
-// equalities) from the general_report view, with the maintained counts.
+// equalities) from the general_report_typed view, with the maintained
+// counts.
 type plain struct{ counting Counting }
 
 const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
@@ -65,7 +67,7 @@ func (p plain) Count(snap *postgres.Snapshot, q *dataset.Query) (int64, error) {
 	sql, args := "SELECT report_rows_total()", []any(nil)
 	if len(q.Equalities()) > 0 || p.counting != Maintained {
 		where, wargs := equalities(q, nil)
-		sql, args = "SELECT count(*) FROM general_report"+where, wargs
+		sql, args = "SELECT count(*) FROM general_report_typed"+where, wargs
 	}
 	var total int64
 	if err := snap.QueryRow(sql, args, &total); err != nil {
@@ -177,13 +179,13 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 }
 
 // selectFrom returns the SELECT of cols, then of the extra expressions,
-// from the view.
+// from the typed view: Go writes the text.
 func selectFrom(cols []export.Column, extra ...string) string {
 	list := postgres.SelectList(export.Names(cols))
 	for _, e := range extra {
 		list += ", " + e
 	}
-	return "SELECT " + list + " FROM general_report"
+	return "SELECT " + list + " FROM general_report_typed"
 }
 
 // equalities returns the WHERE clause of q's equalities on the view, with

@@ -238,9 +238,20 @@ func (c *Cursor) Next() bool {
 }
 
 // Values returns the current row's raw values, one per selected column: the
-// bytes PostgreSQL sent (text columns arrive as UTF-8), nil for NULL. They
-// are only valid until the next call to Next.
+// bytes PostgreSQL sent, in the format [Cursor.Fields] says (text columns
+// arrive as UTF-8 in either), nil for NULL. They are only valid until the
+// next call to Next.
 func (c *Cursor) Values() [][]byte { return c.rows.RawValues() }
+
+// Fields describes the result's columns: their types and whether their
+// values come in PostgreSQL's binary or text format. It is nil for a
+// cursor with no rows to read ([Snapshot.Empty]).
+func (c *Cursor) Fields() []pgconn.FieldDescription {
+	if c.rows == nil {
+		return nil
+	}
+	return c.rows.FieldDescriptions()
+}
 
 // Err returns the error, if any, that ended the iteration. Connection
 // failures are failure.Unavailable.
