@@ -119,7 +119,7 @@ var timeZones = []string{"UTC", "America/Santiago", "Asia/Kolkata", "Europe/Dubl
 // SQL text views' expression of them, in both wire formats and under
 // several session time zones, and checks that Render writes the same bytes:
 // as a Nullable column (NULL stays NULL) and as a column that is not
-// (NULL is ''), with the expression passed through.
+// (NULL is the empty text), with the expression passed through.
 func TestRenderMatchesSQL(t *testing.T) {
 	pool := pgtest.New(t)
 	ctx := context.Background()
