@@ -184,16 +184,19 @@ func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind
 	for rows.Next() {
 		raw := rows.RawValues()
 		n++
-		got, err := nullable.Render(raw)
-		if err != nil {
-			t.Fatalf("value %s: %v", show(raw[3]), err)
-		}
-		if !same(got[0], raw[1]) || !same(got[1], raw[1]) || !same(got[2], raw[2]) {
-			if bad++; bad <= 10 {
-				t.Errorf("value %s: Render wrote %s, SQL %s", show(raw[3]), show(got[0]), show(raw[1]))
+		// Twice: the second time, a date or timestamp is the field's memo.
+		for range 2 {
+			got, err := nullable.Render(raw)
+			if err != nil {
+				t.Fatalf("value %s: %v", show(raw[3]), err)
+			}
+			if !same(got[0], raw[1]) || !same(got[1], raw[1]) || !same(got[2], raw[2]) {
+				if bad++; bad <= 10 {
+					t.Errorf("value %s: Render wrote %s, SQL %s", show(raw[3]), show(got[0]), show(raw[1]))
+				}
 			}
 		}
-		got, err = notNull.Render(raw[:1])
+		got, err := notNull.Render(raw[:1])
 		if err != nil {
 			t.Fatalf("value %s, not nullable: %v", show(raw[3]), err)
 		}
