@@ -52,7 +52,8 @@ type field struct {
 	memo    []byte
 }
 
-// Row renders rows of one result.
+// Row renders rows of one result. It keeps one buffer for the values it
+// writes, so it serves one reader of rows at a time.
 type Row struct {
 	fields []field
 	out    [][]byte
