@@ -18,7 +18,7 @@ import (
 )
 
 // edgeRows are rows whose text is easy to get wrong: accents, quotes and
-// newlines, NULL and '' in every kind of field, costs with trailing zeros
+// newlines, NULL and empty text in every kind of field, costs with trailing zeros
 // and none, dates before Christ and past 9999, infinite dates,
 // microseconds, a contract without processes, a process without tasks, a
 // user with every nullable field NULL.
