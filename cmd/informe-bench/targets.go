@@ -47,6 +47,10 @@ var goals = map[string]goal{
 	"gzip-wall":          {"wall time", "<=", 1.3, "x", "identity"},
 	"gzip-size":          {"bytes", "<", 10, "%", "identity's"},
 	"part-ran":           {"ran to its end", "<=", 0, "", ""},
+	"typed-copy":         {"rows/s", ">=", 1.6, "x", "psql \\copy"},
+	"typed-pg-cpu":       {"PostgreSQL CPU a row", "<=", 0.5, "x", "baseline"},
+	"typed-json-page":    {"wall time", "<=", 0.8, "x", "baseline"},
+	"typed-small-page":   {"wall time", "<=", 1, "x", "last baseline"},
 }
 
 func (g goal) String() string {
