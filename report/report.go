@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/informe/informe/auth"
@@ -61,6 +62,15 @@ type plain struct{ counting Counting }
 
 const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
 
+// byContract orders a whole reading by contract only, its rows ending
+// with the key's parts as bigint, within: the cursor orders the rows of
+// each contract by them ([dataset.Statement.Within]), so that PostgreSQL
+// sorts no whole rows.
+const byContract = " ORDER BY key_contract_id"
+
+var within = []string{"key_contract_id AS within_contract", "coalesce(key_process_id, 0) AS within_process",
+	"coalesce(key_task_id, 0) AS within_task"}
+
 // Count returns the number of rows matching q's equalities: from the
 // maintained counts for an unfiltered report, else by counting the view.
 func (p plain) Count(snap *postgres.Snapshot, q *dataset.Query) (int64, error) {
@@ -97,6 +107,12 @@ func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []export.Col
 		return p.seek(snap, q, cols, extra, total)
 	}
 	where, args := equalities(q, nil)
+	if q.Key == nil && q.Skip == 0 && q.Limit < 0 {
+		// A whole reading: PostgreSQL orders by contract, an index's
+		// order, and the cursor orders each contract's rows.
+		return dataset.Statement{SQL: selectFrom(cols, append(slices.Clip(extra), within...)...) + where + byContract,
+			Args: args, Within: len(within)}, nil
+	}
 	if q.Key != nil {
 		n := len(args)
 		args = append(args, q.Key[0], q.Key[1], q.Key[2])
@@ -162,18 +178,19 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 	if q.Position {
 		extra = keyColumns
 	}
-	sel := selectFrom(cols, extra...)
+	sel := selectFrom(cols, append(slices.Clip(extra), within...)...)
 	parts := make([]dataset.Statement, len(bounds)+1)
 	for i := range parts {
 		switch {
 		case i == 0:
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id < $1" + order, Args: []any{bounds[0]}}
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id < $1" + byContract, Args: []any{bounds[0]}}
 		case i == len(bounds):
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + order, Args: []any{bounds[i-1]}}
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + byContract, Args: []any{bounds[i-1]}}
 		default:
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + order,
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + byContract,
 				Args: []any{bounds[i-1], bounds[i]}}
 		}
+		parts[i].Within = len(within)
 	}
 	return parts, nil
 }

@@ -20,6 +20,12 @@ import (
 type Statement struct {
 	SQL  string
 	Args []any
+	// Within, when not 0, says the statement orders its rows by the
+	// first part of the dataset's key only, and ends each row with the
+	// key's Within parts as bigint (0 for NULL): the cursor orders the
+	// rows that share the first part by the others, so that PostgreSQL
+	// sorts no whole rows.
+	Within int
 }
 
 // Plain is a dataset's own reading of its [Query.Plain] queries: for the
@@ -58,33 +64,62 @@ type Cursor struct {
 	cur    *postgres.Cursor
 	total  int64
 	row    *render.Row
+	within *within // for a [Statement.Within]
 	values [][]byte
+	n      int
 	err    error
 }
 
-// newCursor returns the Cursor of cur, whose first fields hold cols.
-// A field whose type cannot hold its column's kind (an operator's view
-// of the wrong type) is an error before any row is read.
-func newCursor(cur *postgres.Cursor, cols []export.Column, total int64) (*Cursor, error) {
+// newCursor returns the Cursor of st's rows in cur, whose first fields
+// hold cols. A field whose type cannot hold its column's kind (an
+// operator's view of the wrong type) is an error before any row is read.
+func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total}
-	if fields := cur.Fields(); fields != nil {
-		row, err := render.New(cols, fields)
+	fields := cur.Fields()
+	if fields == nil {
+		return c, nil
+	}
+	if st.Within > 0 {
+		w, err := newWithin(fields, st.Within)
 		if err != nil {
 			return nil, err
 		}
-		c.row = row
+		c.within, fields = w, fields[:w.n]
 	}
+	row, err := render.New(cols, fields)
+	if err != nil {
+		return nil, err
+	}
+	c.row = row
 	return c, nil
 }
 
 // Next advances to the next row and writes its text, reporting whether
 // there is one; false at the end and after an error ([Cursor.Err]).
 func (c *Cursor) Next() bool {
-	if c.err != nil || !c.cur.Next() {
+	if c.err != nil {
 		return false
 	}
-	c.values, c.err = c.row.Render(c.cur.Values())
-	return c.err == nil
+	var raw [][]byte
+	if c.within == nil {
+		if !c.cur.Next() {
+			return false
+		}
+		raw = c.cur.Values()
+	} else if raw = c.within.row(); raw == nil {
+		ok, err := c.within.fill(c.cur.Next, c.cur.Values)
+		if !ok {
+			c.err = err
+			return false
+		}
+		raw = c.within.row()
+	}
+	c.values, c.err = c.row.Render(raw)
+	if c.err != nil {
+		return false
+	}
+	c.n++
+	return true
 }
 
 // Values returns the current row's values as text.
@@ -100,7 +135,7 @@ func (c *Cursor) Err() error {
 }
 
 // Count returns the number of rows read so far.
-func (c *Cursor) Count() int { return c.cur.Count() }
+func (c *Cursor) Count() int { return c.n }
 
 // Close releases the rows and the snapshot's connection; see
 // [postgres.Cursor.Close]. It returns the first error met by the iteration
@@ -154,7 +189,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	c, err := newCursor(cur, q.columns(d), total)
+	c, err := newCursor(cur, st, q.columns(d), total)
 	if err != nil {
 		cur.Close()
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
@@ -324,7 +359,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		c, err := newCursor(cur, cols, total)
+		c, err := newCursor(cur, parts[i], cols, total)
 		if err != nil {
 			cur.Close()
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
