@@ -1,7 +1,7 @@
 // Command informe-bench measures informe against about a million report
 // rows in a private PostgreSQL, each case served by a fresh `informe serve`
 // process, next to COPY of the same rows in the same run. Its parts (pages,
-// export, xlsx, parts, odata, slow, burst, gzip, folding, capacity) are the methods of bench of
+// export, xlsx, parts, odata, slow, burst, gzip, folding, typed, capacity) are the methods of bench of
 // those names; scripts/bench --help says what each measures. The targets
 // are one table, goals in targets.go: the run prints every table and the
 // targets with PASS or MISS, and writes them as Markdown, with query plans,
