@@ -157,29 +157,9 @@ func (b *bench) capacity(ctx context.Context) error {
 	}
 	defer inf.stop()
 
-	var costs []cost
-	var absent []string
-	for _, f := range capacityFormats {
-		s, err := inf.fetch(ctx, set.warm.path(f), nil, nil)
-		if err == nil && s.status == http.StatusBadRequest && f != "csv" {
-			absent = append(absent, f)
-			continue
-		}
-		if err == nil && s.status != http.StatusOK {
-			err = fmt.Errorf("warm-up %s: status %d", f, s.status)
-		}
-		if err != nil {
-			return err
-		}
-		c := cost{format: f, rows: set.all.rows}
-		for range b.o.exportRuns {
-			s, err := inf.measure(ctx, set.all.path(f), nil)
-			if err != nil {
-				return err
-			}
-			c.ss = append(c.ss, s)
-		}
-		costs = append(costs, c)
+	costs, absent, err := b.costs(ctx, inf, set)
+	if err != nil {
+		return err
 	}
 	csv, json := costs[0], costs[0]
 	for _, c := range costs {
@@ -251,6 +231,35 @@ func (b *bench) capacity(ctx context.Context) error {
 	}
 	b.res.tables = append(b.res.tables, model, exports, pages, spool)
 	return b.writeModel(csv, cores)
+}
+
+// costs exports the whole report b.o.exportRuns times in each of
+// capacityFormats from inf, one at a time, and returns what each took
+// (CSV's first), and the formats this build does not serve.
+func (b *bench) costs(ctx context.Context, inf *informe, set *exportSet) (costs []cost, absent []string, err error) {
+	for _, f := range capacityFormats {
+		s, err := inf.fetch(ctx, set.warm.path(f), nil, nil)
+		if err == nil && s.status == http.StatusBadRequest && f != "csv" {
+			absent = append(absent, f)
+			continue
+		}
+		if err == nil && s.status != http.StatusOK {
+			err = fmt.Errorf("warm-up %s: status %d", f, s.status)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		c := cost{format: f, rows: set.all.rows}
+		for range b.o.exportRuns {
+			s, err := inf.measure(ctx, set.all.path(f), nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.ss = append(c.ss, s)
+		}
+		costs = append(costs, c)
+	}
+	return costs, absent, nil
 }
 
 func serveArgsNote(args []string) string {
