@@ -32,8 +32,11 @@ type arrowEncoder struct {
 	cont    bool
 	started bool // the schema is written
 	rows    int  // rows in b
-	err     error
-	closed  bool
+	// batchRows is the size of a record batch, ArrowBatchRows but in
+	// tests of many batches.
+	batchRows int
+	err       error
+	closed    bool
 }
 
 // arrowType returns the Arrow type of a column of kind k.
@@ -78,12 +81,13 @@ func NewArrow(w io.Writer, cols []Column, cont bool) Encoder {
 	}
 	sc := arrow.NewSchema(fields, nil)
 	return &arrowEncoder{
-		bw:      bufio.NewWriterSize(w, 64<<10),
-		schema:  sc,
-		b:       array.NewRecordBuilder(memory.DefaultAllocator, sc),
-		row:     newTypedRow("arrow", cols),
-		cont:    cont,
-		started: cont,
+		bw:        bufio.NewWriterSize(w, 64<<10),
+		schema:    sc,
+		b:         array.NewRecordBuilder(memory.DefaultAllocator, sc),
+		row:       newTypedRow("arrow", cols),
+		cont:      cont,
+		started:   cont,
+		batchRows: ArrowBatchRows,
 	}
 }
 
@@ -133,7 +137,7 @@ func (e *arrowEncoder) Encode(row [][]byte) error {
 		}
 	}
 	e.rows++
-	if e.rows == ArrowBatchRows {
+	if e.rows == e.batchRows {
 		e.err = e.writeBatch()
 	}
 	return e.err

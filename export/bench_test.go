@@ -22,7 +22,7 @@ func BenchmarkEncode(b *testing.B) {
 	for i := range rs {
 		rs[i] = reportRow(i)
 	}
-	for _, f := range []Format{JSON, NDJSON, CSV, XLSX} {
+	for _, f := range []Format{JSON, NDJSON, CSV, XLSX, Parquet, Arrow} {
 		b.Run(f.String(), func(b *testing.B) {
 			encode := func(w io.Writer) {
 				e, err := NewEncoder(w, f, reportColumns, Options{Envelope: &Envelope{TotalPages: 1, CurrentPage: 1}, Sheet: "general-report", Rows: benchRows})
