@@ -99,6 +99,7 @@ func TestTypedReaders(t *testing.T) {
 				}
 				return path
 			}
+			csvBytes := len(one.get(t, tc.path+"?format=csv").Body)
 			pq := save(three, "parquet", "export.parquet")
 			arrow1 := save(one, "arrow", "one.arrow")
 			arrow3 := save(three, "arrow", "three.arrow")
@@ -112,6 +113,11 @@ func TestTypedReaders(t *testing.T) {
 				}
 			}
 
+			for _, f := range []string{pq, arrow1} {
+				if fi, err := os.Stat(f); err == nil {
+					t.Logf("%s: %d rows, %d bytes, %.1f%% of the CSV's %d", filepath.Base(f), len(want), fi.Size(), 100*float64(fi.Size())/float64(csvBytes), csvBytes)
+				}
+			}
 			out := runReaders(t, node, dir, modules, tc.cols, pq, arrow1, arrow3)
 			for _, got := range []struct {
 				reader string
