@@ -122,8 +122,10 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	for _, c := range cols {
 		props = append(props, parquet.WithStatsFor(c.Name, c.Kind != Text))
 	}
+	// arrow-go closes its sink at the end of the file when the sink can
+	// close; a bufio.Writer cannot, so w stays open, the caller's.
 	bw := bufio.NewWriterSize(w, 64<<10)
-	fw, err := file.NewParquetWriterWithError(writerOnly{bw}, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	fw, err := file.NewParquetWriterWithError(bw, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	if err != nil {
 		return nil, fmt.Errorf("export: parquet: %w", err)
 	}
@@ -133,10 +135,6 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	}
 	return e, nil
 }
-
-// writerOnly hides any Close of the writer from arrow-go, which closes
-// its sink when the file ends: the caller's writer is the caller's.
-type writerOnly struct{ io.Writer }
 
 func (e *parquetEncoder) Encode(row [][]byte) error {
 	if e.closed {
