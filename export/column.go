@@ -1,4 +1,5 @@
-// Package export encodes rows of text values as JSON, NDJSON, CSV and XLSX.
+// Package export encodes rows of text values as JSON, NDJSON, CSV, XLSX,
+// Parquet and Arrow.
 //
 // Encoders are shaped like encoding/csv.Writer: they buffer writes to an
 // io.Writer, keep the first error they meet, and report it from Encode and
@@ -16,8 +17,9 @@ import (
 	"github.com/informe/informe/internal/secret"
 )
 
-// Kind says what a column's text holds, so that typed formats (XLSX) can turn
-// it back into a number or a date, and text formats can tell data from prose.
+// Kind says what a column's text holds, so that typed formats (XLSX,
+// Parquet, Arrow) can turn it back into a number or a date, and text
+// formats can tell data from prose.
 type Kind uint8
 
 // The kinds of column. Values of every kind travel as text in the API's

@@ -37,9 +37,11 @@ type Flusher interface {
 	Flush() error
 }
 
-// ErrNoContinue is returned by [NewEncoder] for an XLSX encoder with
-// [Options].Continue: a workbook is one zip archive, not a concatenation.
-var ErrNoContinue = errors.New("export: an XLSX workbook cannot continue another encoder's body")
+// ErrNoContinue is returned, wrapped, by [NewEncoder] for an encoder with
+// [Options].Continue in a format that cannot continue a body (see
+// [Format.Continues]): an XLSX workbook is one zip archive and a Parquet
+// file ends with the index of all its row groups, neither a concatenation.
+var ErrNoContinue = errors.New("cannot continue another encoder's body")
 
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
 var ErrClosed = errors.New("export: encoder closed")
@@ -61,7 +63,9 @@ type Options struct {
 	// a JSON array (or envelope) puts a comma before every row, the first
 	// included, and neither opens nor closes the array; NDJSON is
 	// unchanged. The first encoder must have encoded a row before the
-	// continuation's bytes follow its own. XLSX cannot continue a body.
+	// continuation's bytes follow its own. An Arrow stream continues
+	// with record batches: the first encoder writes the schema and the
+	// end of the stream. XLSX and Parquet cannot continue a body.
 	Continue bool
 }
 
@@ -70,6 +74,9 @@ type Options struct {
 // CSV delimiter (wrapping [ErrInvalidDelimiter]) or an invalid sheet name;
 // nothing has been written to w then.
 func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
+	if opts.Continue && f.valid() && !f.Continues() {
+		return nil, fmt.Errorf("export: %v: %w", f, ErrNoContinue)
+	}
 	switch f {
 	case JSON:
 		e := NewJSON(w, cols, opts.Envelope)
@@ -87,10 +94,11 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, c), nil
 	case XLSX:
-		if opts.Continue {
-			return nil, ErrNoContinue
-		}
 		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
+	case Parquet:
+		return NewParquet(w, cols)
+	case Arrow:
+		return NewArrow(w, cols, opts.Continue), nil
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }

@@ -15,25 +15,29 @@ type Format int
 // The formats, in declaration order. The server's preference when a client
 // accepts several equally is a different order: see [Negotiate].
 const (
-	JSON   Format = iota // a JSON document; see [NewJSON]
-	NDJSON               // one JSON object per line; see [NewNDJSON]
-	CSV                  // RFC 4180 comma-separated values; see [NewCSV]
-	XLSX                 // an Excel workbook; see [NewXLSX]
+	JSON    Format = iota // a JSON document; see [NewJSON]
+	NDJSON                // one JSON object per line; see [NewNDJSON]
+	CSV                   // RFC 4180 comma-separated values; see [NewCSV]
+	XLSX                  // an Excel workbook; see [NewXLSX]
+	Parquet               // an Apache Parquet file; see [NewParquet]
+	Arrow                 // an Apache Arrow IPC stream; see [NewArrow]
 )
 
-var formatNames = [...]string{JSON: "json", NDJSON: "ndjson", CSV: "csv", XLSX: "xlsx"}
+var formatNames = [...]string{JSON: "json", NDJSON: "ndjson", CSV: "csv", XLSX: "xlsx", Parquet: "parquet", Arrow: "arrow"}
 
 var contentTypes = [...]string{
-	JSON:   "application/json; charset=utf-8",
-	NDJSON: "application/x-ndjson; charset=utf-8",
-	CSV:    "text/csv; charset=utf-8",
-	XLSX:   "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	JSON:    "application/json; charset=utf-8",
+	NDJSON:  "application/x-ndjson; charset=utf-8",
+	CSV:     "text/csv; charset=utf-8",
+	XLSX:    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	Parquet: "application/vnd.apache.parquet",
+	Arrow:   "application/vnd.apache.arrow.stream",
 }
 
 func (f Format) valid() bool { return f >= 0 && int(f) < len(formatNames) }
 
 // String returns the format's name as used in the format query parameter:
-// "json", "ndjson", "csv" or "xlsx".
+// "json", "ndjson", "csv", "xlsx", "parquet" or "arrow".
 func (f Format) String() string {
 	if f.valid() {
 		return formatNames[f]
@@ -88,6 +92,8 @@ var offers = [...]offer{
 	{"application", "x-ndjson", NDJSON},
 	{"application", "jsonl", NDJSON},
 	{"application", "vnd.openxmlformats-officedocument.spreadsheetml.sheet", XLSX},
+	{"application", "vnd.apache.parquet", Parquet},
+	{"application", "vnd.apache.arrow.stream", Arrow},
 }
 
 // Offered lists the media types [Negotiate] can choose, in the server's order
@@ -114,7 +120,7 @@ var notAcceptable = fmt.Errorf("%w: the offered media types are %s", ErrNotAccep
 //     matches it: "text/csv" beats "text/*", which beats "*/*". If several
 //     equally specific ranges match, the highest quality counts.
 //   - The format with the highest quality wins; ties go to the server's
-//     preference JSON, CSV, NDJSON, XLSX.
+//     preference JSON, CSV, NDJSON, XLSX, Parquet, Arrow.
 //
 // Matching is case-insensitive. application/jsonl counts as NDJSON, as
 // application/x-ndjson does. An empty header accepts anything and gives JSON.
@@ -209,8 +215,17 @@ func parseRange(elem string) (typ, sub string, q int, ok bool) {
 }
 
 // Attachment reports whether a response in format f is a file to save
-// (CSV, XLSX) rather than data to read in place.
-func (f Format) Attachment() bool { return f == CSV || f == XLSX }
+// (CSV, XLSX, Parquet, Arrow) rather than data to read in place.
+func (f Format) Attachment() bool { return f == CSV || f == XLSX || f == Parquet || f == Arrow }
+
+// Compressed reports whether output in format f is compressed already
+// (XLSX, Parquet), so that compressing it again does not pay.
+func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
+
+// Continues reports whether an encoder of format f can continue a body
+// that another began (see [Options].Continue), so that a body can be
+// written in parts; [NewEncoder] returns [ErrNoContinue] for the others.
+func (f Format) Continues() bool { return f != XLSX && f != Parquet }
 
 // MediaType returns the Content-Type of output in format f with CSV
 // options o: tab-separated CSV is text/tab-separated-values.

@@ -38,10 +38,12 @@ func TestParseFormat(t *testing.T) {
 		{"XLSX", "xlsx", XLSX, ""},
 		{"UpperCase", "CSV", CSV, ""},
 		{"MixedCase", "XlSx", XLSX, ""},
-		{"ErrEmpty", "", 0, `unknown format "": allowed values are json, ndjson, csv, xlsx`},
-		{"ErrUnknown", "pdf", 0, `unknown format "pdf": allowed values are json, ndjson, csv, xlsx`},
-		{"ErrSpace", " csv", 0, `unknown format " csv": allowed values are json, ndjson, csv, xlsx`},
-		{"ErrMediaType", "text/csv", 0, `unknown format "text/csv": allowed values are json, ndjson, csv, xlsx`},
+		{"Parquet", "parquet", Parquet, ""},
+		{"Arrow", "Arrow", Arrow, ""},
+		{"ErrEmpty", "", 0, `unknown format "": allowed values are json, ndjson, csv, xlsx, parquet, arrow`},
+		{"ErrUnknown", "pdf", 0, `unknown format "pdf": allowed values are json, ndjson, csv, xlsx, parquet, arrow`},
+		{"ErrSpace", " csv", 0, `unknown format " csv": allowed values are json, ndjson, csv, xlsx, parquet, arrow`},
+		{"ErrMediaType", "text/csv", 0, `unknown format "text/csv": allowed values are json, ndjson, csv, xlsx, parquet, arrow`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseFormat(tt.in)
@@ -109,6 +111,9 @@ func TestNegotiate(t *testing.T) {
 		{"WildcardTypeWithSubtype", "*/csv", JSON, false},
 		{"QuotedComma", `text/csv;foo="a,b";q=0.9, application/json;q=0.5`, CSV, false},
 		{"EmptyElements", ",,text/csv,,", CSV, false},
+		{"Parquet", "application/vnd.apache.parquet", Parquet, false},
+		{"ArrowStream", "application/vnd.apache.arrow.stream, application/json;q=0.5", Arrow, false},
+		{"ApplicationWildcardPrefersJSON", "application/*", JSON, false},
 		{"DuplicateRangesHighestQ", "text/csv;q=0.1, text/csv;q=0.8, application/json;q=0.5", CSV, false},
 		{"AcceptExtAfterQ", "text/csv;q=0.9;level=1, application/json;q=0.5", CSV, false},
 	} {
@@ -138,7 +143,7 @@ func TestNegotiate(t *testing.T) {
 func TestNegotiateErrorMessage(t *testing.T) {
 	_, err := Negotiate("image/png")
 	got := err.Error()
-	want := "not acceptable: the offered media types are application/json, text/csv, application/x-ndjson, application/jsonl, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+	want := "not acceptable: the offered media types are application/json, text/csv, application/x-ndjson, application/jsonl, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/vnd.apache.parquet, application/vnd.apache.arrow.stream"
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}

@@ -101,7 +101,7 @@ func (m *Metrics) Handler() http.Handler {
 // Request is what the HTTP layer reports about one finished request.
 type Request struct {
 	Route     string // the route pattern, or "unmatched"
-	Format    string // json, csv, ndjson, xlsx; "" for errors before negotiation
+	Format    string // json, csv, ndjson, xlsx, parquet, arrow; "" for errors before negotiation
 	Status    int
 	Rows      int
 	Bytes     int

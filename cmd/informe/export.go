@@ -35,11 +35,11 @@ func exportCommand() *cli.Command {
 		databaseURLFlag,
 		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout", Destination: &f.Output},
-		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json or xlsx; default from the output file's extension", Destination: &f.Format},
+		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension", Destination: &f.Format},
 		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz", Destination: &f.Gzip},
 		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows", Destination: &f.BOM},
 		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row", Destination: &f.NoHeader},
-		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered CSV, TSV, NDJSON or JSON export is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
+		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered CSV, TSV, NDJSON, JSON or Arrow export is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
 		countsFlag(nil),
 	}
 	for _, p := range exportParams {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
@@ -129,6 +130,8 @@ func TestExport(t *testing.T) {
 			params: url.Values{"code_contract": {pgtest.String(t, pool, "SELECT code FROM contracts WHERE id = 5")}}, format: export.CSV},
 		{name: "NoRows", output: "none.csv", args: []string{"--contract-id", "999999"}, params: url.Values{"contract_id": {"999999"}}, format: export.CSV},
 		{name: "XLSX", output: "client.xlsx", args: []string{"--client-id", clientID}, params: url.Values{"client_id": {clientID}}, format: export.XLSX},
+		{name: "Parquet", output: "client.parquet", args: []string{"--client-id", clientID}, params: url.Values{"client_id": {clientID}}, format: export.Parquet},
+		{name: "ArrowByRUT", output: "rut.arrow", args: []string{"--rut", rut}, params: url.Values{"rut": {rut}}, format: export.Arrow},
 		{name: "GzipFromExtension", output: "all.ndjson.gz", format: export.NDJSON, gzip: true},
 		{name: "GzipFlag", output: "rut.tsv", args: []string{"--gzip", "--rut", rut}, params: url.Values{"rut": {rut}},
 			format: export.CSV, csv: export.CSVOptions{Delimiter: '\t'}, gzip: true},
@@ -184,6 +187,15 @@ func TestExport(t *testing.T) {
 				}
 				return
 			}
+			if tt.format == export.Arrow {
+				// Record batches end where the output was flushed, which
+				// depends on timing: the rows are the same.
+				g, w := arrowRows(t, got), arrowRows(t, want)
+				if len(w) < 1 || !slices.EqualFunc(g, w, slices.Equal) {
+					t.Errorf("Arrow rows differ from the API's: %d rows, want %d", len(g), len(w))
+				}
+				return
+			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("output differs from the API's export: %d bytes, want %d\ngot:  %.300q\nwant: %.300q", len(got), len(want), got, want)
 			}
@@ -220,13 +232,39 @@ func TestExport(t *testing.T) {
 		}
 	})
 
-	if entries, _ := os.ReadDir(dir); len(entries) != 12 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 14 {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		t.Errorf("the folder holds %v: want the 12 outputs and nothing else", names)
+		t.Errorf("the folder holds %v: want the 14 outputs and nothing else", names)
 	}
+}
+
+// arrowRows returns the values of every row of the Arrow IPC stream b,
+// as arrow-go prints them.
+func arrowRows(t *testing.T, b []byte) [][]string {
+	t.Helper()
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var rows [][]string
+	for r.Next() {
+		rec := r.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			row := make([]string, rec.NumCols())
+			for j, col := range rec.Columns() {
+				row[j] = col.ValueStr(i)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // bigDB is a database large enough (about 100,000 report rows, seconds

@@ -98,7 +98,8 @@ type body struct {
 	// estimate is the body's expected size in bytes, to decide whether
 	// compression pays; negative when unknown (large).
 	estimate int64
-	// compressible is false for formats that are compressed already (XLSX).
+	// compressible is false for formats that are compressed already
+	// (XLSX, Parquet).
 	compressible bool
 }
 

@@ -179,6 +179,7 @@ func (c *contract) checkResponse(tb testing.TB, x exchange) {
 	}
 	// Content-Disposition: every successful listing is an attachment.
 	attachment := x.Status == http.StatusOK && (mt == "text/csv" || mt == "text/tab-separated-values" || mt == export.XLSX.ContentType() ||
+		mt == export.Parquet.ContentType() || mt == export.Arrow.ContentType() ||
 		((mt == "application/json" || mt == "application/x-ndjson") && !strings.HasPrefix(x.req.URL.Path, "/odata") && x.req.URL.Path != "/openapi.json"))
 	if got := x.Header.Get("Content-Disposition"); (got != "") != attachment {
 		tb.Errorf("%s: Content-Disposition %q on a response in %s", what, got, mt)

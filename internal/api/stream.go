@@ -93,7 +93,7 @@ func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func
 		encoding:     spec,
 		parts:        parts,
 		estimate:     opts.Rows * int64(len(cols)) * 8,
-		compressible: out.format != export.XLSX,
+		compressible: !out.format.Compressed(),
 	})
 }
 
@@ -115,7 +115,7 @@ func isHead(c *gin.Context) bool { return c.Request.Method == http.MethodHead }
 // head answers a HEAD request: the headers a GET would have, no body.
 func head(c *gin.Context, out output, file string) {
 	setContentHeaders(c, out, file)
-	if out.format != export.XLSX {
+	if !out.format.Compressed() {
 		varyEncoding(c.Writer.Header())
 	}
 	c.Status(http.StatusOK)

@@ -23,12 +23,13 @@ import (
 )
 
 // formats are the export's formats: the API's, and tsv for CSV with tabs.
-var formats = []string{"csv", "tsv", "ndjson", "json", "xlsx"}
+var formats = []string{"csv", "tsv", "ndjson", "json", "xlsx", "parquet", "arrow"}
 
 // extensions give the format of an output file by its extension (before
 // any .gz).
 var extensions = map[string]string{
 	".csv": "csv", ".tsv": "tsv", ".ndjson": "ndjson", ".jsonl": "ndjson", ".json": "json", ".xlsx": "xlsx",
+	".parquet": "parquet", ".arrow": "arrow", ".arrows": "arrow",
 }
 
 // Flags are the export's options as the command was given them.
@@ -41,16 +42,17 @@ type Flags struct {
 	Query url.Values
 	// Output is the file to write, or "-" for stdout.
 	Output string
-	// Format is csv, tsv, ndjson, json or xlsx; "" takes it from Output's
+	// Format is csv, tsv, ndjson, json, xlsx, parquet or arrow; "" takes
+	// it from Output's
 	// extension.
 	Format string
 	// Gzip compresses the output; an Output ending in .gz implies it.
 	Gzip bool
 	// BOM and NoHeader are the CSV options of the same names.
 	BOM, NoHeader bool
-	// Parts is how many database connections an unfiltered export of a
-	// text format may be read through at once, in one snapshot; 0 or 1
-	// reads through one.
+	// Parts is how many database connections an unfiltered export may be
+	// read through at once, in one snapshot, in a format that can be
+	// written in parts (not XLSX nor Parquet); 0 or 1 reads through one.
 	Parts int
 }
 
@@ -99,7 +101,7 @@ func NewPlan(f Flags) (Plan, error) {
 		}
 		var ok bool
 		if format, ok = extensions[strings.ToLower(filepath.Ext(name))]; !ok {
-			return p, fmt.Errorf("cannot tell the format of %s from its extension: give --format (%s), or name a .csv, .tsv, .ndjson, .jsonl, .json or .xlsx file, optionally ending in .gz",
+			return p, fmt.Errorf("cannot tell the format of %s from its extension: give --format (%s), or name a .csv, .tsv, .ndjson, .jsonl, .json, .xlsx, .parquet or .arrow file, optionally ending in .gz",
 				f.Output, strings.Join(formats, ", "))
 		}
 	}
@@ -109,7 +111,7 @@ func NewPlan(f Flags) (Plan, error) {
 			return p, fmt.Errorf("tsv is tab-separated: --delimiter %s contradicts it (use csv)", delim)
 		}
 		p.format, p.csv.Delimiter = export.CSV, '\t'
-	case "csv", "ndjson", "json", "xlsx":
+	case "csv", "ndjson", "json", "xlsx", "parquet", "arrow":
 		if p.format, err = export.ParseFormat(format); err != nil {
 			return p, err
 		}

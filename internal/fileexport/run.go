@@ -67,8 +67,8 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	qctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	parts := p.parts
-	if p.format == export.XLSX {
-		parts = 1 // a workbook's rows are numbered: it cannot be continued
+	if !p.format.Continues() {
+		parts = 1 // a workbook's rows are numbered, a Parquet footer indexes every row group
 	}
 	curs, err := store.OpenParts(qctx, p.source.Dataset, p.query, dataset.Parts{Max: parts, MinRows: partRows})
 	if err != nil {

@@ -61,7 +61,7 @@ func document() object {
 		"info", obj(
 			"title", "informe",
 			"version", "1",
-			"summary", "The reporting API of a legal-services management system: users and the general report, as JSON, NDJSON, CSV and XLSX, and as an OData service.",
+			"summary", "The reporting API of a legal-services management system: users and the general report, as JSON, NDJSON, CSV, XLSX, Parquet and Arrow, and as an OData service.",
 			"description", infoDescription,
 		),
 		// Every path needs a valid token; the listings also need a scope,
@@ -79,7 +79,7 @@ func document() object {
 	)
 }
 
-const infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX, and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
+const infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX (and Parquet and Arrow, with typed columns, for data tools), and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
 
 ## Authentication
 
@@ -87,7 +87,7 @@ Every path, this document and unknown paths included, needs a valid token: witho
 
 ## Formats
 
-The listings answer in the format the ` + "`format`" + ` parameter names, else the one the ` + "`Accept`" + ` header prefers (RFC 9110 §12.5.1: lists, wildcards and quality values; ties go to JSON, CSV, NDJSON, XLSX in that order; no header is JSON):
+The listings answer in the format the ` + "`format`" + ` parameter names, else the one the ` + "`Accept`" + ` header prefers (RFC 9110 §12.5.1: lists, wildcards and quality values; ties go to JSON, CSV, NDJSON, XLSX, Parquet, Arrow in that order; no header is JSON):
 
 | ` + "`format`" + ` | ` + "`Accept`" + ` | Content-Type |
 |---|---|---|
@@ -95,8 +95,10 @@ The listings answer in the format the ` + "`format`" + ` parameter names, else t
 | ` + "`ndjson`" + ` | ` + "`application/x-ndjson`, `application/jsonl`" + ` | ` + "`application/x-ndjson; charset=utf-8`" + `: one JSON object per line |
 | ` + "`csv`" + ` | ` + "`text/csv`" + ` | ` + "`text/csv; charset=utf-8`" + ` (` + "`text/tab-separated-values; charset=utf-8`" + ` with ` + "`delimiter=tab`" + `) |
 | ` + "`xlsx`" + ` | ` + "`application/vnd.openxmlformats-officedocument.spreadsheetml.sheet`" + ` | the same |
+| ` + "`parquet`" + ` | ` + "`application/vnd.apache.parquet`" + ` | the same: an Apache Parquet file |
+| ` + "`arrow`" + ` | ` + "`application/vnd.apache.arrow.stream`" + ` | the same: an Apache Arrow IPC stream |
 
-An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other than XLSX are compressed with ` + "`gzip` or `zstd`" + ` when ` + "`Accept-Encoding`" + ` asks for one. Every format comes as an attachment (` + "`Content-Disposition`" + `) named for the dataset, its first filter and the date, so that a browser saves it as a file. Every value of a row is text in the formats of the field reference (docs/columns.md), whatever the format; XLSX cells are typed (numbers, dates). In CSV, a text value that starts with ` + "`=`, `+`, `-`, `@`" + `, a tab or a carriage return is prefixed with ` + "`'`" + ` so that spreadsheets do not run it as a formula, unless it is plainly a number or a phone number (such as ` + "`+56 9 1234 5678`" + `).
+An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other than XLSX and Parquet are compressed with ` + "`gzip` or `zstd`" + ` when ` + "`Accept-Encoding`" + ` asks for one. Every format comes as an attachment (` + "`Content-Disposition`" + `) named for the dataset, its first filter and the date, so that a browser saves it as a file. Every value of a row is text in the formats of the field reference (docs/columns.md), whatever the format; XLSX cells are typed (numbers, dates), and Parquet and Arrow columns carry real types (64-bit integers, decimals, dates, timestamps; see docs/columns.md). In CSV, a text value that starts with ` + "`=`, `+`, `-`, `@`" + `, a tab or a carriage return is prefixed with ` + "`'`" + ` so that spreadsheets do not run it as a formula, unless it is plainly a number or a phone number (such as ` + "`+56 9 1234 5678`" + `).
 
 ## Parameters
 
@@ -152,7 +154,7 @@ func paths() object {
 			headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
 			json:    ref("schemas", "GeneralReportPage"),
 			row:     "GeneralReportRow",
-			file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
+			file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			sheet:   "general-report",
 		}),
 		"/api/general-report/export", listingPath(listing{
@@ -164,7 +166,7 @@ func paths() object {
 			headers: []string{"X-Total-Count"},
 			json:    obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
 			row:     "GeneralReportRow",
-			file:    "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
+			file:    "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			sheet:   "general-report",
 		}),
 		"/users", listingPath(listing{
@@ -175,7 +177,7 @@ func paths() object {
 			headers:     []string{"X-Total-Count"},
 			json:        obj("type", "array", "items", ref("schemas", "User")),
 			row:         "User",
-			file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`)",
+			file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			sheet:       "users",
 		}),
 		Path, documentPath(),
@@ -189,7 +191,7 @@ func paths() object {
 			headers:     []string{"X-Total-Count"},
 			json:        obj("type", "array", "items", ref("schemas", g.set.TypeName)),
 			row:         g.set.TypeName,
-			file:        "`" + g.data.Name + ".csv` (`.tsv`, `.xlsx`)",
+			file:        "`" + g.data.Name + ".csv` (`.tsv`, `.xlsx`, `.parquet`, `.arrow`)",
 			sheet:       g.data.Name,
 		})})
 	}
@@ -270,7 +272,7 @@ func listingPath(l listing) object {
 	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
 	headers = append(headers, "Content-Disposition", "Content-Encoding")
 	ok := obj(
-		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
+		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells; Parquet (Snappy-compressed, in row groups of 65,536 rows) and Arrow (an IPC stream, in record batches) have a column per field, named as in JSON, typed as docs/columns.md says, with NULL for a missing value. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
 		"headers", headerRefs(headers...),
 		"content", obj(
 			"application/json", obj("schema", l.json),
@@ -278,6 +280,8 @@ func listingPath(l listing) object {
 			"text/csv", obj("schema", obj("type", "string", "description", "RFC 4180 CSV: a header row of the field names (unless `header=false`), then a record per row.")),
 			"text/tab-separated-values", obj("schema", obj("type", "string", "description", "The CSV format with tabs (`delimiter=tab`).")),
 			export.XLSX.ContentType(), obj(),
+			export.Parquet.ContentType(), obj(),
+			export.Arrow.ContentType(), obj(),
 		),
 	)
 	errs := obj(
@@ -437,7 +441,7 @@ func parameters() object {
 			"description", "The response format, case-insensitive; it wins over `Accept` (for tools that cannot set headers). Another value is a 400.",
 			"schema", obj("type", "string", "enum", formatNames())),
 		"header", obj("name", "header", "in", "query",
-			"description", "CSV: `false` leaves out the header row of field names. CSV and XLSX: `labels` writes each column's readable label (in `lang`) in the header row instead of its field name, for people who open the file; JSON keys stay the field names.",
+			"description", "CSV: `false` leaves out the header row of field names. CSV and XLSX: `labels` writes each column's readable label (in `lang`) in the header row instead of its field name, for people who open the file; JSON keys and Parquet and Arrow columns stay the field names.",
 			"schema", obj("type", "string", "enum", []string{"true", "false", "labels"}, "default", "true")),
 		"lang", obj("name", "lang", "in", "query",
 			"description", "With `header=labels`: the language of the labels, `es` (Spanish) or `en` (English).",
@@ -455,7 +459,7 @@ func parameters() object {
 // formatNames returns the names the format parameter takes.
 func formatNames() []string {
 	var names []string
-	for f := export.JSON; f <= export.XLSX; f++ {
+	for f := export.JSON; f <= export.Arrow; f++ {
 		names = append(names, f.String())
 	}
 	return names
@@ -470,10 +474,10 @@ func headers() object {
 			"description", "Responses carry personal data, and may answer a URL holding a token: no cache may keep them.",
 			"schema", obj("type", "string", "const", "private, no-store")),
 		"Vary", obj("required", true,
-			"description", "The format depends on `Accept`, and the content coding of formats that may be compressed (all but XLSX) on `Accept-Encoding`.",
+			"description", "The format depends on `Accept`, and the content coding of formats that may be compressed (all but XLSX and Parquet) on `Accept-Encoding`.",
 			"schema", obj("type", "string", "enum", []string{"Accept", "Accept, Accept-Encoding"})),
 		"Content-Encoding", obj(
-			"description", "`gzip` or `zstd` when `Accept-Encoding` asks for one (zstd wins at equal quality) and the body is likely over 1 KiB; XLSX, compressed already, never is. Without `Accept-Encoding`, no coding.",
+			"description", "`gzip` or `zstd` when `Accept-Encoding` asks for one (zstd wins at equal quality) and the body is likely over 1 KiB; XLSX and Parquet, compressed already, never are. Without `Accept-Encoding`, no coding.",
 			"schema", obj("type", "string", "enum", []string{"gzip", "zstd"})),
 		"X-Total-Count", obj("required", true,
 			"description", "The number of matching rows (of all pages).",
@@ -489,7 +493,7 @@ func headers() object {
 			"schema", obj("type", "string", "pattern", `^<[^>]+>; rel="first"(, <[^>]+>; rel="prev")?(, <[^>]+>; rel="next")?, <[^>]+>; rel="last"$`)),
 		"Content-Disposition", obj(
 			"description", "An attachment named for what it holds: the dataset, the first filter and the date; `filename` in ASCII (other characters as `_`), `filename*` in UTF-8 (RFC 6266).",
-			"schema", obj("type", "string", "pattern", `^attachment; filename="[ -~]+\.(csv|tsv|xlsx|json|ndjson)"; filename\*=UTF-8''[!-~]+$`)),
+			"schema", obj("type", "string", "pattern", `^attachment; filename="[ -~]+\.(csv|tsv|xlsx|json|ndjson|parquet|arrow)"; filename\*=UTF-8''[!-~]+$`)),
 		"WWW-Authenticate", obj("required", true,
 			"description", "Two challenges, as two header lines: `Bearer realm=\"informe\"` (with `, error=\"invalid_token\"` when a token was given) and `Basic realm=\"informe\", charset=\"UTF-8\"`, so that clients that wait for a challenge (Excel) send Basic credentials.",
 			"schema", obj("type", "string", "pattern", `^(Bearer realm="informe"(, error="invalid_token")?|Basic realm="informe", charset="UTF-8")$`)),
