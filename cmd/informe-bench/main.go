@@ -90,7 +90,7 @@ func main() {
 	flag.IntVar(&o.exportRuns, "export-runs", 3, "rounds of whole exports (each format, COPY and informe export interleaved)")
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
-	flag.StringVar(&o.baseline, "baseline-rev", "", "also measure the page cases, interleaved, with the informe of this git `revision` (or this informe binary)")
+	flag.StringVar(&o.baseline, "baseline-rev", "", "also measure the page cases and the folded first pages, interleaved, with the informe of this git `revision` (or this informe binary)")
 	flag.Func("serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32",
 		func(s string) error { o.serveArgs = append(o.serveArgs, s); return nil })
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "out"), "folder for latest.md and informe's logs")
@@ -114,8 +114,8 @@ func (o options) validate() error {
 	switch {
 	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
 		return errors.New("--contracts and the --*-runs must be at least 1")
-	case o.baseline != "" && !slices.Contains(o.only, "pages"):
-		return errors.New("a baseline is compared on the page cases: --only must include pages")
+	case o.baseline != "" && !slices.Contains(o.only, "pages") && !slices.Contains(o.only, "folding"):
+		return errors.New("a baseline is compared on the page cases and the folded first pages: --only must include pages or folding")
 	}
 	return nil
 }
