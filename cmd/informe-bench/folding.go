@@ -93,7 +93,7 @@ func (b *bench) folding(ctx context.Context) error {
 				for _, j := range []int{0, i + 1} { // the unfiltered page next to each case
 					d, _, err := page(inf, "/odata/GeneralReport?"+cases[j].query)
 					if err != nil {
-						return fmt.Errorf("%s: %w", inf.label, err)
+						return fmt.Errorf("%s: %w", b.launchers[k].label, err)
 					}
 					if run > 0 {
 						walls[k][j] = append(walls[k][j], d)
@@ -102,8 +102,8 @@ func (b *bench) folding(ctx context.Context) error {
 			}
 		}
 	}
-	for k, inf := range infs {
-		t := table{title: "OData folding: first pages of 1,000 rows (" + inf.label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
+	for k := range infs {
+		t := table{title: "OData folding: first pages of 1,000 rows (" + b.launchers[k].label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
 			notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one on the same informe", b.o.runs)}}
 		if len(infs) > 1 {
 			t.notes = append(t.notes, "the informes of "+b.launchers[0].label+" and "+b.launchers[1].label+" in turn, each case's pair of requests")
