@@ -69,6 +69,7 @@ var taskKeys = &dataset.KeyTable{
 		"task_status": "status", "task_end_date": "end_date", "execution_date": "execution_date",
 		"key_task_id": "task_id",
 	},
+	Days: []string{"task_end_date"},
 }
 
 // plain reads the report's plain queries (its own order, the spec's

@@ -168,9 +168,13 @@ func (q *Query) Where(cond string) {
 
 // On is a condition on one column of the typed view: the column, then
 // what follows it ("= $1::text", "IS NOT NULL"), which reads no other
-// column, only operators and parameters of [Query.Param].
+// column, only operators and parameters of [Query.Param]. A comparison
+// with one value also says which (Op "=", ">", ">=", "<" or "<=", and the
+// value as bound: for a date, its text "2006-01-02").
 type On struct {
 	Column, Test string
+	Op           string
+	Value        any
 }
 
 // On adds the condition o, as [Query.Where] adds "t.Column Test": a

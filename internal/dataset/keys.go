@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,6 +32,57 @@ type KeyTable struct {
 	// Columns maps a column of the typed view to the table's column that
 	// holds the same value for the same row.
 	Columns map[string]string
+	// Days are the columns of Columns that hold dates: a range of at most
+	// [maxDays] days on one of them is read day by day (see keyRead).
+	Days []string
+}
+
+// maxDays is the longest range of dates read day by day: two months.
+const maxDays = 62
+
+// days returns, when q's conditions bound a date column of t to a range of
+// at most maxDays days, that column's name in t and the days, as
+// "2006-01-02".
+func (t *KeyTable) days(q *Query) (string, []string) {
+	const layout = "2006-01-02"
+	for _, col := range t.Days {
+		var lo, hi time.Time
+		for _, o := range q.on {
+			s, ok := o.Value.(string)
+			if o.Column != col || !ok {
+				continue
+			}
+			d, err := time.Parse(layout, s)
+			if err != nil {
+				return "", nil
+			}
+			switch o.Op {
+			case ">=", ">":
+				if o.Op == ">" {
+					d = d.AddDate(0, 0, 1)
+				}
+				if lo.IsZero() || d.After(lo) {
+					lo = d
+				}
+			case "<", "<=":
+				if o.Op == "<=" {
+					d = d.AddDate(0, 0, 1)
+				}
+				if hi.IsZero() || d.Before(hi) {
+					hi = d
+				}
+			}
+		}
+		if lo.IsZero() || hi.IsZero() || !lo.Before(hi) || hi.Sub(lo) > maxDays*24*time.Hour {
+			continue
+		}
+		var days []string
+		for d := lo; d.Before(hi); d = d.AddDate(0, 0, 1) {
+			days = append(days, d.Format(layout))
+		}
+		return t.Columns[col], days
+	}
+	return "", nil
 }
 
 // conditions returns q's conditions written on t's columns, aliased k, or
@@ -99,7 +151,20 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, bool, er
 		// scan; the row comparison does the rest.
 		conds = append(conds, keys[0]+" >= "+after[0], "("+list+") > ("+strings.Join(after, ", ")+")")
 	}
-	sql, args := q.Window("SELECT "+list+" FROM "+ident(kt.Table)+" k WHERE "+strings.Join(conds, " AND ")+" ORDER BY "+list, args)
+	from := " FROM " + ident(kt.Table) + " k WHERE " + strings.Join(conds, " AND ")
+	sql := "SELECT " + list + from + " ORDER BY " + list
+	if col, days := kt.days(q); days != nil {
+		// A range of a few days: the index gives each day's keys in order,
+		// which PostgreSQL merges (Merge Append), reading about as many
+		// keys as the page holds, where the range's would all be read and
+		// sorted (a month of end dates: 16,000 keys for a page of 1,000).
+		branches := make([]string, len(days))
+		for i, d := range days {
+			branches[i] = "(SELECT " + list + from + " AND k." + pgx.Identifier{col}.Sanitize() + " = DATE '" + d + "' ORDER BY " + list + ")"
+		}
+		sql = "SELECT " + list + " FROM (" + strings.Join(branches, " UNION ALL ") + ") k ORDER BY " + list
+	}
+	sql, args = q.Window(sql, args)
 	// One row of arrays, one per key part, in the page's order.
 	aggs := make([]string, len(keys))
 	order := make([]string, len(keys))

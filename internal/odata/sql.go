@@ -91,7 +91,7 @@ func (b *sqlBuilder) on(e *expr) (dataset.On, bool) {
 	if _, normalized := b.set.def.Normalized[p.name]; p.col < 0 || p.kind == export.Timestamp || normalized {
 		return dataset.On{}, false // cmp writes these otherwise
 	}
-	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r)}, true
+	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.val}, true
 }
 
 // needed returns the [EntitySetDef.Joined] columns that are not null
