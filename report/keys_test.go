@@ -79,7 +79,7 @@ func folded(t *testing.T, pool *pgxpool.Pool) []string {
 		"task_status eq 'Pendiente' and " + monthOf,
 		"task_end_date gt " + month.AddDate(0, 0, -1).Format(date) + " and task_end_date le " + month.AddDate(0, 0, 14).Format(date),
 		"task_end_date ge " + month.Format(date) + " and task_end_date lt " + month.AddDate(0, 3, 0).Format(date), // longer than read by day
-		"2024-06-01 le task_end_date and task_status eq 'Pendiente'", // the literal first
+		"2024-06-01 le task_end_date and task_status eq 'Pendiente'",                                              // the literal first
 		"task_end_date gt 2024-06-01",
 		"execution_date le " + day.Format(dateTime),
 		"task_status eq ''",
