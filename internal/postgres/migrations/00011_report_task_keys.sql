@@ -82,47 +82,49 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 
+-- report_keys_on_tasks writes the keys of the tasks a statement wrote. A
+-- task's edited values are written over its keys' row, and a deleted
+-- task's row is deleted: a writer moving its process at the same time
+-- writes that same row, so the two take turns, or the later one fails
+-- (REPEATABLE READ). A new task, or one moved to another process (or
+-- renumbered), gets a new row, which no such writer would see: its process
+-- is locked first (report_keys_lock).
 -- +goose StatementBegin
 CREATE FUNCTION report_keys_on_tasks() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-    gone      bigint[] := '{}'; -- tasks whose keys go
-    processes bigint[] := '{}'; -- their processes, and those of the tasks added
-    ids       bigint[];         -- the tasks whose keys are written, with their values
-    parents   bigint[];
-    statuses  text[];
-    ends      date[];
-    execs     timestamptz[];
+    ids      bigint[]; -- the tasks whose keys are added, with their values
+    parents  bigint[];
+    statuses text[];
+    ends     date[];
+    execs    timestamptz[];
 BEGIN
     IF TG_OP = 'INSERT' THEN
         SELECT array_agg(n.id), array_agg(n.process_id), array_agg(n.status), array_agg(n.end_date),
                array_agg(n.execution_date)
         INTO ids, parents, statuses, ends, execs FROM new_rows n;
     ELSIF TG_OP = 'UPDATE' THEN
-        -- Only tasks whose key or filtered values changed: a progress or
-        -- title edit leaves the keys alone.
-        SELECT coalesce(array_agg(o.id), '{}'), coalesce(array_agg(DISTINCT o.process_id), '{}')
-        INTO gone, processes FROM (
-            SELECT id, process_id, nullif(status, ''), end_date, execution_date FROM old_rows
-            EXCEPT SELECT id, process_id, nullif(status, ''), end_date, execution_date FROM new_rows) o;
-        SELECT array_agg(c.id), array_agg(c.process_id), array_agg(c.status), array_agg(c.end_date),
-               array_agg(c.execution_date)
-        INTO ids, parents, statuses, ends, execs FROM (
-            SELECT id, process_id, nullif(status, '') AS status, end_date, execution_date FROM new_rows
-            EXCEPT SELECT id, process_id, nullif(status, ''), end_date, execution_date FROM old_rows) c;
+        -- Tasks that keep their id and process: only those whose filtered
+        -- values changed (a progress or title edit leaves the keys alone).
+        UPDATE report_task_keys k
+        SET status = nullif(n.status, ''), end_date = n.end_date, execution_date = n.execution_date
+        FROM new_rows n JOIN old_rows o ON o.id = n.id AND o.process_id = n.process_id
+        WHERE k.task_id = n.id
+          AND (nullif(o.status, ''), o.end_date, o.execution_date)
+              IS DISTINCT FROM (nullif(n.status, ''), n.end_date, n.execution_date);
+        -- The others: the old row goes, a new one comes.
+        DELETE FROM report_task_keys k WHERE k.task_id IN (
+            SELECT id FROM (SELECT id, process_id FROM old_rows EXCEPT SELECT id, process_id FROM new_rows) m);
+        SELECT array_agg(n.id), array_agg(n.process_id), array_agg(n.status), array_agg(n.end_date),
+               array_agg(n.execution_date)
+        INTO ids, parents, statuses, ends, execs
+        FROM new_rows n
+        WHERE (n.id, n.process_id) IN (SELECT id, process_id FROM new_rows EXCEPT SELECT id, process_id FROM old_rows);
     ELSE
-        SELECT array_agg(o.id), array_agg(DISTINCT o.process_id) INTO gone, processes FROM old_rows o;
+        DELETE FROM report_task_keys k WHERE k.task_id IN (SELECT o.id FROM old_rows o);
     END IF;
     IF ids IS NOT NULL THEN
-        processes := processes || parents;
-    END IF;
-    IF cardinality(processes) > 0 THEN
-        PERFORM report_keys_lock(ARRAY(SELECT DISTINCT unnest(processes)));
-    END IF;
-    IF cardinality(gone) > 0 THEN
-        DELETE FROM report_task_keys t WHERE t.task_id IN (SELECT unnest(gone));
-    END IF;
-    IF ids IS NOT NULL THEN
+        PERFORM report_keys_lock(ARRAY(SELECT DISTINCT unnest(parents)));
         PERFORM report_keys_add(ids, parents, statuses, ends, execs);
     END IF;
     RETURN NULL;
