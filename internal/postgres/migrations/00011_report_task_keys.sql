@@ -151,8 +151,11 @@ BEGIN
         WHERE n.id IN (SELECT id FROM new_rows EXCEPT SELECT id FROM old_rows);
         UPDATE report_process_keys x SET contract_id = n.contract_id
         FROM new_rows n WHERE x.process_id = n.id AND x.contract_id <> n.contract_id;
-        UPDATE report_task_keys t SET contract_id = n.contract_id
-        FROM new_rows n WHERE t.process_id = n.id AND t.contract_id <> n.contract_id;
+        -- Found through the tasks' own index by process: an index of the
+        -- keys by process would cost every write of a task's keys.
+        UPDATE report_task_keys k SET contract_id = n.contract_id
+        FROM new_rows n JOIN tasks t ON t.process_id = n.id
+        WHERE k.task_id = t.id AND k.contract_id <> n.contract_id;
     ELSE
         -- Its tasks went with it (ON DELETE CASCADE), and their keys with them.
         DELETE FROM report_process_keys x WHERE x.process_id IN (SELECT o.id FROM old_rows o);
@@ -206,12 +209,11 @@ CREATE TRIGGER report_keys_truncate AFTER TRUNCATE ON tasks
 SELECT report_keys_rebuild();
 
 -- Each filtered value with the report's order after it, so that the keys
--- of a page come from the index in that order (an equality), or from the
--- index alone (a range, then sorted); by process for the moves.
+-- of a page come from the index in that order (an equality, a day), or
+-- from the index alone (a range, then sorted).
 CREATE INDEX report_task_keys_status_idx ON report_task_keys (status, contract_id, process_id, task_id);
 CREATE INDEX report_task_keys_end_date_idx ON report_task_keys (end_date, contract_id, process_id, task_id);
 CREATE INDEX report_task_keys_execution_date_idx ON report_task_keys (execution_date, contract_id, process_id, task_id);
-CREATE INDEX report_task_keys_process_idx ON report_task_keys (process_id);
 
 -- +goose Down
 DROP TRIGGER report_keys_truncate ON tasks;
