@@ -158,9 +158,13 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, bool, er
 		// which PostgreSQL merges (Merge Append), reading about as many
 		// keys as the page holds, where the range's would all be read and
 		// sorted (a month of end dates: 16,000 keys for a page of 1,000).
+		// The days are parameters: the statement is the same for every
+		// range of as many days, which the connection keeps prepared.
 		branches := make([]string, len(days))
 		for i, d := range days {
-			branches[i] = "(SELECT " + list + from + " AND k." + pgx.Identifier{col}.Sanitize() + " = DATE '" + d + "' ORDER BY " + list + ")"
+			args = append(args, d)
+			branches[i] = "(SELECT " + list + from + " AND k." + pgx.Identifier{col}.Sanitize() + " = $" + strconv.Itoa(len(args)) +
+				"::date ORDER BY " + list + ")"
 		}
 		sql = "SELECT " + list + " FROM (" + strings.Join(branches, " UNION ALL ") + ") k ORDER BY " + list
 	}
