@@ -128,7 +128,7 @@ func keyCount(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, bool, error
 // KeyTable, and false when it cannot answer q. It reads the page's keys,
 // in order, from the table, then the rows of those keys alone, joined to
 // them in that order.
-func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, bool, error) {
+func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool, err error) {
 	conds, ok := keyed(d, q)
 	if !ok || q.Limit < 0 {
 		return Statement{}, false, nil
@@ -153,7 +153,9 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, bool, er
 	}
 	from := " FROM " + ident(kt.Table) + " k WHERE " + strings.Join(conds, " AND ")
 	sql := "SELECT " + list + from + " ORDER BY " + list
+	generic := false
 	if col, days := kt.days(q); days != nil {
+		generic = true
 		// A range of a few days: the index gives each day's keys in order,
 		// which PostgreSQL merges (Merge Append), reading about as many
 		// keys as the page holds, where the range's would all be read and
@@ -169,6 +171,19 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, bool, er
 		sql = "SELECT " + list + " FROM (" + strings.Join(branches, " UNION ALL ") + ") k ORDER BY " + list
 	}
 	sql, args = q.Window(sql, args)
+	if generic {
+		// Planning a branch a day costs more than reading the keys: the
+		// plan of the first statement of as many days serves every other,
+		// for this statement only.
+		if err := snap.QueryRow("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)", nil, new(string)); err != nil {
+			return Statement{}, true, fmt.Errorf("%s: keys: %w", d.Name, err)
+		}
+		defer func() {
+			if err == nil {
+				err = snap.QueryRow("SELECT set_config('plan_cache_mode', 'auto', true)", nil, new(string))
+			}
+		}()
+	}
 	// One row of arrays, one per key part, in the page's order.
 	aggs := make([]string, len(keys))
 	order := make([]string, len(keys))
