@@ -106,7 +106,11 @@ func (b *bench) folding(ctx context.Context) error {
 		t := table{title: "OData folding: first pages of 1,000 rows (" + b.launchers[k].label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
 			notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one on the same informe", b.o.runs)}}
 		if len(infs) > 1 {
-			t.notes = append(t.notes, "the informes of "+b.launchers[0].label+" and "+b.launchers[1].label+" in turn, each case's pair of requests")
+			var labels []string
+			for _, l := range b.launchers {
+				labels = append(labels, l.label)
+			}
+			t.notes = append(t.notes, "the informes of "+strings.Join(labels, ", ")+" in turn, each case's pair of requests")
 		}
 		unfiltered := median(walls[k][0])
 		for i, c := range cases {

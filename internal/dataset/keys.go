@@ -100,9 +100,10 @@ func (t *KeyTable) conditions(q *Query) ([]string, bool) {
 }
 
 // keyed reports whether d's KeyTable answers q: a page or a count in the
-// dataset's own order, every condition on one of its columns.
+// dataset's own order, without related rows (Extra), every condition on
+// one of its columns.
 func keyed(d *Dataset, q *Query) ([]string, bool) {
-	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.after) > 0 && q.Key == nil {
+	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.Extra) > 0 || len(q.after) > 0 && q.Key == nil {
 		return nil, false
 	}
 	return d.KeyTable.conditions(q)
@@ -209,9 +210,9 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 }
 
 // keyRows returns the statement reading q's columns of the rows whose keys
-// are parts (one slice per key part), in their order: each key's row is
-// found by its parts' equalities, which PostgreSQL serves from the tables'
-// primary keys.
+// are parts (one slice per key part), in their order, from the typed view:
+// each key's row is found by its parts' equalities, which PostgreSQL
+// serves from the tables' primary keys.
 func keyRows(d *Dataset, q *Query, parts [][]int64) Statement {
 	var outer, unnest, join []string
 	args := make([]any, len(parts))
@@ -223,13 +224,12 @@ func keyRows(d *Dataset, q *Query, parts [][]int64) Statement {
 	for _, c := range q.columns(d) {
 		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
 	}
-	outer = append(outer, q.Extra...)
 	if q.Position {
 		outer = append(outer, d.KeyText("r")...)
 	}
 	return Statement{
 		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM unnest(" + strings.Join(unnest, ", ") + ") WITH ORDINALITY k(" +
-			strings.Join(names(len(parts)), ", ") + ", n) JOIN " + ident(d.Text) + " r ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
+			strings.Join(names(len(parts)), ", ") + ", n) JOIN " + ident(d.Typed) + " r ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
 		Args: args,
 	}
 }
