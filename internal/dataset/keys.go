@@ -164,8 +164,8 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 		// The days are parameters: the statement is the same for every
 		// range of as many days, which the connection keeps prepared.
 		branches := make([]string, len(days))
-		for i, d := range days {
-			args = append(args, d)
+		for i, day := range days {
+			args = append(args, day)
 			branches[i] = "(SELECT " + list + from + " AND k." + pgx.Identifier{col}.Sanitize() + " = $" + strconv.Itoa(len(args)) +
 				"::date ORDER BY " + list + ")"
 		}
