@@ -48,11 +48,30 @@ var Keys = []string{"key_contract_id", "key_process_id", "key_task_id"}
 // related rows), in the order of Keys, its plain
 // queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
-	return &dataset.Dataset{
+	d := &dataset.Dataset{
 		Name: "general-report", Scope: auth.ReportRead, Columns: Columns,
 		Text: "general_report", Typed: "general_report_typed", Keys: Keys,
 		Plain: plain{counting: counting},
 	}
+	if counting == Maintained {
+		d.KeyTable = taskKeys
+	}
+	return d
+}
+
+// taskKeys is the table of the task rows' keys that informe's triggers
+// keep (migration 00011) beside the values the folded steps filter on
+// most: a task's status, end date and execution date. It is read only
+// with [Maintained] counts, whose start-up check ([CheckCounting]) makes
+// sure that its triggers watch the tables general_report reads.
+var taskKeys = &dataset.KeyTable{
+	Table: "report_task_keys",
+	Keys:  []string{"contract_id", "process_id", "task_id"},
+	Columns: map[string]string{
+		"task_status": "status", "task_end_date": "end_date", "execution_date": "execution_date",
+		"key_task_id": "task_id",
+	},
+	Days: []string{"task_end_date"},
 }
 
 // plain reads the report's plain queries (its own order, the spec's

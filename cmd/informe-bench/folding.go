@@ -53,14 +53,25 @@ func (b *bench) folding(ctx context.Context) error {
 		{"a day of execution_date (incremental refresh)", "$filter=" + url.QueryEscape("execution_date ge "+day.Format(dateTime)+" and execution_date lt "+day.AddDate(0, 0, 1).Format(dateTime))},
 		{"costo_servicio gt " + cost + ", $orderby desc", sorted},
 	}
-	inf, err := b.current.start(ctx)
-	if err != nil {
-		return err
+	// One informe of each launcher (current, and a baseline's), their
+	// requests alternating.
+	var infs []*informe
+	defer func() {
+		for _, inf := range infs {
+			inf.stop()
+		}
+	}()
+	for _, l := range b.launchers {
+		inf, err := l.start(ctx)
+		if err != nil {
+			return err
+		}
+		infs = append(infs, inf)
 	}
-	defer inf.stop()
 	hdr := http.Header{"Prefer": {fmt.Sprint("odata.maxpagesize=", foldPage)}}
-	// page fetches a page of the feed and returns its time and next link.
-	page := func(link string) (time.Duration, string, error) {
+	// page fetches a page of the feed from inf and returns its time and
+	// next link.
+	page := func(inf *informe, link string) (time.Duration, string, error) {
 		var c feedCounter
 		s, err := inf.fetch(ctx, link, hdr, &c)
 		if err == nil && s.status != http.StatusOK {
@@ -71,32 +82,47 @@ func (b *bench) folding(ctx context.Context) error {
 		}
 		return s.wall, link, err
 	}
-	walls := make([][]time.Duration, len(cases))
+	walls := make([][][]time.Duration, len(infs)) // by informe, then case
+	for k := range infs {
+		walls[k] = make([][]time.Duration, len(cases))
+	}
 	for run := range b.o.runs + 1 { // the first warms the caches
 		logf("folding: first pages, round %d of %d", run+1, b.o.runs+1)
 		for i := range cases[1:] {
-			for _, j := range []int{0, i + 1} { // the unfiltered page next to each case
-				d, _, err := page("/odata/GeneralReport?" + cases[j].query)
-				if err != nil {
-					return err
-				}
-				if run > 0 {
-					walls[j] = append(walls[j], d)
+			for k, inf := range infs {
+				for _, j := range []int{0, i + 1} { // the unfiltered page next to each case
+					d, _, err := page(inf, "/odata/GeneralReport?"+cases[j].query)
+					if err != nil {
+						return fmt.Errorf("%s: %w", b.launchers[k].label, err)
+					}
+					if run > 0 {
+						walls[k][j] = append(walls[k][j], d)
+					}
 				}
 			}
 		}
 	}
-	t := table{title: "OData folding: first pages of 1,000 rows", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
-		notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one, one informe", b.o.runs)}}
-	unfiltered := median(walls[0])
-	for i, c := range cases {
-		m, r := median(walls[i]), median(walls[i]).Seconds()/unfiltered.Seconds()
-		t.add(c.label, ms(m), ms(slices.Min(walls[i]))+"-"+ms(slices.Max(walls[i])), fmt.Sprintf("%.2fx", r))
-		if i > 0 {
-			b.res.check("folding-first", c.label, r, "%s vs %s ms", ms(m), ms(unfiltered))
+	for k := range infs {
+		t := table{title: "OData folding: first pages of 1,000 rows (" + b.launchers[k].label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
+			notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one on the same informe", b.o.runs)}}
+		if len(infs) > 1 {
+			var labels []string
+			for _, l := range b.launchers {
+				labels = append(labels, l.label)
+			}
+			t.notes = append(t.notes, "the informes of "+strings.Join(labels, ", ")+" in turn, each case's pair of requests")
 		}
+		unfiltered := median(walls[k][0])
+		for i, c := range cases {
+			m, r := median(walls[k][i]), median(walls[k][i]).Seconds()/unfiltered.Seconds()
+			t.add(c.label, ms(m), ms(slices.Min(walls[k][i]))+"-"+ms(slices.Max(walls[k][i])), fmt.Sprintf("%.2fx", r))
+			if i > 0 && k == 0 {
+				b.res.check("folding-first", c.label, r, "%s vs %s ms", ms(m), ms(unfiltered))
+			}
+		}
+		b.res.tables = append(b.res.tables, t)
 	}
-	b.res.tables = append(b.res.tables, t)
+	inf := infs[0]
 
 	// The sorted feed by its next links, each read the same way; per depth
 	// the median over the reads.
@@ -106,7 +132,7 @@ func (b *bench) folding(ctx context.Context) error {
 		logf("folding: next links of %s, read %d of %d", cases[len(cases)-1].label, run+1, b.o.runs)
 		var ws []time.Duration
 		for link := "/odata/GeneralReport?" + sorted; link != "" && len(ws) < maxDepth; {
-			d, next, err := page(link)
+			d, next, err := page(inf, link)
 			if err != nil {
 				return fmt.Errorf("page %d: %w", len(ws)+1, err)
 			}

@@ -123,8 +123,8 @@ func (o options) validate() error {
 	switch {
 	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
 		return errors.New("--contracts and the --*-runs must be at least 1")
-	case len(o.baselines) > 0 && !slices.Contains(o.only, "pages") && !slices.Contains(o.only, "typed"):
-		return errors.New("a baseline is compared on the page and typed cases: --only must include pages or typed")
+	case len(o.baselines) > 0 && !slices.Contains(o.only, "pages") && !slices.Contains(o.only, "typed") && !slices.Contains(o.only, "folding"):
+		return errors.New("a baseline is compared on the page, typed and folding cases: --only must include pages, typed or folding")
 	}
 	return nil
 }

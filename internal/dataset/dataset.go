@@ -44,6 +44,11 @@ type Dataset struct {
 	// are filtered by nothing but equalities ([Query.Plain]) its own way,
 	// faster than through the typed view; nil reads every query through it.
 	Plain Plain
+	// KeyTable, when set, finds the keys of the pages in the dataset's own
+	// order whose conditions are all on its columns ([Query.On]) in a
+	// table of their own; nil finds every page's keys through the typed
+	// view.
+	KeyTable *KeyTable
 }
 
 // KeyText returns the expressions of the key's parts as base-10 text over
@@ -126,6 +131,7 @@ type Query struct {
 
 	eq     []Eq
 	where  []string // conditions on the typed view, aliased t
+	on     []On     // each condition of where on one column, Column "" when it is not
 	more   bool     // where holds more than the equalities of eq
 	after  []string // the position's conditions, after where
 	args   []any
@@ -150,21 +156,40 @@ func (q *Query) Equal(column string, v any) {
 		cast = "bigint"
 	}
 	q.eq = append(q.eq, Eq{Column: column, Value: v})
-	q.addWhere("t." + column + " = " + q.Param(v, cast))
+	q.addWhere("t."+column+" = "+q.Param(v, cast), On{})
 }
 
 // Where adds cond, a condition on the typed view's row aliased t whose
 // values are bound with [Query.Param].
 func (q *Query) Where(cond string) {
 	q.more = true
-	q.addWhere(cond)
+	q.addWhere(cond, On{})
 }
 
-func (q *Query) addWhere(cond string) {
+// On is a condition on one column of the typed view: the column, then
+// what follows it ("= $1::text", "IS NOT NULL"), which reads no other
+// column, only operators and parameters of [Query.Param]. A comparison
+// with one value also says which (Op "=", ">", ">=", "<" or "<=", and the
+// value as bound: for a date, its text "2006-01-02").
+type On struct {
+	Column, Test string
+	Op           string
+	Value        any
+}
+
+// On adds the condition o, as [Query.Where] adds "t.Column Test": a
+// [KeyTable] holding the column can test it too.
+func (q *Query) On(o On) {
+	q.more = true
+	q.addWhere("t."+o.Column+" "+o.Test, o)
+}
+
+func (q *Query) addWhere(cond string, o On) {
 	if len(q.after) > 0 {
 		panic("dataset: a condition after the position") // the doors' order
 	}
 	q.where = append(q.where, cond)
+	q.on = append(q.on, o)
 	q.nWhere = len(q.args)
 }
 

@@ -218,6 +218,9 @@ func count(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, error) {
 	if d.Plain != nil && q.FilterPlain() {
 		return d.Plain.Count(snap, q)
 	}
+	if n, ok, err := keyCount(snap, d, q); ok {
+		return n, err
+	}
 	sql, args := q.countSQL(d)
 	var n int64
 	if err := snap.QueryRow(sql, args, &n); err != nil {
@@ -230,6 +233,9 @@ func count(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, error) {
 func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement, error) {
 	if d.Plain != nil && q.Plain() {
 		return d.Plain.Read(snap, q, q.columns(d), total)
+	}
+	if st, ok, err := keyRead(snap, d, q); ok {
+		return st, err
 	}
 	// A page in the key's order, or in an order an index gives, reads
 	// rows in that order until it has enough: parallel workers would each

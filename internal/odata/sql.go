@@ -19,9 +19,7 @@ import (
 // conditions of dq.After in any order. $skip is the caller's: dq.Skip.
 func (q *Query) Compile(dq *dataset.Query) {
 	b := &sqlBuilder{set: q.set, alias: "t", q: dq}
-	for _, c := range b.filter(q) {
-		dq.Where(c)
-	}
+	b.filter(q)
 	dq.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
 	var sort []string
 	for _, o := range q.order {
@@ -41,25 +39,59 @@ func (q *Query) Compile(dq *dataset.Query) {
 	}
 }
 
-// filter returns the conditions of $filter and of a request by key.
-func (b *sqlBuilder) filter(q *Query) []string {
-	var conds []string
+// filter adds the conditions of $filter and of a request by key to b's
+// query: each operand of a $filter's outer and on its own, and those that
+// compare a column with a literal as conditions on that column
+// ([dataset.Query.On]).
+func (b *sqlBuilder) filter(q *Query) {
 	for i, c := range b.set.keyColumns() {
 		if q.key != nil {
-			conds = append(conds, b.set.keyPart(b.alias, i, c)+" = "+b.param(q.key[i], "bigint"))
+			b.q.Where(b.set.keyPart(b.alias, i, c) + " = " + b.param(q.key[i], "bigint"))
 		}
 	}
-	if q.where != nil {
-		conds = append(conds, b.cond(q.where))
-		seen := make(map[string]bool)
-		for _, col := range b.needed(q.where) {
-			if !seen[col] {
-				seen[col] = true
-				conds = append(conds, b.alias+"."+col+" IS NOT NULL")
-			}
+	if q.where == nil {
+		return
+	}
+	var conjuncts func(e *expr)
+	conjuncts = func(e *expr) {
+		if e.kind == eAnd {
+			conjuncts(e.args[0])
+			conjuncts(e.args[1])
+		} else if o, ok := b.on(e); ok {
+			b.q.On(o)
+		} else {
+			b.q.Where(b.cond(e))
 		}
 	}
-	return conds
+	conjuncts(q.where)
+	seen := make(map[string]bool)
+	for _, col := range b.needed(q.where) {
+		if !seen[col] {
+			seen[col] = true
+			b.q.On(dataset.On{Column: col, Test: "IS NOT NULL"})
+		}
+	}
+}
+
+// on returns e as a condition on one column, when it compares a property
+// with a literal by eq, gt, ge, lt or le as [sqlBuilder.cmp] writes it:
+// the column, the operator and the literal's parameter.
+func (b *sqlBuilder) on(e *expr) (dataset.On, bool) {
+	if e.kind != eCmp {
+		return dataset.On{}, false
+	}
+	l, r, name := e.args[0], e.args[1], e.name
+	if l.kind == eLit {
+		l, r, name = r, l, flip(name)
+	}
+	if name == "ne" || l.kind != eProp || r.kind != eLit || r.typ == tNull || l.typ == tBool || subMicro(r) {
+		return dataset.On{}, false
+	}
+	p := b.set.props[l.prop]
+	if _, normalized := b.set.def.Normalized[p.name]; p.col < 0 || p.kind == export.Timestamp || normalized {
+		return dataset.On{}, false // cmp writes these otherwise
+	}
+	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.val}, true
 }
 
 // needed returns the [EntitySetDef.Joined] columns that are not null

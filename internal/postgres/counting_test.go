@@ -44,8 +44,8 @@ func exec(t *testing.T, pool *pgxpool.Pool, sql string) {
 const (
 	wantMigrate = "; run informe migrate, or serve with --report-counts=view"
 	wantView    = "; serve with --report-counts=view"
-	wantTrigger = "; restore the trigger as migration 00002 creates it and recount with " +
-		"SELECT report_rows_rebuild(), or serve with --report-counts=view"
+	wantTrigger = "; restore the trigger as migration 00002 (report_rows_*) or 00011 (report_keys_*) creates it " +
+		"and recount with SELECT report_rows_rebuild(), report_keys_rebuild(), or serve with --report-counts=view"
 )
 
 func TestCheckReportCounting(t *testing.T) {
@@ -102,6 +102,14 @@ func TestCheckReportCounting(t *testing.T) {
 			"report counts: general_report_typed does not exist" + wantMigrate},
 		{"ErrCounterTableMissing", execAll(`DROP TABLE report_bucket_rows`),
 			"report counts: table report_bucket_rows does not exist: the database lacks informe's report row counts" + wantMigrate},
+		{"ErrKeysTriggerDropped", execAll(`DROP TRIGGER report_keys_upd ON tasks`),
+			"report counts: table tasks has no report_keys_upd trigger (the general_report_typed view reads tables " +
+				"whose row counts informe does not maintain)" + wantTrigger},
+		{"ErrKeysTriggerDisabled", execAll(`ALTER TABLE processes DISABLE TRIGGER report_keys_upd`),
+			"report counts: trigger report_keys_upd on table processes is disabled, " +
+				"so informe's row counts miss updates of it" + wantTrigger},
+		{"ErrKeysTableMissing", execAll(`DROP TABLE report_task_keys`),
+			"report counts: table report_task_keys does not exist: the database lacks informe's report row counts" + wantMigrate},
 		{"ErrFunctionMissing", execAll(`DROP FUNCTION report_contract_at(bigint)`),
 			"report counts: function report_contract_at(bigint) does not exist: the database lacks informe's report row counts" + wantMigrate},
 	} {

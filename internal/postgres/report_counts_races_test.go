@@ -58,6 +58,8 @@ func TestReportCountsTaskWrittenWhileProcessMoves(t *testing.T) {
 		{"DeleteTask", `DELETE FROM tasks WHERE id = 1000`},
 		{"MoveTaskIn", `UPDATE tasks SET process_id = 100 WHERE id = 2000`},
 		{"MoveTaskOut", `UPDATE tasks SET process_id = 200 WHERE id = 1000`},
+		// No count changes, but report_task_keys does.
+		{"EditFilteredValues", `UPDATE tasks SET status = 'Terminada', end_date = '2026-02-01' WHERE id = 1000`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pool := randomDB(t)
@@ -116,6 +118,16 @@ func TestReportCountsRepeatableReadWriter(t *testing.T) {
 		{"ProcessMoved", pgx.RepeatableRead,
 			`UPDATE processes SET contract_id = 20 WHERE id = 100`,
 			`INSERT INTO tasks (process_id, name, status) VALUES (100, 'y', 'Pendiente')`},
+		// The counts change in neither: report_task_keys does.
+		{"StatusEditedWhileProcessMoved", pgx.RepeatableRead,
+			`UPDATE processes SET contract_id = 20 WHERE id = 100`,
+			`UPDATE tasks SET status = 'Terminada' WHERE id = 1000`},
+		{"ProcessMovedWhileStatusEdited", pgx.RepeatableRead,
+			`UPDATE tasks SET status = 'Terminada' WHERE id = 1000`,
+			`UPDATE processes SET contract_id = 20 WHERE id = 100`},
+		{"StatusEditedWhileProcessMovedSerializable", pgx.Serializable,
+			`UPDATE processes SET contract_id = 20 WHERE id = 100`,
+			`UPDATE tasks SET end_date = '2026-02-01' WHERE id = 1000`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pool := randomDB(t)

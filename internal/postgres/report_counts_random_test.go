@@ -408,6 +408,25 @@ var ops = []op{
 			return w.exec(`UPDATE contracts SET status = 'TERMINADO' WHERE id %% %d = %d`, m, k)
 		}
 	}},
+	// The values report_task_keys holds beside the keys: a task's status
+	// ('' too, which the typed view shows as NULL), end date and execution
+	// date, one task or several.
+	{"EditFilteredValues", 4, func(w *writer) error {
+		status := []string{"Pendiente", "Terminada", "", "En curso"}[w.r.IntN(4)]
+		day := w.r.IntN(60)
+		set := fmt.Sprintf(`status = '%s', end_date = DATE '2026-01-01' + %d,
+			execution_date = CASE WHEN id %%%% 3 = 0 THEN NULL ELSE TIMESTAMPTZ '2026-01-01 10:00:00+00' + interval '1 hour' * (id %%%% 50) END`, // %%%% for exec's format
+			status, day)
+		if w.r.IntN(2) == 0 {
+			t, ok, err := w.pick(`SELECT id FROM tasks ORDER BY random() LIMIT 1`)
+			if !ok || err != nil {
+				return err
+			}
+			return w.exec(`UPDATE tasks SET `+set+` WHERE id = %d`, t)
+		}
+		m := 2 + w.r.IntN(4)
+		return w.exec(`UPDATE tasks SET `+set+` WHERE id %% %d = %d`, m, w.r.IntN(m))
+	}},
 }
 
 // truncateTasks is run once per test, at a random point.
@@ -485,8 +504,10 @@ func transaction(ctx context.Context, pool *pgxpool.Pool, r *rand.Rand, next []o
 
 // countsMismatch compares, in one REPEATABLE READ snapshot, the counts
 // kept in report_contract_rows and report_bucket_rows, report_rows_total()
-// and report_contract_at() with the general_report view itself. It returns
-// a description of the first disagreements, or "" when there are none.
+// and report_contract_at() with the general_report view itself, and the
+// keys of report_task_keys and report_process_keys (keysMismatch). It
+// returns a description of the first disagreements, or "" when there are
+// none.
 func countsMismatch(ctx context.Context, pool *pgxpool.Pool, r *rand.Rand) (string, error) {
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -496,11 +517,15 @@ func countsMismatch(ctx context.Context, pool *pgxpool.Pool, r *rand.Rand) (stri
 	// TRUNCATE is not MVCC-safe: a snapshot taken before one commits sees
 	// the truncated table empty. Locking the tables before the snapshot is
 	// taken (LOCK takes none) keeps a TRUNCATE out of it.
+	// (report_task_keys and report_process_keys are never truncated.)
 	if _, err := tx.Exec(ctx, `LOCK TABLE contracts, processes, tasks, report_contract_rows, report_bucket_rows
 		IN ACCESS SHARE MODE`); err != nil {
 		return "", err
 	}
-	var bad []string
+	bad, err := keysMismatch(ctx, tx)
+	if err != nil {
+		return "", err
+	}
 	for _, c := range []struct{ what, sql string }{
 		{"report_contract_rows", `
 			SELECT coalesce(v.id, r.contract_id), coalesce(v.n, 0), coalesce(r.rows, 0)
@@ -577,6 +602,48 @@ func countsMismatch(ctx context.Context, pool *pgxpool.Pool, r *rand.Rand) (stri
 		}
 	}
 	return strings.Join(bad, "; "), nil
+}
+
+// keysMismatch compares, in tx's snapshot, report_task_keys with the task
+// rows of general_report_typed (their keys, status, end date and execution
+// date) and report_process_keys with processes. It returns the first
+// disagreements.
+func keysMismatch(ctx context.Context, tx pgx.Tx) ([]string, error) {
+	var bad []string
+	var keyed bool // below migration 00011 (going down) there are no keys
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('report_task_keys') IS NOT NULL`).Scan(&keyed); err != nil || !keyed {
+		return nil, err
+	}
+	for _, c := range []struct{ what, sql string }{
+		{"report_task_keys", `
+			SELECT coalesce(v.key_task_id, k.task_id),
+			       coalesce(row(v.key_contract_id, v.key_process_id, v.task_status, v.task_end_date, v.execution_date)::text, 'none'),
+			       coalesce(row(k.contract_id, k.process_id, k.status, k.end_date, k.execution_date)::text, 'none')
+			FROM (SELECT * FROM general_report_typed WHERE key_task_id IS NOT NULL) v
+			FULL JOIN report_task_keys k ON k.task_id = v.key_task_id
+			WHERE row(v.key_contract_id, v.key_process_id, v.task_status, v.task_end_date, v.execution_date)
+			      IS DISTINCT FROM row(k.contract_id, k.process_id, k.status, k.end_date, k.execution_date)
+			ORDER BY 1 LIMIT 5`},
+		{"report_process_keys", `
+			SELECT coalesce(p.id, x.process_id), coalesce(p.contract_id::text, 'none'), coalesce(x.contract_id::text, 'none')
+			FROM processes p FULL JOIN report_process_keys x ON x.process_id = p.id
+			WHERE p.contract_id IS DISTINCT FROM x.contract_id ORDER BY 1 LIMIT 5`},
+	} {
+		rows, err := tx.Query(ctx, c.sql)
+		if err != nil {
+			return nil, err
+		}
+		var key int64
+		var view, kept string
+		_, err = pgx.ForEachRow(rows, []any{&key, &view, &kept}, func() error {
+			bad = append(bad, fmt.Sprintf("%s[%d] = %s, the tables have %s", c.what, key, kept, view))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return bad, nil
 }
 
 func show(p *int64) string {

@@ -67,6 +67,18 @@ func checkCounts(t *testing.T, pool *pgxpool.Pool, step string) {
 	if view := queryInt(t, pool, "SELECT count(*) FROM general_report"); total != view {
 		t.Errorf("%s: sum of report_bucket_rows = %d, view has %d rows", step, total, view)
 	}
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	defer tx.Rollback(ctx)
+	bad2, err := keysMismatch(ctx, tx)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	for _, b := range bad2 {
+		t.Errorf("%s: %s", step, b)
+	}
 }
 
 // TestReportCountsFollowWrites runs, in order, writes of every kind on a

@@ -1,0 +1,244 @@
+package dataset
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/informe/informe/internal/postgres"
+)
+
+// KeyTable declares a table of the dataset's keys beside some of its
+// columns' typed values, indexed so that the keys of a page filtered on
+// those columns come in the dataset's order from an index, kept exact by
+// the database (for the general report, report_task_keys and the triggers
+// of migration 00011). A page whose conditions are all on its columns
+// ([Query.On]) finds its keys there, then reads the rows of those keys
+// alone; any other page is read through the typed view.
+//
+// Its rows are the dataset's rows for which each of Columns can be
+// non-NULL: a condition on one of them (every condition [Query.On] writes
+// is false or NULL where its column is NULL) holds on no row it lacks.
+type KeyTable struct {
+	// Table names the table.
+	Table string
+	// Keys are its columns holding the key's parts, in the order of the
+	// dataset's Keys; none of them is NULL.
+	Keys []string
+	// Columns maps a column of the typed view to the table's column that
+	// holds the same value for the same row.
+	Columns map[string]string
+	// Days are the columns of Columns that hold dates: a range of at most
+	// [maxDays] days on one of them is read day by day (see keyRead).
+	Days []string
+}
+
+// maxDays is the longest range of dates read day by day: two months.
+const maxDays = 62
+
+// days returns, when q's conditions bound a date column of t to a range of
+// at most maxDays days, that column's name in t and the days, as
+// "2006-01-02".
+func (t *KeyTable) days(q *Query) (string, []string) {
+	const layout = "2006-01-02"
+	for _, col := range t.Days {
+		var lo, hi time.Time
+		for _, o := range q.on {
+			s, ok := o.Value.(string)
+			if o.Column != col || !ok {
+				continue
+			}
+			d, err := time.Parse(layout, s)
+			if err != nil {
+				return "", nil
+			}
+			switch o.Op {
+			case ">=", ">":
+				if o.Op == ">" {
+					d = d.AddDate(0, 0, 1)
+				}
+				if lo.IsZero() || d.After(lo) {
+					lo = d
+				}
+			case "<", "<=":
+				if o.Op == "<=" {
+					d = d.AddDate(0, 0, 1)
+				}
+				if hi.IsZero() || d.Before(hi) {
+					hi = d
+				}
+			}
+		}
+		if lo.IsZero() || hi.IsZero() || !lo.Before(hi) || hi.Sub(lo) > maxDays*24*time.Hour {
+			continue
+		}
+		var days []string
+		for d := lo; d.Before(hi); d = d.AddDate(0, 0, 1) {
+			days = append(days, d.Format(layout))
+		}
+		return t.Columns[col], days
+	}
+	return "", nil
+}
+
+// conditions returns q's conditions written on t's columns, aliased k, or
+// false when one of them is not on one of t's columns.
+func (t *KeyTable) conditions(q *Query) ([]string, bool) {
+	conds := make([]string, len(q.on))
+	for i, o := range q.on {
+		col, ok := t.Columns[o.Column]
+		if !ok || o.Column == "" {
+			return nil, false
+		}
+		conds[i] = "k." + pgx.Identifier{col}.Sanitize() + " " + o.Test
+	}
+	return conds, true
+}
+
+// keyed reports whether d's KeyTable answers q: a page or a count in the
+// dataset's own order, without related rows (Extra), every condition on
+// one of its columns.
+func keyed(d *Dataset, q *Query) ([]string, bool) {
+	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.Extra) > 0 || len(q.after) > 0 && q.Key == nil {
+		return nil, false
+	}
+	return d.KeyTable.conditions(q)
+}
+
+// keyCount returns the number of d's rows matching q's conditions, counted
+// in d's KeyTable, and false when it cannot answer q.
+func keyCount(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, bool, error) {
+	conds, ok := keyed(d, q)
+	if !ok {
+		return 0, false, nil
+	}
+	_, args := q.Conditions()
+	var n int64
+	sql := "SELECT count(*) FROM " + ident(d.KeyTable.Table) + " k WHERE " + strings.Join(conds, " AND ")
+	if err := snap.QueryRow(sql, args, &n); err != nil {
+		return 0, true, fmt.Errorf("%s: count: %w", d.Name, err)
+	}
+	return n, true, nil
+}
+
+// keyRead returns the statement reading the rows of q's page through d's
+// KeyTable, and false when it cannot answer q. It reads the page's keys,
+// in order, from the table, then the rows of those keys alone, joined to
+// them in that order.
+func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool, err error) {
+	conds, ok := keyed(d, q)
+	if !ok || q.Limit < 0 {
+		return Statement{}, false, nil
+	}
+	kt := d.KeyTable
+	_, args := q.Conditions()
+	args = slices.Clip(args)
+	keys := make([]string, len(kt.Keys))
+	for i, k := range kt.Keys {
+		keys[i] = "k." + pgx.Identifier{k}.Sanitize()
+	}
+	list := strings.Join(keys, ", ")
+	if q.Key != nil {
+		var after []string
+		for _, v := range q.Key {
+			args = append(args, v)
+			after = append(after, "$"+strconv.Itoa(len(args))+"::bigint")
+		}
+		// The bound on the first part alone lets the index narrow the
+		// scan; the row comparison does the rest.
+		conds = append(conds, keys[0]+" >= "+after[0], "("+list+") > ("+strings.Join(after, ", ")+")")
+	}
+	from := " FROM " + ident(kt.Table) + " k WHERE " + strings.Join(conds, " AND ")
+	sql := "SELECT " + list + from + " ORDER BY " + list
+	generic := false
+	if col, days := kt.days(q); days != nil {
+		generic = true
+		// A range of a few days: the index gives each day's keys in order,
+		// which PostgreSQL merges (Merge Append), reading about as many
+		// keys as the page holds, where the range's would all be read and
+		// sorted (a month of end dates: 16,000 keys for a page of 1,000).
+		// The days are parameters: the statement is the same for every
+		// range of as many days, which the connection keeps prepared.
+		branches := make([]string, len(days))
+		for i, day := range days {
+			args = append(args, day)
+			branches[i] = "(SELECT " + list + from + " AND k." + pgx.Identifier{col}.Sanitize() + " = $" + strconv.Itoa(len(args)) +
+				"::date ORDER BY " + list + ")"
+		}
+		sql = "SELECT " + list + " FROM (" + strings.Join(branches, " UNION ALL ") + ") k ORDER BY " + list
+	}
+	sql, args = q.Window(sql, args)
+	if generic {
+		// Planning a branch a day costs more than reading the keys: the
+		// plan of the first statement of as many days serves every other,
+		// for this statement only.
+		if err := snap.QueryRow("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)", nil, new(string)); err != nil {
+			return Statement{}, true, fmt.Errorf("%s: keys: %w", d.Name, err)
+		}
+		defer func() {
+			if err == nil {
+				err = snap.QueryRow("SELECT set_config('plan_cache_mode', 'auto', true)", nil, new(string))
+			}
+		}()
+	}
+	// One row of arrays, one per key part, in the page's order.
+	aggs := make([]string, len(keys))
+	order := make([]string, len(keys))
+	for i := range keys {
+		order[i] = "p.k" + strconv.Itoa(i)
+	}
+	for i := range keys {
+		aggs[i] = "coalesce(array_agg(p.k" + strconv.Itoa(i) + " ORDER BY " + strings.Join(order, ", ") + "), '{}')"
+	}
+	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(names(len(keys)), ", ") + ")"
+	parts := make([][]int64, len(keys))
+	dest := make([]any, len(keys))
+	for i := range parts {
+		dest[i] = &parts[i]
+	}
+	if err := snap.QueryRow(sql, args, dest...); err != nil {
+		return Statement{}, true, fmt.Errorf("%s: keys: %w", d.Name, err)
+	}
+	if len(parts[0]) == 0 {
+		return Statement{}, true, nil // a page past the last
+	}
+	return keyRows(d, q, parts), true, nil
+}
+
+// keyRows returns the statement reading q's columns of the rows whose keys
+// are parts (one slice per key part), in their order, from the typed view:
+// each key's row is found by its parts' equalities, which PostgreSQL
+// serves from the tables' primary keys.
+func keyRows(d *Dataset, q *Query, parts [][]int64) Statement {
+	var outer, unnest, join []string
+	args := make([]any, len(parts))
+	for i, k := range d.Keys {
+		args[i] = parts[i]
+		unnest = append(unnest, "$"+strconv.Itoa(i+1)+"::bigint[]")
+		join = append(join, "r."+k+" = k.k"+strconv.Itoa(i))
+	}
+	for _, c := range q.columns(d) {
+		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
+	}
+	if q.Position {
+		outer = append(outer, d.KeyText("r")...)
+	}
+	return Statement{
+		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM unnest(" + strings.Join(unnest, ", ") + ") WITH ORDINALITY k(" +
+			strings.Join(names(len(parts)), ", ") + ", n) JOIN " + ident(d.Typed) + " r ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
+		Args: args,
+	}
+}
+
+// names returns the names k0, k1, ... of n key parts.
+func names(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "k" + strconv.Itoa(i)
+	}
+	return out
+}
