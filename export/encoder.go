@@ -37,10 +37,6 @@ type Flusher interface {
 	Flush() error
 }
 
-// ErrNoContinue is returned by [NewEncoder] for an XLSX encoder with
-// [Options].Continue: a workbook is one zip archive, not a concatenation.
-var ErrNoContinue = errors.New("export: an XLSX workbook cannot continue another encoder's body")
-
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
 var ErrClosed = errors.New("export: encoder closed")
 
@@ -61,8 +57,13 @@ type Options struct {
 	// a JSON array (or envelope) puts a comma before every row, the first
 	// included, and neither opens nor closes the array; NDJSON is
 	// unchanged. The first encoder must have encoded a row before the
-	// continuation's bytes follow its own. XLSX cannot continue a body.
+	// continuation's bytes follow its own. An XLSX continuation's output
+	// is not a piece of the body but what the first encoder, a [Joiner],
+	// joins into its workbook.
 	Continue bool
+	// First is the index, from 0, of a continuation's first row in the
+	// whole body; only XLSX reads it, to number its rows and sheets.
+	First int64
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -87,10 +88,11 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, c), nil
 	case XLSX:
+		xo := XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows}
 		if opts.Continue {
-			return nil, ErrNoContinue
+			return newXLSXContinuation(w, cols, xo, opts.First)
 		}
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
+		return NewXLSX(w, cols, xo)
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }
@@ -106,6 +108,13 @@ type Spec struct {
 // NewEncoder returns the encoder of s writing to w; see [NewEncoder].
 func (s Spec) NewEncoder(w io.Writer) (Encoder, error) {
 	return NewEncoder(w, s.Format, s.Columns, s.Options)
+}
+
+// Continuation returns the spec of a part of s's body that continues it
+// from its row first, counted from 0 (see [Options].Continue).
+func (s Spec) Continuation(first int64) Spec {
+	s.Options.Continue, s.Options.First = true, first
+	return s
 }
 
 // rowLenError is the error for a row whose length does not match the columns.
