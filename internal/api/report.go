@@ -141,7 +141,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && out.format != export.XLSX && src.Plain != nil && q.Plain() && !q.Filtered() {
+	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
 		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
 	}
 	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
@@ -160,6 +160,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	rest := later{stop: stop}
 	for _, cur := range curs[1:] {
 		rest.curs = append(rest.curs, cur)
+		rest.firsts = append(rest.firsts, cur.First())
 	}
 
 	total := curs[0].Total()

@@ -19,6 +19,9 @@ import (
 type Statement struct {
 	SQL  string
 	Args []any
+	// First is the index, from 0, of the statement's first row among the
+	// rows of the whole reading it is a part of (see [Plain]'s Split).
+	First int64
 }
 
 // Plain is a dataset's own reading of its [Query.Plain] queries: for the
@@ -34,7 +37,8 @@ type Plain interface {
 	Read(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64) (Statement, error)
 	// Split returns the statements of at most k parts that, read one after
 	// the other, give the rows of a whole export of q (total rows), or nil
-	// when q cannot be split.
+	// when q cannot be split. Each statement's First says where its rows
+	// start.
 	Split(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64, k int64) ([]Statement, error)
 }
 
@@ -54,7 +58,12 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 type Cursor struct {
 	*postgres.Cursor
 	total int64
+	first int64
 }
+
+// First returns the index, from 0, of the cursor's first row among the
+// rows of all the cursors [Store.OpenParts] returned together.
+func (c *Cursor) First() int64 { return c.first }
 
 // Total returns the number of rows matching the query's conditions, over
 // all pages, or -1 when the query did not ask to count them.
@@ -262,7 +271,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		curs = append(curs, &Cursor{Cursor: cur, total: total})
+		curs = append(curs, &Cursor{Cursor: cur, total: total, first: parts[i].First})
 	}
 	opened = true
 	return curs, nil
