@@ -9,10 +9,10 @@ import (
 )
 
 // CheckCounting checks, before serving, that counting gives the
-// general_report view's true totals on pool. With [FromView] it has nothing
+// general_report_typed view's true totals on pool. With [FromView] it has nothing
 // to check and returns nil. With [Maintained] it checks from the catalogs
 // (read only, so also on a hot standby) that informe's counter tables and
-// functions exist, that general_report reads contracts, processes and
+// functions exist, that general_report_typed reads contracts, processes and
 // tasks, and that their counting triggers are installed and enabled; it
 // returns an error saying what is wrong and to run informe migrate or serve
 // with --report-counts=view when they are not, and a failure.Unavailable

@@ -22,8 +22,8 @@ func TestStoreCheckCounting(t *testing.T) {
 		{"ErrViewOverOtherTable", report.Maintained,
 			// The counters exist, but the view reads another view, not
 			// the tables they count.
-			"ALTER VIEW general_report RENAME TO old_report; CREATE VIEW general_report AS SELECT * FROM old_report",
-			"report counts: the general_report view reads old_report"},
+			"ALTER VIEW general_report_typed RENAME TO old_report; CREATE VIEW general_report_typed AS SELECT * FROM old_report",
+			"report counts: the general_report_typed view reads old_report"},
 		{"FromView", report.FromView, "", ""},
 		{"FromViewTriggerDropped", report.FromView, "DROP TRIGGER report_rows_del ON tasks", ""},
 		{"FromViewNoCounters", report.FromView, "DROP TABLE report_contract_rows, report_bucket_rows", ""},

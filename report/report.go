@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/informe/informe/auth"
@@ -42,8 +43,9 @@ func ParseCounting(s string) (Counting, error) {
 var Keys = []string{"key_contract_id", "key_process_id", "key_task_id"}
 
 // Dataset returns the general report's declaration: one row per task of a
-// process of a contract, read from the general_report view (text) and
-// general_report_typed (typed values), in the order of Keys, its plain
+// process of a contract, read from general_report_typed (typed values,
+// which Go writes as text; general_report, the text view, serves OData's
+// related rows), in the order of Keys, its plain
 // queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
 	return &dataset.Dataset{
@@ -54,10 +56,20 @@ func Dataset(counting Counting) *dataset.Dataset {
 }
 
 // plain reads the report's plain queries (its own order, the spec's
-// equalities) from the general_report view, with the maintained counts.
+// equalities) from the general_report_typed view, with the maintained
+// counts.
 type plain struct{ counting Counting }
 
 const order = " ORDER BY key_contract_id, key_process_id, key_task_id"
+
+// byContract orders a whole reading by contract only, its rows ending
+// with the key's parts as bigint, within: the cursor orders the rows of
+// each contract by them ([dataset.Statement.Within]), so that PostgreSQL
+// sorts no whole rows.
+const byContract = " ORDER BY key_contract_id"
+
+var within = []string{"key_contract_id AS within_contract", "coalesce(key_process_id, 0) AS within_process",
+	"coalesce(key_task_id, 0) AS within_task"}
 
 // Count returns the number of rows matching q's equalities: from the
 // maintained counts for an unfiltered report, else by counting the view.
@@ -65,7 +77,7 @@ func (p plain) Count(snap *postgres.Snapshot, q *dataset.Query) (int64, error) {
 	sql, args := "SELECT report_rows_total()", []any(nil)
 	if len(q.Equalities()) > 0 || p.counting != Maintained {
 		where, wargs := equalities(q, nil)
-		sql, args = "SELECT count(*) FROM general_report"+where, wargs
+		sql, args = "SELECT count(*) FROM general_report_typed"+where, wargs
 	}
 	var total int64
 	if err := snap.QueryRow(sql, args, &total); err != nil {
@@ -95,6 +107,12 @@ func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []export.Col
 		return p.seek(snap, q, cols, extra, total)
 	}
 	where, args := equalities(q, nil)
+	if q.Key == nil && q.Skip == 0 && q.Limit < 0 {
+		// A whole reading: PostgreSQL orders by contract, an index's
+		// order, and the cursor orders each contract's rows.
+		return dataset.Statement{SQL: selectFrom(cols, append(slices.Clip(extra), within...)...) + where + byContract,
+			Args: args, Within: len(within)}, nil
+	}
 	if q.Key != nil {
 		n := len(args)
 		args = append(args, q.Key[0], q.Key[1], q.Key[2])
@@ -161,30 +179,31 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 	if q.Position {
 		extra = keyColumns
 	}
-	sel := selectFrom(cols, extra...)
+	sel := selectFrom(cols, append(slices.Clip(extra), within...)...)
 	parts := make([]dataset.Statement, len(bounds)+1)
 	for i := range parts {
 		switch {
 		case i == 0:
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id < $1" + order, Args: []any{bounds[0]}}
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id < $1" + byContract, Args: []any{bounds[0]}}
 		case i == len(bounds):
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + order, Args: []any{bounds[i-1]}, First: firsts[i-1]}
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + byContract, Args: []any{bounds[i-1]}, First: firsts[i-1]}
 		default:
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + order,
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + byContract,
 				Args: []any{bounds[i-1], bounds[i]}, First: firsts[i-1]}
 		}
+		parts[i].Within = len(within)
 	}
 	return parts, nil
 }
 
 // selectFrom returns the SELECT of cols, then of the extra expressions,
-// from the view.
+// from the typed view: Go writes the text.
 func selectFrom(cols []export.Column, extra ...string) string {
 	list := postgres.SelectList(export.Names(cols))
 	for _, e := range extra {
 		list += ", " + e
 	}
-	return "SELECT " + list + " FROM general_report"
+	return "SELECT " + list + " FROM general_report_typed"
 }
 
 // equalities returns the WHERE clause of q's equalities on the view, with

@@ -79,7 +79,7 @@ func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func copySQL(query string) string { return "COPY (" + query + ") TO STDOUT WITH CSV" }
+func copySQL(query string) string { return "COPY (" + rendered(query) + ") TO STDOUT WITH CSV" }
 
 // traced opens q on the general report with informe's dataset store and
 // returns its count and the last statement it ran, the rows' query, so

@@ -34,8 +34,8 @@ import (
 
 type options struct {
 	contracts, runs, exportRuns, xlsxRuns, odataRuns int
-	dataDir, out, baseline                           string
-	only, serveArgs                                  []string
+	dataDir, out                                     string
+	only, serveArgs, baselines                       []string
 }
 
 // bench is what every part of a run shares.
@@ -66,7 +66,7 @@ var parts = []struct {
 }{
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
-	{"folding", (*bench).folding},
+	{"folding", (*bench).folding}, {"typed", (*bench).typed},
 }
 
 func main() {
@@ -90,7 +90,16 @@ func main() {
 	flag.IntVar(&o.exportRuns, "export-runs", 3, "rounds of whole exports (each format, COPY and informe export interleaved)")
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
-	flag.StringVar(&o.baseline, "baseline-rev", "", "also measure the page cases, interleaved, with the informe of this git `revision` (or this informe binary)")
+	flag.Func("baseline-rev", "also measure the page and typed cases, interleaved, with the informe of each of these comma-separated git `revisions` (or informe binaries); "+
+		"the first is the one the guards compare with, the last the one the 100-row pages must keep up with",
+		func(s string) error {
+			for r := range strings.SplitSeq(s, ",") {
+				if r = strings.TrimSpace(r); r != "" {
+					o.baselines = append(o.baselines, r)
+				}
+			}
+			return nil
+		})
 	flag.Func("serve-arg", "extra `flag` for every informe serve process but the baseline's (repeatable), e.g. --serve-arg=--pool-size=32",
 		func(s string) error { o.serveArgs = append(o.serveArgs, s); return nil })
 	flag.StringVar(&o.out, "out", filepath.Join("bench", "out"), "folder for latest.md and informe's logs")
@@ -114,8 +123,8 @@ func (o options) validate() error {
 	switch {
 	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
 		return errors.New("--contracts and the --*-runs must be at least 1")
-	case o.baseline != "" && !slices.Contains(o.only, "pages"):
-		return errors.New("a baseline is compared on the page cases: --only must include pages")
+	case len(o.baselines) > 0 && !slices.Contains(o.only, "pages") && !slices.Contains(o.only, "typed"):
+		return errors.New("a baseline is compared on the page and typed cases: --only must include pages or typed")
 	}
 	return nil
 }
@@ -171,15 +180,15 @@ func run(ctx context.Context, o options) error {
 	}
 	b.current = &launcher{bin: bin, label: "current", dbURL: b.dbURL, token: token, logDir: logs, args: o.serveArgs, pool: b.pool, db: db}
 	b.launchers = []*launcher{b.current}
-	if o.baseline != "" {
-		base := o.baseline
+	for i, rev := range o.baselines {
+		base := rev
 		if fi, err := os.Stat(base); err != nil || fi.IsDir() {
-			if base, err = build(ctx, tmp, o.baseline); err != nil {
+			if base, err = build(ctx, filepath.Join(tmp, fmt.Sprint("baseline-", i)), rev); err != nil {
 				return err
 			}
 		}
 		// Flags informe gained since are not the baseline's: it gets none.
-		b.launchers = append(b.launchers, &launcher{bin: base, label: "baseline " + o.baseline, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db})
+		b.launchers = append(b.launchers, &launcher{bin: base, label: "baseline " + rev, dbURL: b.dbURL, token: token, logDir: logs, pool: b.pool, db: db})
 	}
 
 	loadBefore := loadAverage()

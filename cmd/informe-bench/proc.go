@@ -360,6 +360,9 @@ func build(ctx context.Context, tmp, rev string) (string, error) {
 	dir, bin, script := ".", filepath.Join(tmp, "informe"), `go build -o "$3" ./cmd/informe`
 	if rev != "" {
 		dir, bin = filepath.Join(tmp, "baseline-src"), filepath.Join(tmp, "informe-baseline")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
 		script = `mkdir -p "$2" && git archive "$1" | tar -x -C "$2" && cd "$2" && ` + script
 	}
 	sh := exec.CommandContext(ctx, "sh", "-c", script, "sh", rev, dir, bin)

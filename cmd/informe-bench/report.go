@@ -139,8 +139,18 @@ func (b *bench) pageChecks(f string, p *page, subject string, ss []*informe) {
 		return
 	}
 	base := ss[1].ss
+	if p.size == perPage && p.number == 1 && f == "json" {
+		r.check("typed-json-page", subject, cur.wall().Seconds()/base.wall().Seconds(), "%s vs %s ms", ms(cur.wall()), ms(base.wall()))
+	}
+	if p.size == small {
+		last := ss[len(ss)-1].ss
+		r.check("typed-small-page", subject, cur.wall().Seconds()/last.wall().Seconds(), "%s vs %s ms (%s)", ms(cur.wall()), ms(last.wall()), b.launchers[len(ss)-1].label)
+	}
 	r.check("page-wall-baseline", subject, cur.wall().Seconds()/base.wall().Seconds(), "%s vs %s ms", ms(cur.wall()), ms(base.wall()))
-	r.check("page-cpu-baseline", subject, cur.cpu()/base.cpu(), "%.4f vs %.4f s", cur.cpu(), base.cpu())
+	// informe writes the text PostgreSQL wrote before: the CPU of both
+	// sides is what must not grow.
+	r.check("page-cpu-baseline", subject, (cur.cpu()+cur.pgCPU())/(base.cpu()+base.pgCPU()), "%.4f + %.4f vs %.4f + %.4f s",
+		cur.cpu(), cur.pgCPU(), base.cpu(), base.pgCPU())
 	if p.size == small {
 		r.check("page-ttfb-baseline", subject, float64((cur.ttfb()-base.ttfb()).Microseconds())/1000, "%s vs %s ms", ms(cur.ttfb()), ms(base.ttfb()))
 	}

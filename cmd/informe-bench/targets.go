@@ -19,7 +19,7 @@ type goal struct {
 // goals are every target of the benchmark, by key: the one table of them.
 var goals = map[string]goal{
 	"page-wall-baseline": {"wall time", "<=", 1.05, "x", "baseline"},
-	"page-cpu-baseline":  {"informe CPU s", "<=", 1.05, "x", "baseline"},
+	"page-cpu-baseline":  {"CPU s, informe's and PostgreSQL's", "<=", 1.05, "x", "baseline"},
 	"page-ttfb-baseline": {"first byte", "<=", 1, "ms", "over baseline"},
 	"page-csv-copy":      {"rows/s", ">=", 0.8, "x", "psql COPY"},
 	"page-text-copy":     {"rows/s", ">=", 0.6, "x", "psql COPY"},
@@ -47,6 +47,10 @@ var goals = map[string]goal{
 	"gzip-wall":          {"wall time", "<=", 1.3, "x", "identity"},
 	"gzip-size":          {"bytes", "<", 10, "%", "identity's"},
 	"part-ran":           {"ran to its end", "<=", 0, "", ""},
+	"typed-copy":         {"rows/s", ">=", 1.6, "x", "psql \\copy"},
+	"typed-pg-cpu":       {"PostgreSQL CPU a row", "<=", 0.5, "x", "baseline"},
+	"typed-json-page":    {"wall time", "<=", 0.8, "x", "baseline"},
+	"typed-small-page":   {"wall time", "<=", 1, "x", "last baseline"},
 }
 
 func (g goal) String() string {

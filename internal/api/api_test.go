@@ -689,7 +689,8 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 	}
 }
 
-// wrapTaskColumn replaces the general_report view by one over the original
+// wrapTaskColumn replaces the general_report_typed view, which informe reads
+// the report from, by one over the original
 // whose task column is computed by a PL/pgSQL function of the task's id and
 // name, with the given body. PostgreSQL evaluates such a function as each
 // row is sent (after the sort, as the page's query has a LIMIT), so it acts
@@ -708,8 +709,8 @@ func wrapTaskColumn(tb testing.TB, pool *pgxpool.Pool, body string) {
 	_, err := pool.Exec(context.Background(), fmt.Sprintf(`
 		CREATE FUNCTION api_test_task(id bigint, v text) RETURNS text
 		LANGUAGE plpgsql STABLE AS $$ BEGIN %s END $$;
-		ALTER VIEW general_report RENAME TO general_report_base;
-		CREATE VIEW general_report AS SELECT %s FROM general_report_base;`, body, strings.Join(cols, ", ")))
+		ALTER VIEW general_report_typed RENAME TO general_report_base;
+		CREATE VIEW general_report_typed AS SELECT %s FROM general_report_base;`, body, strings.Join(cols, ", ")))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -408,7 +408,7 @@ func TestExportParameters(t *testing.T) {
 // informe's reads of the report inside PostgreSQL until the test lets
 // them go.
 //
-// The gate is a function in the WHERE clause of a general_report that
+// The gate is a function in the WHERE clause of a general_report_typed that
 // wraps the real view, and in report_rows_total. At most once per
 // transaction, and only in connections named informe, it waits for a
 // shared advisory lock on gateLock that the test holds exclusively:
@@ -460,8 +460,8 @@ BEGIN
 	END IF;
 	RETURN true;
 END $$;
-ALTER VIEW general_report RENAME TO general_report_base;
-CREATE VIEW general_report AS SELECT * FROM general_report_base WHERE api_test_gate(key_contract_id);
+ALTER VIEW general_report_typed RENAME TO general_report_base;
+CREATE VIEW general_report_typed AS SELECT * FROM general_report_base WHERE api_test_gate(key_contract_id);
 ALTER FUNCTION report_rows_total() RENAME TO report_rows_total_base;
 CREATE FUNCTION report_rows_total() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
 BEGIN

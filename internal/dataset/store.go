@@ -13,12 +13,19 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/render"
 )
 
 // Statement is one SQL statement and its arguments.
 type Statement struct {
 	SQL  string
 	Args []any
+	// Within, when not 0, says the statement orders its rows by the
+	// first part of the dataset's key only, and ends each row with the
+	// key's Within parts as bigint (0 for NULL): the cursor orders the
+	// rows that share the first part by the others, so that PostgreSQL
+	// sorts no whole rows.
+	Within int
 	// First is the index, from 0, of the statement's first row among the
 	// rows of the whole reading it is a part of (see [Plain]'s Split).
 	First int64
@@ -52,13 +59,98 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // Cursor reads the rows of a query, driven like pgx.Rows: Next, Values,
 // Err, and Close on every path, which ends the snapshot and returns its
-// connection to the pool. Values holds one value per column of the query
-// (then its position, with [Query.Position]) as text in the API's formats,
-// nil for NULL, valid until the next call to Next.
+// connection to the pool. The rows are read typed, in PostgreSQL's binary
+// format (or its text format, through a pooler), and Values holds one value
+// per column of the query (then its position, with [Query.Position]) as
+// text in the API's formats, written by package render: nil for NULL,
+// valid until the next call to Next.
 type Cursor struct {
-	*postgres.Cursor
-	total int64
-	first int64
+	cur    *postgres.Cursor
+	total  int64
+	row    *render.Row
+	within *within // for a [Statement.Within]
+	first  int64   // see [Statement.First]
+	values [][]byte
+	n      int
+	err    error
+}
+
+// newCursor returns the Cursor of st's rows in cur, whose first fields
+// hold cols. A field whose type cannot hold its column's kind (an
+// operator's view of the wrong type) is an error before any row is read.
+func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64) (*Cursor, error) {
+	c := &Cursor{cur: cur, total: total, first: st.First}
+	fields := cur.Fields()
+	if fields == nil {
+		return c, nil
+	}
+	if st.Within > 0 {
+		w, err := newWithin(fields, st.Within)
+		if err != nil {
+			return nil, err
+		}
+		c.within, fields = w, fields[:w.n]
+	}
+	row, err := render.New(cols, fields)
+	if err != nil {
+		return nil, err
+	}
+	c.row = row
+	return c, nil
+}
+
+// Next advances to the next row and writes its text, reporting whether
+// there is one; false at the end and after an error ([Cursor.Err]).
+func (c *Cursor) Next() bool {
+	if c.err != nil {
+		return false
+	}
+	var raw [][]byte
+	if c.within == nil {
+		if !c.cur.Next() {
+			return false
+		}
+		raw = c.cur.Values()
+	} else if raw = c.within.row(); raw == nil {
+		ok, err := c.within.fill(c.cur.Next, c.cur.Values)
+		if !ok {
+			c.err = err
+			return false
+		}
+		raw = c.within.row()
+	}
+	c.values, c.err = c.row.Render(raw)
+	if c.err != nil {
+		return false
+	}
+	c.n++
+	return true
+}
+
+// Values returns the current row's values as text.
+func (c *Cursor) Values() [][]byte { return c.values }
+
+// Err returns the error, if any, that ended the iteration. Connection
+// failures are failure.Unavailable.
+func (c *Cursor) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.cur.Err()
+}
+
+// Count returns the number of rows read so far.
+func (c *Cursor) Count() int { return c.n }
+
+// Close releases the rows and the snapshot's connection; see
+// [postgres.Cursor.Close]. It returns the first error met by the iteration
+// or by ending the snapshot, and is safe to call more than once.
+func (c *Cursor) Close() error {
+	err := c.cur.Close()
+	if c.err != nil {
+		return c.err
+	}
+	return err
 }
 
 // First returns the index, from 0, of the cursor's first row among the
@@ -98,7 +190,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	}
 	if st.SQL == "" {
 		opened = true
-		return &Cursor{Cursor: snap.Empty(), total: total}, nil
+		return &Cursor{cur: snap.Empty(), total: total}, nil
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
@@ -106,8 +198,13 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
+	c, err := newCursor(cur, st, q.columns(d), total)
+	if err != nil {
+		cur.Close()
+		return nil, fmt.Errorf("%s: %w", d.Name, err)
+	}
 	opened = true
-	return &Cursor{Cursor: cur, total: total}, nil
+	return c, nil
 }
 
 // Count returns the number of d's rows matching q's conditions, in one
@@ -271,62 +368,89 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		curs = append(curs, &Cursor{Cursor: cur, total: total, first: parts[i].First})
+		c, err := newCursor(cur, parts[i], cols, total)
+		if err != nil {
+			cur.Close()
+			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
+		}
+		curs = append(curs, c)
 	}
 	opened = true
 	return curs, nil
 }
 
-// typed returns the statement reading q's rows of d: they are found, in
-// order, in the typed view by their typed values, with the indexes those
-// can use, and only the rows read are rendered, from the text view.
+// typed returns the statement reading q's rows of d from its typed view,
+// found in order by their typed values with the indexes those can use;
+// Go writes their text (package render, in [Cursor]). Only OData's
+// related rows (q.Extra) are read from the text view, joined to the rows
+// of the page by their keys.
 func typed(d *Dataset, q *Query) Statement {
-	var inner, outer, order, innerOrder, join []string
-	for _, k := range d.Keys {
-		inner = append(inner, "t."+k)
+	extra := len(q.Extra) > 0
+	var list, order, korder []string
+	for i, c := range q.columns(d) {
+		col := "t." + ident(c.Name)
+		if extra {
+			col += " AS col_" + strconv.Itoa(i+1)
+		}
+		list = append(list, col)
+	}
+	if extra {
+		for _, k := range d.Keys {
+			list = append(list, "t."+k)
+		}
+	} else if q.Position {
+		list = append(list, d.KeyText("t")...)
 	}
 	for i, s := range q.Sort {
 		n := strconv.Itoa(i + 1)
-		inner = append(inner, s.Expr+" AS sort_"+n)
 		if q.Position {
-			inner = append(inner, s.Text+" AS sort_text_"+n)
+			list = append(list, s.Text+" AS sort_text_"+n)
+		}
+		if extra {
+			list = append(list, s.Expr+" AS sort_"+n)
 		}
 		dir := " ASC NULLS FIRST"
 		if s.Desc {
 			dir = " DESC NULLS LAST"
 		}
-		innerOrder = append(innerOrder, "sort_"+n+dir)
-		order = append(order, "k.sort_"+n+dir)
+		order = append(order, s.Expr+dir)
+		korder = append(korder, "k.sort_"+n+dir)
+	}
+	for _, k := range d.Keys {
+		order = append(order, "t."+k)
+		korder = append(korder, "k."+k)
+	}
+	args := slices.Clip(q.args)
+	conds := append(slices.Clip(q.where), q.after...)
+	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t"
+	if len(conds) > 0 {
+		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	sql, args = q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+	if !extra {
+		return Statement{SQL: sql, Args: args}
+	}
+	var outer, join []string
+	for i := range q.columns(d) {
+		outer = append(outer, "k.col_"+strconv.Itoa(i+1))
+	}
+	outer = append(outer, q.Extra...)
+	if q.Position {
+		outer = append(outer, d.KeyText("k")...)
+		for i := range q.Sort {
+			outer = append(outer, "k.sort_text_"+strconv.Itoa(i+1))
+		}
 	}
 	for i, k := range d.Keys {
-		innerOrder = append(innerOrder, "t."+k)
-		order = append(order, "k."+k)
 		op := " IS NOT DISTINCT FROM "
 		if i == 0 {
 			op = " = " // the first key part is never NULL: an index serves it
 		}
 		join = append(join, "r."+k+op+"k."+k)
 	}
-	for _, c := range q.columns(d) {
-		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
-	}
-	outer = append(outer, q.Extra...)
-	if q.Position {
-		outer = append(outer, d.KeyText("r")...)
-		for i := range q.Sort {
-			outer = append(outer, "k.sort_text_"+strconv.Itoa(i+1))
-		}
-	}
-	args := slices.Clip(q.args)
-	conds := append(slices.Clip(q.where), q.after...)
-	sql := "SELECT " + strings.Join(inner, ", ") + " FROM " + ident(d.Typed) + " t"
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
-	sql, args = q.Window(sql+" ORDER BY "+strings.Join(innerOrder, ", "), args)
 	return Statement{
 		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM (" + sql + ") k JOIN " + ident(d.Text) +
-			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(order, ", "),
+			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(korder, ", "),
 		Args: args,
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // countedTables are the tables whose rows decide how many rows
-// general_report has; the report_rows_* triggers watch them.
+// general_report_typed has; the report_rows_* triggers watch them.
 var countedTables = []string{"contracts", "processes", "tasks"}
 
-// lookupTables are the tables general_report joins at most one row of per
+// lookupTables are the tables general_report_typed joins at most one row of per
 // contract (its client, service and benefit centre): they add no rows.
 var lookupTables = []string{"clients", "services", "benefit_centers"}
 
@@ -59,10 +59,11 @@ const (
 
 // CheckReportCounting checks, as far as the catalogs can tell, that the row
 // counts informe's triggers keep (migrations 00002 and 00003) are the row
-// counts of the general_report view:
+// counts of the general_report_typed view, which informe reads the
+// report's rows from:
 //
 //   - the counter tables and their functions exist;
-//   - general_report is a view that reads the tables contracts, processes
+//   - general_report_typed is a view that reads the tables contracts, processes
 //     and tasks and, besides them, only the to-one lookups clients, services
 //     and benefit_centers;
 //   - each of those three tables has informe's report_rows_ins,
@@ -105,43 +106,33 @@ func countingProblem(ctx context.Context, tx pgx.Tx) (string, error) {
 	}
 
 	var kind string
-	err := tx.QueryRow(ctx, `SELECT relkind::text FROM pg_class WHERE oid = to_regclass('general_report')`).Scan(&kind)
+	err := tx.QueryRow(ctx, `SELECT relkind::text FROM pg_class WHERE oid = to_regclass('general_report_typed')`).Scan(&kind)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return "general_report does not exist" + fixMigrate, nil
+		return "general_report_typed does not exist" + fixMigrate, nil
 	case err != nil:
 		return "", err
 	case kind != "v":
-		return "general_report is not a view, so informe cannot tell which rows it holds" + fixView, nil
+		return "general_report_typed is not a view, so informe cannot tell which rows it holds" + fixView, nil
 	}
 
 	// The relations the view's query reads are what its rewrite rule
-	// depends on: each table or view named in its FROM clause. informe's
-	// general_report renders general_report_typed, which holds the joins:
-	// that view is followed to the relations it reads, and no other.
+	// depends on: each table or view named in its FROM clause.
 	type relation struct {
 		oid         uint32
 		name, shown string // relname, and the name as the search path shows it
 	}
 	rows, err := tx.Query(ctx, `
-		WITH RECURSIVE reads(oid) AS (
+		WITH reads(oid) AS (
 			SELECT d.refobjid
 			FROM pg_rewrite r
 			JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
 			                AND d.refclassid = 'pg_class'::regclass
-			WHERE r.ev_class = to_regclass('general_report') AND r.rulename = '_RETURN'
+			WHERE r.ev_class = to_regclass('general_report_typed') AND r.rulename = '_RETURN'
 			  AND d.refobjid <> r.ev_class
-			UNION
-			SELECT d.refobjid
-			FROM reads
-			JOIN pg_rewrite r ON r.ev_class = reads.oid AND r.rulename = '_RETURN'
-			JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
-			                AND d.refclassid = 'pg_class'::regclass
-			WHERE reads.oid = to_regclass('general_report_typed') AND d.refobjid <> r.ev_class
 		)
 		SELECT DISTINCT c.oid, c.relname::text, c.oid::regclass::text
 		FROM reads JOIN pg_class c ON c.oid = reads.oid
-		WHERE c.oid IS DISTINCT FROM to_regclass('general_report_typed')
 		ORDER BY 3`)
 	if err != nil {
 		return "", err
@@ -162,12 +153,12 @@ func countingProblem(ctx context.Context, tx pgx.Tx) (string, error) {
 		return "", err
 	}
 	if len(others) > 0 {
-		return fmt.Sprintf("the general_report view reads %s, whose rows informe does not count "+
+		return fmt.Sprintf("the general_report_typed view reads %s, whose rows informe does not count "+
 			"(it counts the rows of contracts, processes and tasks)%s", strings.Join(others, ", "), fixView), nil
 	}
 	for _, t := range countedTables {
 		if !slices.ContainsFunc(counted, func(r relation) bool { return r.name == t }) {
-			return fmt.Sprintf("the general_report view does not read table %s, "+
+			return fmt.Sprintf("the general_report_typed view does not read table %s, "+
 				"so informe's row counts are not its rows%s", t, fixView), nil
 		}
 	}
@@ -185,7 +176,7 @@ func countingProblem(ctx context.Context, tx pgx.Tx) (string, error) {
 				r.oid, trg.name, trg.bit, trg.fn(r.name)).Scan(&enabled, &ours)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
-				return fmt.Sprintf("table %s has no %s trigger (the general_report view reads tables "+
+				return fmt.Sprintf("table %s has no %s trigger (the general_report_typed view reads tables "+
 					"whose row counts informe does not maintain)%s", r.shown, trg.name, fixTrigger), nil
 			case err != nil:
 				return "", err

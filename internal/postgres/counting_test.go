@@ -11,8 +11,8 @@ import (
 	"github.com/informe/informe/internal/postgres"
 )
 
-// redefineView replaces general_report_typed, the view of the report's
-// joins that general_report renders, with its own definition in which old
+// redefineView replaces general_report_typed, the view informe reads the
+// report's rows from, with its own definition in which old
 // is replaced by new, so that the columns stay exactly the same.
 func redefineView(old, new string) func(*testing.T, *pgxpool.Pool) {
 	return func(t *testing.T, pool *pgxpool.Pool) {
@@ -58,10 +58,10 @@ func TestCheckReportCounting(t *testing.T) {
 		{"OKTriggerEnabledAlways", execAll(`ALTER TABLE contracts ENABLE ALWAYS TRIGGER report_rows_ins`), ""},
 		{"OKViewRedefinedOverSameTables", redefineView("LEFT JOIN clients cl", "JOIN clients cl"), ""},
 		{"ErrTriggerDropped", execAll(`DROP TRIGGER report_rows_del ON tasks`),
-			"report counts: table tasks has no report_rows_del trigger (the general_report view reads tables " +
+			"report counts: table tasks has no report_rows_del trigger (the general_report_typed view reads tables " +
 				"whose row counts informe does not maintain)" + wantTrigger},
 		{"ErrTruncateTriggerDropped", execAll(`DROP TRIGGER report_rows_truncate ON contracts`),
-			"report counts: table contracts has no report_rows_truncate trigger (the general_report view reads tables " +
+			"report counts: table contracts has no report_rows_truncate trigger (the general_report_typed view reads tables " +
 				"whose row counts informe does not maintain)" + wantTrigger},
 		{"ErrTriggerDisabled", execAll(`ALTER TABLE processes DISABLE TRIGGER report_rows_upd`),
 			"report counts: trigger report_rows_upd on table processes is disabled, " +
@@ -81,25 +81,25 @@ func TestCheckReportCounting(t *testing.T) {
 		{"ErrViewOverOtherTable", func(t *testing.T, pool *pgxpool.Pool) {
 			exec(t, pool, `CREATE TABLE my_tasks (LIKE tasks INCLUDING ALL)`)
 			redefineView("JOIN tasks t", "JOIN my_tasks t")(t, pool)
-		}, "report counts: the general_report view reads my_tasks, whose rows informe does not count " +
+		}, "report counts: the general_report_typed view reads my_tasks, whose rows informe does not count " +
 			"(it counts the rows of contracts, processes and tasks)" + wantView},
 		{"ErrViewOverTableOfOtherSchema", func(t *testing.T, pool *pgxpool.Pool) {
 			exec(t, pool, `CREATE SCHEMA archive`)
 			exec(t, pool, `CREATE TABLE archive.tasks (LIKE tasks INCLUDING ALL)`)
 			redefineView("JOIN tasks t", "JOIN archive.tasks t")(t, pool)
-		}, "report counts: table archive.tasks has no report_rows_ins trigger (the general_report view reads tables " +
+		}, "report counts: table archive.tasks has no report_rows_ins trigger (the general_report_typed view reads tables " +
 			"whose row counts informe does not maintain)" + wantTrigger},
 		{"ErrViewOverAnotherView", func(t *testing.T, pool *pgxpool.Pool) {
 			exec(t, pool, `CREATE VIEW open_tasks AS SELECT * FROM tasks WHERE status <> 'Cancelado'`)
 			redefineView("JOIN tasks t", "JOIN open_tasks t")(t, pool)
-		}, "report counts: the general_report view reads open_tasks, whose rows informe does not count " +
+		}, "report counts: the general_report_typed view reads open_tasks, whose rows informe does not count " +
 			"(it counts the rows of contracts, processes and tasks)" + wantView},
 		{"ErrViewIsMaterialized", execAll(
-			`ALTER VIEW general_report RENAME TO general_report_source`,
-			`CREATE MATERIALIZED VIEW general_report AS SELECT * FROM general_report_source`),
-			"report counts: general_report is not a view, so informe cannot tell which rows it holds" + wantView},
-		{"ErrViewMissing", execAll(`DROP VIEW general_report`),
-			"report counts: general_report does not exist" + wantMigrate},
+			`ALTER VIEW general_report_typed RENAME TO general_report_source`,
+			`CREATE MATERIALIZED VIEW general_report_typed AS SELECT * FROM general_report_source`),
+			"report counts: general_report_typed is not a view, so informe cannot tell which rows it holds" + wantView},
+		{"ErrViewMissing", execAll(`DROP VIEW general_report_typed CASCADE`),
+			"report counts: general_report_typed does not exist" + wantMigrate},
 		{"ErrCounterTableMissing", execAll(`DROP TABLE report_bucket_rows`),
 			"report counts: table report_bucket_rows does not exist: the database lacks informe's report row counts" + wantMigrate},
 		{"ErrFunctionMissing", execAll(`DROP FUNCTION report_contract_at(bigint)`),

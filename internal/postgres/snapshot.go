@@ -126,8 +126,10 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error
 		}
 	}
 	// Transaction-level settings (set_config's is_local), which PgBouncer in
-	// transaction pooling passes through, in one round trip.
-	var sets []string
+	// transaction pooling passes through, in one round trip. JIT compiling the report's expressions costs a whole export more
+	// backend CPU than it saves, and informe's pages are too short for it:
+	// off for informe's transactions only.
+	sets := []string{"set_config('jit', 'off', true)"}
 	var args []any
 	if d, ok := ctx.Value(statementTimeoutKey{}).(time.Duration); ok && d > 0 {
 		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
@@ -138,11 +140,9 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error
 		// ends within a second even while it sends nothing.
 		sets = append(sets, "set_config('client_connection_check_interval', '1000', true)")
 	}
-	if len(sets) > 0 {
-		if _, err := tx.Exec(ctx, "SELECT "+strings.Join(sets, ", "), args...); err != nil {
-			snap.Close()
-			return nil, ClassifyIn(ctx, fmt.Errorf("transaction settings: %w", err))
-		}
+	if _, err := tx.Exec(ctx, "SELECT "+strings.Join(sets, ", "), args...); err != nil {
+		snap.Close()
+		return nil, ClassifyIn(ctx, fmt.Errorf("transaction settings: %w", err))
 	}
 	return snap, nil
 }
@@ -238,9 +238,20 @@ func (c *Cursor) Next() bool {
 }
 
 // Values returns the current row's raw values, one per selected column: the
-// bytes PostgreSQL sent (text columns arrive as UTF-8), nil for NULL. They
-// are only valid until the next call to Next.
+// bytes PostgreSQL sent, in the format [Cursor.Fields] says (text columns
+// arrive as UTF-8 in either), nil for NULL. They are only valid until the
+// next call to Next.
 func (c *Cursor) Values() [][]byte { return c.rows.RawValues() }
+
+// Fields describes the result's columns: their types and whether their
+// values come in PostgreSQL's binary or text format. It is nil for a
+// cursor with no rows to read ([Snapshot.Empty]).
+func (c *Cursor) Fields() []pgconn.FieldDescription {
+	if c.rows == nil {
+		return nil
+	}
+	return c.rows.FieldDescriptions()
+}
 
 // Err returns the error, if any, that ended the iteration. Connection
 // failures are failure.Unavailable.

@@ -1,0 +1,316 @@
+package dataset_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/report"
+)
+
+// edgeRows are rows whose text is easy to get wrong: accents, quotes and
+// newlines, NULL and empty text in every kind of field, costs with trailing zeros
+// and none, dates before Christ and past 9999, infinite dates,
+// microseconds, a contract without processes, a process without tasks, a
+// user with every nullable field NULL.
+const edgeRows = `
+INSERT INTO benefit_centers (id, name) VALUES (900001, 'Centro Ñuñoa "Sur"'), (900002, '');
+INSERT INTO services (id, name, cost, benefit_center_id) VALUES
+  (900001, 'Asesoría laboral, "urgente"', 1500.50, 900001),
+  (900002, '', 150000.00, NULL),
+  (900003, 'Mínimo', 0.01, 900002),
+  (900004, 'Sin costo', 0, NULL),
+  (900005, 'No es número', 'NaN', NULL);
+INSERT INTO clients (id, rut, passport, first_name, second_name, last_name, second_last_name, email, phone,
+  occupation, birth_date, country, marital_status, gender, region, commune, address) VALUES
+  (900001, '12.345.678-5', NULL, 'José', '', 'Muñoz', NULL, 'jose@ejemplo.cl', '',
+   E'línea uno\nlínea dos', '0044-03-15 BC', 'Chile', NULL, '', 'Región de Ñuble', 'Chillán', E'Calle "A", 1\r\n2'),
+  (900002, '', '', '', NULL, '', '', NULL, NULL, NULL, 'infinity', '', '', NULL, NULL, NULL, NULL);
+INSERT INTO contracts (id, client_id, service_id, status, code, quantity_quotas, date_first_payment, created_at,
+  attended_by, client_rut, client_first_name, client_birth_date, payer_first_name, payer_birth_date) VALUES
+  (900001, 900001, 900001, 'Vigente', 'C-Ñ-1', 0, '10000-01-01', '2024-02-29 23:59:59.999999',
+   'Ana ''la jefa''', '12.345.678-5', 'José', '0001-01-01', '', '-infinity'),
+  (900002, 900002, NULL, '', '', NULL, NULL, '1999-12-31 23:59:59.5', NULL, NULL, NULL, NULL, NULL, NULL),
+  (900003, 900001, 900005, 'Terminado', 'C-3', 12, '2000-01-01', '0001-01-01 00:00:00', '', '', '', '9999-12-31', 'x', '2000-01-01'),
+  (900004, 900002, 900002, 'Vigente', 'C-4', 2147483647, '1970-01-01', '2038-01-19 03:14:08', NULL, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO processes (id, contract_id, role, caption, process_date) VALUES
+  (900001, 900001, 'Demandante', E'Pérez con Muñoz\tS.A.', '2023-06-30'),
+  (900002, 900001, '', '', NULL),
+  (900003, 900003, NULL, NULL, 'infinity'),
+  (900004, 900004, 'Demandado', 'Rol C-1', '1900-02-28');
+INSERT INTO tasks (id, process_id, name, title, detail, code, end_date, duration, status, progress, executor, execution_date) VALUES
+  (900001, 900001, 'Audiencia', 'Preparación', E'Detalle con "comillas", comas; y\nsaltos', 'T-1', '2024-03-01', 0, 'Terminada', 100, 'Ana',
+   '2024-03-01 12:34:56.789012+00'),
+  (900002, 900001, 'Escrito', '', '', '', NULL, NULL, 'Pendiente', NULL, NULL, NULL),
+  (900003, 900002, 'Ñandú', NULL, NULL, NULL, '0001-01-01 BC', 2147483647, 'En curso', 0, '', '1969-12-31 23:59:59.000001-03'),
+  (900004, 900004, 'Plazo', 'x', 'y', 'z', '9999-12-31', 5, 'Terminada', 50, 'Luis', '2000-01-01 00:00:00+00'),
+  (900005, 900004, 'Plazo 2', 'x', 'y', 'z', '2000-01-01', 5, 'Terminada', 50, 'Luis', '1900-01-01 00:00:00.5+05:30');
+INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, created_at, updated_at) VALUES
+  (900001, 'Renée Ñúñez', 'renee@ejemplo.cl', 'renee', '11.111.111-1', NULL, NULL, 'A', '2024-01-01 00:00:00.999999', NULL),
+  (900002, 'Quote "q"', 'q@ejemplo.cl', 'q', '', '', '0044-01-01 01:02:03 BC', 'I', '10000-01-01 00:00:00', 'infinity');
+`
+
+// TestRenderedInGoAsInSQL reads every dataset as informe reads it, typed
+// with Go writing the text, and as its SQL text view renders it, and checks
+// that both are the same row for row and, through every encoder and
+// option, byte for byte: the output of the text views is the contract.
+func TestRenderedInGoAsInSQL(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(ctx, edgeRows); err != nil {
+		t.Fatal(err)
+	}
+	sources := append([]*source.Source{source.Report(report.Maintained), source.Report(report.FromView), source.Users}, source.Grains...)
+	store := dataset.NewStore(pool)
+	for i, s := range sources {
+		d := s.Dataset
+		name := d.Name
+		if i < 2 {
+			name += []string{"/Maintained", "/FromView"}[i]
+		}
+		t.Run(name, func(t *testing.T) {
+			want, order := textRows(t, pool, d)
+			if len(want) < 10 {
+				t.Fatalf("only %d rows in %s", len(want), d.Text)
+			}
+			for _, r := range readings(d) {
+				t.Run(r.name, func(t *testing.T) {
+					got := r.read(t, store, d)
+					if r.sorted {
+						if len(got) != len(order) {
+							t.Fatalf("read %d rows, the text view has %d", len(got), len(order))
+						}
+					} else {
+						keys := make([]string, len(got))
+						for i, g := range got {
+							keys[i] = g.key
+						}
+						if strings.Join(keys, " ") != strings.Join(order, " ") {
+							t.Fatalf("rows in another order or number than the text view's (%d against %d)", len(keys), len(order))
+						}
+					}
+					var gotRows, wantRows [][][]byte
+					for _, g := range got {
+						w, ok := want[g.key]
+						if !ok {
+							t.Fatalf("row %s is not in the text view", g.key)
+						}
+						for i, c := range d.Columns {
+							if !bytes.Equal(g.values[i], w[i]) || (g.values[i] == nil) != (w[i] == nil) {
+								t.Errorf("row %s, %s: Go wrote %s, SQL %s", g.key, c.Name, show(g.values[i]), show(w[i]))
+							}
+						}
+						gotRows, wantRows = append(gotRows, g.values), append(wantRows, w)
+					}
+					if t.Failed() {
+						return
+					}
+					for _, enc := range encodings() {
+						g, gerr := encode(enc, d.Columns, gotRows)
+						w, werr := encode(enc, d.Columns, wantRows)
+						if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+							t.Errorf("%s: Go's rows end in %v, SQL's in %v", enc.name, gerr, werr)
+						}
+						if !bytes.Equal(g, w) {
+							t.Errorf("%s: %d bytes from Go's rows differ from the %d of SQL's", enc.name, len(g), len(w))
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func show(v []byte) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// keyText returns d's key over alias r as one text, for matching rows.
+func keyText(d *dataset.Dataset) string {
+	parts := make([]string, len(d.Keys))
+	for i, k := range d.Keys {
+		parts[i] = dataset.KeyPart("r", i, k) + "::text"
+	}
+	return strings.Join(parts, " || ',' || ")
+}
+
+// textRows returns the rows of d's text view by key, and the keys in d's
+// order.
+func textRows(t *testing.T, pool *pgxpool.Pool, d *dataset.Dataset) (map[string][][]byte, []string) {
+	t.Helper()
+	cols := make([]string, len(d.Columns))
+	for i, c := range d.Columns {
+		cols[i] = "r." + pgx.Identifier{c.Name}.Sanitize()
+	}
+	var order []string
+	for i, k := range d.Keys {
+		order = append(order, dataset.KeyPart("r", i, k))
+	}
+	sql := "SELECT " + strings.Join(cols, ", ") + ", " + keyText(d) + " FROM " + pgx.Identifier{d.Text}.Sanitize() +
+		" r ORDER BY " + strings.Join(order, ", ")
+	rows, err := pool.Query(context.Background(), sql, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string][][]byte{}
+	var keys []string
+	for rows.Next() {
+		raw := rows.RawValues()
+		vals := make([][]byte, len(d.Columns))
+		for i := range vals {
+			if raw[i] != nil {
+				vals[i] = bytes.Clone(raw[i])
+				if vals[i] == nil {
+					vals[i] = []byte{}
+				}
+			}
+		}
+		key := string(raw[len(d.Columns)])
+		m[key] = vals
+		keys = append(keys, key)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m, keys
+}
+
+type row struct {
+	key    string
+	values [][]byte
+}
+
+type reading struct {
+	name   string
+	sorted bool // in another order than the key's
+	read   func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row
+}
+
+// readings are the ways informe reads a dataset: its plain reading, the
+// typed statement of a filtered export, a sorted one, and pages of 997
+// rows one after the other.
+func readings(d *dataset.Dataset) []reading {
+	whole := func(build func(q *dataset.Query)) func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
+		return func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
+			q := dataset.All()
+			q.Position = true
+			build(&q)
+			return readAll(t, store, d, q)
+		}
+	}
+	return []reading{
+		{"Plain", false, whole(func(q *dataset.Query) {})},
+		{"Typed", false, whole(func(q *dataset.Query) { q.Where("true") })},
+		{"Sorted", true, whole(func(q *dataset.Query) {
+			c := d.Columns[len(d.Columns)/2]
+			e := "t." + pgx.Identifier{c.Name}.Sanitize()
+			q.Sort = []dataset.Sort{{Expr: e, Text: e + "::text", Desc: true}}
+		})},
+		{"Pages", false, func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
+			var out []row
+			for skip := int64(0); ; skip += 997 {
+				q := dataset.Query{Skip: skip, Limit: 997, Count: true, Position: true}
+				page := readAll(t, store, d, q)
+				out = append(out, page...)
+				if len(page) < 997 {
+					return out
+				}
+			}
+		}},
+	}
+}
+
+// readAll reads q's rows of d, each with its key as keyText writes it.
+func readAll(t *testing.T, store *dataset.Store, d *dataset.Dataset, q dataset.Query) []row {
+	t.Helper()
+	cur, err := store.Open(context.Background(), d, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	var out []row
+	for cur.Next() {
+		v := cur.Values()
+		vals := make([][]byte, len(d.Columns))
+		for i := range vals {
+			if v[i] != nil {
+				vals[i] = append([]byte{}, v[i]...)
+			}
+		}
+		var key string
+		if d.KeyColumn != "" {
+			for i, c := range d.Columns {
+				if c.Name == d.KeyColumn {
+					key = string(v[i])
+				}
+			}
+		} else {
+			parts := make([]string, len(d.Keys))
+			for i := range parts {
+				parts[i] = string(v[len(d.Columns)+i])
+			}
+			key = strings.Join(parts, ",")
+		}
+		out = append(out, row{key: key, values: vals})
+	}
+	if err := cur.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type encoding struct {
+	name   string
+	format export.Format
+	opts   export.Options
+}
+
+// encodings are every format with every option.
+func encodings() []encoding {
+	out := []encoding{
+		{"JSON", export.JSON, export.Options{Rows: -1}},
+		{"JSONPage", export.JSON, export.Options{Rows: -1, Envelope: &export.Envelope{TotalPages: 1, CurrentPage: 1}}},
+		{"NDJSON", export.NDJSON, export.Options{Rows: -1}},
+		{"XLSX", export.XLSX, export.Options{Rows: -1, Sheet: "datos"}},
+	}
+	for _, d := range export.Delimiters {
+		for _, bom := range []bool{false, true} {
+			for _, noHeader := range []bool{false, true} {
+				out = append(out, encoding{fmt.Sprintf("CSV/%s/bom=%v/noheader=%v", d.Name, bom, noHeader), export.CSV,
+					export.Options{Rows: -1, CSV: export.CSVOptions{Delimiter: d.Byte, BOM: bom, NoHeader: noHeader}}})
+			}
+		}
+	}
+	return out
+}
+
+// encode writes rows of cols as enc says, returning the bytes and the
+// encoder's error.
+func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	e, err := export.NewEncoder(&buf, enc.format, cols, enc.opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if err := e.Encode(r); err != nil {
+			e.Close()
+			return buf.Bytes(), err
+		}
+	}
+	err = e.Close()
+	return buf.Bytes(), err
+}
