@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 )
 
@@ -65,13 +64,5 @@ func TestContinue(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestContinueXLSX checks that an XLSX encoder refuses to continue a body.
-func TestContinueXLSX(t *testing.T) {
-	_, err := NewEncoder(&bytes.Buffer{}, XLSX, trickyColumns, Options{Continue: true, Sheet: "s"})
-	if !errors.Is(err, ErrNoContinue) {
-		t.Fatalf("error %v, want ErrNoContinue", err)
 	}
 }

@@ -39,8 +39,8 @@ type Flusher interface {
 
 // ErrNoContinue is returned, wrapped, by [NewEncoder] for an encoder with
 // [Options].Continue in a format that cannot continue a body (see
-// [Format.Continues]): an XLSX workbook is one zip archive and a Parquet
-// file ends with the index of all its row groups, neither a concatenation.
+// [Format.Continues]): a Parquet file ends with the index of all its row
+// groups, not a concatenation.
 var ErrNoContinue = errors.New("cannot continue another encoder's body")
 
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
@@ -65,8 +65,13 @@ type Options struct {
 	// unchanged. The first encoder must have encoded a row before the
 	// continuation's bytes follow its own. An Arrow stream continues
 	// with record batches: the first encoder writes the schema and the
-	// end of the stream. XLSX and Parquet cannot continue a body.
+	// end of the stream. An XLSX continuation's output is not a piece of
+	// the body but what the first encoder, a [Joiner], joins into its
+	// workbook. Parquet cannot continue a body.
 	Continue bool
+	// First is the index, from 0, of a continuation's first row in the
+	// whole body; only XLSX reads it, to number its rows and sheets.
+	First int64
 }
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
@@ -94,7 +99,11 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewCSV(w, cols, c), nil
 	case XLSX:
-		return NewXLSX(w, cols, XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows})
+		xo := XLSXOptions{Sheet: opts.Sheet, Rows: opts.Rows}
+		if opts.Continue {
+			return newXLSXContinuation(w, cols, xo, opts.First)
+		}
+		return NewXLSX(w, cols, xo)
 	case Parquet:
 		return NewParquet(w, cols)
 	case Arrow:
@@ -114,6 +123,13 @@ type Spec struct {
 // NewEncoder returns the encoder of s writing to w; see [NewEncoder].
 func (s Spec) NewEncoder(w io.Writer) (Encoder, error) {
 	return NewEncoder(w, s.Format, s.Columns, s.Options)
+}
+
+// Continuation returns the spec of a part of s's body that continues it
+// from its row first, counted from 0 (see [Options].Continue).
+func (s Spec) Continuation(first int64) Spec {
+	s.Options.Continue, s.Options.First = true, first
+	return s
 }
 
 // rowLenError is the error for a row whose length does not match the columns.

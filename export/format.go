@@ -225,7 +225,7 @@ func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 // Continues reports whether an encoder of format f can continue a body
 // that another began (see [Options].Continue), so that a body can be
 // written in parts; [NewEncoder] returns [ErrNoContinue] for the others.
-func (f Format) Continues() bool { return f != XLSX && f != Parquet }
+func (f Format) Continues() bool { return f != Parquet }
 
 // MediaType returns the Content-Type of output in format f with CSV
 // options o: tab-separated CSV is text/tab-separated-values.

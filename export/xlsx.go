@@ -55,11 +55,11 @@ const xlsxChunk = 64 << 10
 // xlsxChunk, so that memory does not grow with the rows; the workbook's
 // other parts follow the last sheet, on Close.
 type xlsxEncoder struct {
-	z      *xlsxZip
+	out    sheetWriter // the sheets' XML goes here: z, or a continuation's frames
+	z      *xlsxZip    // the workbook; nil in a continuation
 	fixed  *xlsxFixed
-	base   string   // the first sheet's name
-	sheets []string // names of the sheets begun
-	last   []int64  // the last row of each sheet ended
+	base   string // the first sheet's name
+	sheet  int    // sheets begun
 	kinds  []Kind
 	refs   [][]byte // column letters, "A", "B", ...
 	widths []float64
@@ -69,7 +69,8 @@ type xlsxEncoder struct {
 	buf     []byte // sheet XML not yet deflated
 	num     []byte // the current row's number, in digits
 	rowNum  int64  // the last row written on the current sheet; 1 is the header
-	encoded int64  // data rows encoded, on every sheet
+	encoded int64  // data rows encoded, on every sheet; in a continuation, from its first
+	first   int64  // a continuation's first row, counted from 0
 
 	err      error // sticky; ErrClosed after Close
 	closed   bool
@@ -110,6 +111,21 @@ type xlsxEncoder struct {
 // negative, and Close one when fewer rows came. After any error Close
 // writes nothing more: what reached w by then is not a complete workbook.
 func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
+	e, err := newXLSX(cols, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.z = newXLSXZip(w)
+	e.out = e.z
+	if err := e.beginSheet(); err != nil {
+		return nil, fmt.Errorf("export: xlsx: %w", err)
+	}
+	return e, nil
+}
+
+// newXLSX returns an encoder of cols with its sheets' writer still to be
+// set, before its first sheet.
+func newXLSX(cols []Column, opts XLSXOptions) (*xlsxEncoder, error) {
 	sheet := opts.Sheet
 	if sheet == "" {
 		sheet = "Sheet1"
@@ -122,7 +138,6 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
 		return nil, fmt.Errorf("export: xlsx: %w", err)
 	}
 	e := &xlsxEncoder{
-		z:      newXLSXZip(w),
 		fixed:  fixed,
 		base:   sheet,
 		kinds:  make([]Kind, len(cols)),
@@ -140,9 +155,6 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
 	one := []byte("1")
 	for i, c := range cols {
 		e.header = appendCellText(e.header, e.refs[i], one, styleBold, []byte(c.Name))
-	}
-	if err := e.beginSheet(); err != nil {
-		return nil, fmt.Errorf("export: xlsx: %w", err)
 	}
 	return e, nil
 }
@@ -184,13 +196,9 @@ const (
 // beginSheet starts the next worksheet: names it, and writes its head
 // (used range, frozen pane, column widths) and header row.
 func (e *xlsxEncoder) beginSheet() error {
-	first := len(e.sheets) == 0
-	name := e.base
-	if !first {
-		name = e.continuationName()
-	}
-	e.sheets = append(e.sheets, name)
-	if err := e.z.begin("xl/worksheets/sheet"+strconv.Itoa(len(e.sheets))+".xml", zipVersion45); err != nil {
+	e.sheet++
+	first := e.sheet == 1
+	if err := e.out.beginSheet(e.sheet); err != nil {
 		return err
 	}
 	b := append(e.buf[:0], e.fixed.sheetStart...)
@@ -239,26 +247,41 @@ func (e *xlsxEncoder) beginSheet() error {
 	return nil
 }
 
-// continuationName returns the name of the next sheet: the first sheet's
-// name and "-N", shortened to Excel's 31 characters and to differ from
-// every sheet's name, which Excel compares ignoring case.
-func (e *xlsxEncoder) continuationName() string {
-	suffix := "-" + strconv.Itoa(len(e.sheets)+1)
-	base := []rune(e.base)
-	for len(base) > 0 && utf16Len(string(base))+len(suffix) > 31 {
-		base = base[:len(base)-1]
-	}
-	for {
-		name := string(base) + suffix
-		taken := false
-		for _, s := range e.sheets {
-			taken = taken || strings.EqualFold(s, name)
+// sheetNames returns the names of n sheets, the first named base: each
+// next one is base and "-N", shortened to Excel's 31 characters and to
+// differ from every sheet's name, which Excel compares ignoring case.
+func sheetNames(base string, n int) []string {
+	names := []string{base}
+	for len(names) < n {
+		suffix := "-" + strconv.Itoa(len(names)+1)
+		b := []rune(base)
+		for len(b) > 0 && utf16Len(string(b))+len(suffix) > 31 {
+			b = b[:len(b)-1]
 		}
-		if !taken || len(base) == 0 {
-			return name
+		for {
+			name := string(b) + suffix
+			taken := false
+			for _, s := range names {
+				taken = taken || strings.EqualFold(s, name)
+			}
+			if !taken || len(b) == 0 {
+				names = append(names, name)
+				break
+			}
+			b = b[:len(b)-1]
 		}
-		base = base[:len(base)-1]
 	}
+	return names
+}
+
+// sheetAt returns where an encoder stands after n data rows: on its
+// sheet-th sheet (from 1), whose last row written is row (1: the header).
+func sheetAt(n int64) (sheet int, row int64) {
+	if n == 0 {
+		return 1, 1
+	}
+	per := maxSheetRows - 1
+	return int((n-1)/per) + 1, (n-1)%per + 2
 }
 
 // endSheet completes the current sheet with its autofilter, now that its
@@ -274,8 +297,7 @@ func (e *xlsxEncoder) endSheet() error {
 	if err := e.deflate(); err != nil {
 		return err
 	}
-	e.last = append(e.last, e.rowNum)
-	return e.z.end()
+	return e.out.endSheet()
 }
 
 // appendRange appends the absolute reference of a sheet's columns down to
@@ -289,7 +311,7 @@ func (e *xlsxEncoder) appendRange(b []byte, last int64) []byte {
 
 // deflate hands the sheet XML gathered so far to the zip.
 func (e *xlsxEncoder) deflate() error {
-	_, err := e.z.Write(e.buf)
+	_, err := e.out.Write(e.buf)
 	e.buf = e.buf[:0]
 	return err
 }
@@ -513,7 +535,7 @@ func (e *xlsxEncoder) Flush() error {
 		e.err = fmt.Errorf("export: xlsx: %w", err)
 		return e.err
 	}
-	if err := e.z.flush(); err != nil {
+	if err := e.out.flush(); err != nil {
 		e.err = fmt.Errorf("export: xlsx: %w", err)
 	}
 	return e.err
@@ -536,6 +558,9 @@ func (e *xlsxEncoder) Close() error {
 // finish completes the last sheet and writes the workbook's other parts
 // and the zip's directory.
 func (e *xlsxEncoder) finish() error {
+	if e.z == nil {
+		return e.finishContinuation()
+	}
 	if e.rows >= 0 && e.encoded != e.rows {
 		return fmt.Errorf("export: xlsx: %w: %d rows encoded, %d announced", ErrRowCount, e.encoded, e.rows)
 	}

@@ -169,8 +169,9 @@ func sheetRID(n int) string {
 // styles, the workbook's relationships, the document's properties and
 // relationships, and the content types.
 func (e *xlsxEncoder) writeWorkbook() error {
+	names := sheetNames(e.base, e.sheet)
 	b := append(e.buf[:0], workbookStart...)
-	for i, name := range e.sheets {
+	for i, name := range names {
 		b = append(b, `<sheet name="`...)
 		b = appendXMLEscaped(b, name)
 		b = append(b, `" sheetId="`...)
@@ -182,12 +183,16 @@ func (e *xlsxEncoder) writeWorkbook() error {
 	b = append(b, `</sheets>`...)
 	if len(e.kinds) > 0 {
 		b = append(b, `<definedNames>`...)
-		for i, name := range e.sheets {
+		for i, name := range names {
+			last := maxSheetRows // sheets are ended full, but the last
+			if i == len(names)-1 {
+				last = e.rowNum
+			}
 			b = append(b, `<definedName hidden="true" localSheetId="`...)
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `" name="_xlnm._FilterDatabase">`...)
 			b = appendXMLEscaped(b, "'"+name+"'!")
-			b = e.appendRange(b, e.last[i])
+			b = e.appendRange(b, last)
 			b = append(b, `</definedName>`...)
 		}
 		b = append(b, `</definedNames>`...)
@@ -203,7 +208,7 @@ func (e *xlsxEncoder) writeWorkbook() error {
 	}
 
 	b = append(b[:0], relsStart...)
-	for i := range e.sheets {
+	for i := range names {
 		b = append(b, `<Relationship Id="`...)
 		b = append(b, sheetRID(i+1)...)
 		b = append(b, `" Target="worksheets/sheet`...)
@@ -224,7 +229,7 @@ func (e *xlsxEncoder) writeWorkbook() error {
 	}
 
 	b = append(b[:0], typesStart...)
-	for i := range e.sheets {
+	for i := range names {
 		b = append(b, `<Override PartName="/xl/worksheets/sheet`...)
 		b = strconv.AppendInt(b, int64(i+1), 10)
 		b = append(b, `.xml`+typeWorksheet...)

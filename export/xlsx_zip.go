@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -54,6 +55,14 @@ type xlsxZip struct {
 	fh   *zip.FileHeader // the part being written, nil between parts
 	crc  uint32
 	size int64 // uncompressed bytes of the part so far
+
+	// Deflate data joined from a continuation (see join) is written raw,
+	// between sync flushes of fw. idle says fw has deflated nothing since
+	// its reset; stale that it has, and raw data was joined after it, so
+	// that fw must start afresh before it deflates again (its history is
+	// no longer what precedes its output) and must not flush meanwhile (a
+	// joined piece may still be coming, not on a byte boundary).
+	idle, stale bool
 }
 
 // zipOffset is where the zip starts in the writer's output, for
@@ -90,6 +99,7 @@ func (z *xlsxZip) begin(name string, version uint16) error {
 	}
 	z.out = countingWriter{w: w}
 	z.crc, z.size = 0, 0
+	z.idle, z.stale = true, false
 	if z.fw == nil {
 		z.fw, err = flate.NewWriter(&z.out, flate.BestSpeed)
 		return err
@@ -98,18 +108,60 @@ func (z *xlsxZip) begin(name string, version uint16) error {
 	return nil
 }
 
+// beginSheet starts the part of worksheet n (from 1).
+func (z *xlsxZip) beginSheet(n int) error {
+	return z.begin("xl/worksheets/sheet"+strconv.Itoa(n)+".xml", zipVersion45)
+}
+
+// endSheet completes the current worksheet's part.
+func (z *xlsxZip) endSheet() error { return z.end() }
+
 // Write deflates p into the current part.
 func (z *xlsxZip) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if z.stale {
+		z.fw.Reset(&z.out)
+		z.stale = false
+	}
+	z.idle = false
 	z.crc = crc32.Update(z.crc, crc32.IEEETable, p)
 	z.size += int64(len(p))
 	return z.fw.Write(p)
+}
+
+// pause ends what fw has deflated of the current part on a byte boundary,
+// with a sync flush, so that deflate data made elsewhere can follow it
+// (see joinRaw); fw starts afresh when it deflates again.
+func (z *xlsxZip) pause() error {
+	if z.idle || z.stale {
+		return nil
+	}
+	z.stale = true
+	return z.fw.Flush()
+}
+
+// joinRaw writes p, a piece of deflate data made elsewhere, into the
+// current part after a pause; the piece's CRC and size are added by
+// joined once it is complete.
+func (z *xlsxZip) joinRaw(p []byte) error {
+	_, err := z.out.Write(p)
+	return err
+}
+
+// joined adds to the current part's CRC and size those of a joined piece
+// of size uncompressed bytes whose CRC-32 is crc.
+func (z *xlsxZip) joined(crc uint32, size int64) {
+	z.crc = crc32Combine(z.crc, crc, size)
+	z.size += size
 }
 
 // flush pushes the part's data written so far out to the underlying
 // writer, as a deflate sync flush: a few bytes, and readers of the stream
 // can inflate everything so far.
 func (z *xlsxZip) flush() error {
-	if z.fh != nil {
+	if z.fh != nil && !z.idle && !z.stale {
 		if err := z.fw.Flush(); err != nil {
 			return err
 		}
@@ -121,6 +173,9 @@ func (z *xlsxZip) flush() error {
 // sizes in its header, which archive/zip writes out in the data descriptor
 // and the central directory.
 func (z *xlsxZip) end() error {
+	if z.stale { // the final block, empty, after joined pieces
+		z.fw.Reset(&z.out)
+	}
 	if err := z.fw.Close(); err != nil {
 		return err
 	}

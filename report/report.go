@@ -178,7 +178,7 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 	if len(q.Equalities()) > 0 || q.Key != nil || p.counting != Maintained {
 		return nil, nil
 	}
-	var bounds []int64
+	var bounds, firsts []int64 // each later part's first contract, and its first row
 	for i := int64(1); i < k; i++ {
 		var contract, firstRow int64
 		err := snap.QueryRow("SELECT contract_id, first_row FROM report_contract_at($1)", []any{total * i / k}, &contract, &firstRow)
@@ -189,6 +189,7 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 			continue
 		}
 		bounds = append(bounds, contract)
+		firsts = append(firsts, firstRow)
 	}
 	if len(bounds) == 0 {
 		return nil, nil
@@ -204,10 +205,10 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 		case i == 0:
 			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id < $1" + byContract, Args: []any{bounds[0]}}
 		case i == len(bounds):
-			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + byContract, Args: []any{bounds[i-1]}}
+			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1" + byContract, Args: []any{bounds[i-1]}, First: firsts[i-1]}
 		default:
 			parts[i] = dataset.Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + byContract,
-				Args: []any{bounds[i-1], bounds[i]}}
+				Args: []any{bounds[i-1], bounds[i]}, First: firsts[i-1]}
 		}
 		parts[i].Within = len(within)
 	}

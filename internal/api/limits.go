@@ -39,8 +39,8 @@ type Limits struct {
 	ExportQueue int
 	// ExportWait is how long a big request waits for its turn at most.
 	ExportWait time.Duration
-	// ExportParts is how many connections an unfiltered whole export in a
-	// text format may read through at once, in one snapshot; 0 and 1 read
+	// ExportParts is how many connections an unfiltered whole export may
+	// read through at once, in one snapshot; 0 and 1 read
 	// through one. Each part past the first takes a turn of Exports, only
 	// if one is free at once: a busy server runs exports with fewer parts.
 	ExportParts int

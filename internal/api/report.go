@@ -160,6 +160,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	rest := later{stop: stop}
 	for _, cur := range curs[1:] {
 		rest.curs = append(rest.curs, cur)
+		rest.firsts = append(rest.firsts, cur.First())
 	}
 
 	total := curs[0].Total()

@@ -68,10 +68,12 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 }
 
 // later are the parts of a parallel export after the first: their
-// cursors, and the func that stops every part (cancels their queries).
+// cursors, each with its first row's index in the export, and the func
+// that stops every part (cancels their queries).
 type later struct {
-	curs []delivery.Rows
-	stop func(error)
+	curs   []delivery.Rows
+	firsts []int64
+	stop   func(error)
 }
 
 // stream answers 200 with cur's rows of cols in out's format, then those
@@ -85,9 +87,11 @@ func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func
 	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
 	var parts *delivery.Parts
 	if len(rest.curs) > 0 {
-		cont := spec
-		cont.Options.Continue = true
-		parts = delivery.EncodeParts(rest.curs, cont, delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, rest.stop)
+		ps := make([]delivery.Part, len(rest.curs))
+		for i, cur := range rest.curs {
+			ps[i] = delivery.Part{Rows: cur, Encoding: spec.Continuation(rest.firsts[i])}
+		}
+		parts = delivery.EncodeParts(ps, delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, rest.stop)
 	}
 	s.deliverRows(c, cur, done, body{
 		encoding:     spec,

@@ -26,6 +26,9 @@ type Statement struct {
 	// rows that share the first part by the others, so that PostgreSQL
 	// sorts no whole rows.
 	Within int
+	// First is the index, from 0, of the statement's first row among the
+	// rows of the whole reading it is a part of (see [Plain]'s Split).
+	First int64
 }
 
 // Plain is a dataset's own reading of its [Query.Plain] queries: for the
@@ -41,7 +44,8 @@ type Plain interface {
 	Read(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64) (Statement, error)
 	// Split returns the statements of at most k parts that, read one after
 	// the other, give the rows of a whole export of q (total rows), or nil
-	// when q cannot be split.
+	// when q cannot be split. Each statement's First says where its rows
+	// start.
 	Split(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64, k int64) ([]Statement, error)
 }
 
@@ -65,6 +69,7 @@ type Cursor struct {
 	total  int64
 	row    *render.Row
 	within *within // for a [Statement.Within]
+	first  int64   // see [Statement.First]
 	values [][]byte
 	n      int
 	err    error
@@ -74,7 +79,7 @@ type Cursor struct {
 // hold cols. A field whose type cannot hold its column's kind (an
 // operator's view of the wrong type) is an error before any row is read.
 func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64) (*Cursor, error) {
-	c := &Cursor{cur: cur, total: total}
+	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
 		return c, nil
@@ -147,6 +152,10 @@ func (c *Cursor) Close() error {
 	}
 	return err
 }
+
+// First returns the index, from 0, of the cursor's first row among the
+// rows of all the cursors [Store.OpenParts] returned together.
+func (c *Cursor) First() int64 { return c.first }
 
 // Total returns the number of rows matching the query's conditions, over
 // all pages, or -1 when the query did not ask to count them.

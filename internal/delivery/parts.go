@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/spool"
 )
 
@@ -35,26 +36,33 @@ type part struct {
 	rows int64 // set before the pipe's writer is closed
 }
 
-// EncodeParts starts encoding rows, each a part, with e, which must
+// A Part is a later part of a body: its rows, and the encoding that
+// continues the body with them (export.Spec.Continuation).
+type Part struct {
+	Rows     Rows
+	Encoding Encoding
+}
+
+// EncodeParts starts encoding parts, each with its encoding, which must
 // continue a body (export.Options.Continue); o bounds each part's spool
 // (its Coding and Held are ignored: parts are compressed, or held, as the
 // body they join). A part that fails calls stop with its error, which
 // should stop the others and the first part (cancel their queries); the
 // body then fails with it. Every part's rows are closed by the
 // time [Parts.Wait] returns.
-func EncodeParts(rows []Rows, e Encoding, o Options, stop func(error)) *Parts {
-	if len(rows) == 0 {
+func EncodeParts(parts []Part, o Options, stop func(error)) *Parts {
+	if len(parts) == 0 {
 		return nil
 	}
 	ps := &Parts{stop: stop}
-	for _, r := range rows {
+	for _, pt := range parts {
 		pr, pw := io.Pipe()
 		p := &part{pr: pr}
 		ps.parts = append(ps.parts, p)
 		ps.wg.Add(1)
 		go func() {
 			defer ps.wg.Done()
-			err := p.encode(r, pw, e, o)
+			err := p.encode(pt.Rows, pw, pt.Encoding, o)
 			if err != nil {
 				stop(err)
 			}
@@ -106,8 +114,9 @@ func (p *part) encode(r Rows, pw *io.PipeWriter, e Encoding, o Options) error {
 
 // appendTo copies the parts into w's body in order, each as fast as its
 // rows come once the ones before it have ended, flushing at least every
-// [FlushInterval]. It returns the first error of a part or of w; the
-// caller then aborts w and the parts.
+// [FlushInterval]: after w's own bytes, or into w's encoder when it is an
+// [export.Joiner] (an XLSX workbook). It returns the first error of a part
+// or of w; the caller then aborts w and the parts.
 func (ps *Parts) appendTo(w *Writer) error {
 	if ps == nil {
 		return nil
@@ -118,15 +127,25 @@ func (ps *Parts) appendTo(w *Writer) error {
 	if err := w.flusher.Flush(); err != nil {
 		return err
 	}
+	joiner, _ := w.enc.(export.Joiner)
 	buf := make([]byte, 32<<10)
 	for _, p := range ps.parts {
+		dst := io.Writer(w.zw)
+		var jw io.WriteCloser
+		if joiner != nil {
+			jw = joiner.Join()
+			dst = jw
+		}
 		for {
 			n, err := p.pr.Read(buf)
 			if n > 0 {
-				if _, werr := w.zw.Write(buf[:n]); werr != nil {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
 					return werr
 				}
 				if time.Since(w.lastFlush) >= FlushInterval {
+					if joiner != nil {
+						_ = w.flusher.Flush()
+					}
 					_ = w.zw.Flush()
 					w.lastFlush = time.Now()
 				}
@@ -135,6 +154,11 @@ func (ps *Parts) appendTo(w *Writer) error {
 				break
 			}
 			if err != nil {
+				return err
+			}
+		}
+		if jw != nil {
+			if err := jw.Close(); err != nil {
 				return err
 			}
 		}

@@ -68,7 +68,7 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	defer stop(nil)
 	parts := p.parts
 	if !p.format.Continues() {
-		parts = 1 // a workbook's rows are numbered, a Parquet footer indexes every row group
+		parts = 1 // a Parquet footer indexes every row group
 	}
 	curs, err := store.OpenParts(qctx, p.source.Dataset, p.query, dataset.Parts{Max: parts, MinRows: partRows})
 	if err != nil {
@@ -101,15 +101,13 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total}}
 	var later *delivery.Parts
 	if len(curs) > 1 {
-		rows := make([]delivery.Rows, len(curs)-1)
+		parts := make([]delivery.Part, len(curs)-1)
 		for i, c := range curs[1:] {
-			rows[i] = c
+			parts[i] = delivery.Part{Rows: c, Encoding: spec.Continuation(c.First())}
 		}
-		cont := spec
-		cont.Options.Continue = true
 		// A later part runs ahead of the output into its own spool (memory,
 		// then a temporary file), so that every part reads at once.
-		later = delivery.EncodeParts(rows, cont, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
+		later = delivery.EncodeParts(parts, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
 	}
 	bar := newProgressBar(total, stderr)
 	var hooks delivery.Hooks
