@@ -333,22 +333,26 @@ func (b *bench) export(ctx context.Context) error {
 	return err
 }
 
-// xlsx measures the whole report as XLSX next to CSV (and COPY): the XLSX
-// export's first byte, its time over CSV's, and informe's memory meanwhile.
+// xlsx measures the whole report as XLSX and as Parquet next to CSV (and
+// COPY), each read through as many connections as the server's default
+// parts allow: the XLSX export's first byte, each one's time over CSV's,
+// Parquet's size over CSV's, and informe's memory meanwhile.
 func (b *bench) xlsx(ctx context.Context) error {
 	set, err := b.exports(ctx)
 	if err != nil {
 		return err
 	}
-	t := exportTable("XLSX", "the whole report as CSV and as XLSX over HTTP, each from a fresh informe, and COPY, alternating; medians")
-	cs := cases(set.all.label, nil, "", "csv", "xlsx")
+	t := exportTable("XLSX and Parquet", "the whole report as CSV, XLSX and Parquet over HTTP, each from a fresh informe with the default --export-parts (CSV and XLSX read in parts, Parquet through one connection), and COPY, alternating; medians")
+	cs := cases(set.all.label, nil, "", "csv", "xlsx", "parquet")
 	if err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
 		return err
 	}
-	csv, x := cs[0], cs[1]
+	csv, x, pq := cs[0], cs[1], cs[2]
 	b.res.check("xlsx-ttfb", x.label, x.ss.ttfb().Seconds(), "")
 	b.res.check("xlsx-csv", x.label, x.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", x.ss.wall().Seconds(), csv.ss.wall().Seconds())
 	b.res.check("xlsx-rss", x.label, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
+	b.res.check("parquet-csv", pq.label, pq.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", pq.ss.wall().Seconds(), csv.ss.wall().Seconds())
+	b.res.check("parquet-size", pq.label, 100*float64(pq.ss.bytes())/float64(csv.ss.bytes()), "%d vs %d bytes", pq.ss.bytes(), csv.ss.bytes())
 	b.res.tables = append(b.res.tables, t)
 	return nil
 }
