@@ -61,7 +61,7 @@ func (b *bench) folding(ctx context.Context) error {
 			inf.stop()
 		}
 	}()
-	for _, l := range b.launchers {
+	for _, l := range b.guarded() {
 		inf, err := l.start(ctx)
 		if err != nil {
 			return err
@@ -93,7 +93,7 @@ func (b *bench) folding(ctx context.Context) error {
 				for _, j := range []int{0, i + 1} { // the unfiltered page next to each case
 					d, _, err := page(inf, "/odata/GeneralReport?"+cases[j].query)
 					if err != nil {
-						return fmt.Errorf("%s: %w", b.launchers[k].label, err)
+						return fmt.Errorf("%s: %w", b.guarded()[k].label, err)
 					}
 					if run > 0 {
 						walls[k][j] = append(walls[k][j], d)
@@ -103,11 +103,11 @@ func (b *bench) folding(ctx context.Context) error {
 		}
 	}
 	for k := range infs {
-		t := table{title: "OData folding: first pages of 1,000 rows (" + b.launchers[k].label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
+		t := table{title: "OData folding: first pages of 1,000 rows (" + b.guarded()[k].label + ")", header: []string{"case", "median ms", "spread ms", "vs unfiltered"},
 			notes: []string{fmt.Sprintf("%d rounds, each case's request next to an unfiltered one on the same informe", b.o.runs)}}
 		if len(infs) > 1 {
 			var labels []string
-			for _, l := range b.launchers {
+			for _, l := range b.guarded() {
 				labels = append(labels, l.label)
 			}
 			t.notes = append(t.notes, "the informes of "+strings.Join(labels, ", ")+" in turn, each case's pair of requests")
