@@ -285,6 +285,8 @@ func encodings() []encoding {
 		{"JSONPage", export.JSON, export.Options{Rows: -1, Envelope: &export.Envelope{TotalPages: 1, CurrentPage: 1}}},
 		{"NDJSON", export.NDJSON, export.Options{Rows: -1}},
 		{"XLSX", export.XLSX, export.Options{Rows: -1, Sheet: "datos"}},
+		{"Parquet", export.Parquet, export.Options{Rows: -1}},
+		{"Arrow", export.Arrow, export.Options{Rows: -1}},
 	}
 	for _, d := range export.Delimiters {
 		for _, bom := range []bool{false, true} {
