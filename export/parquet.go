@@ -16,6 +16,9 @@ import (
 // memory, never the whole file.
 const ParquetRowGroupRows = 65_536
 
+// parquetPageBytes is the size past which a column's page is written out.
+const parquetPageBytes = 128 << 10
+
 // parquetBatchRows is how many rows an encoder gathers, parsed, before it
 // hands them to the column writers.
 const parquetBatchRows = 1024
@@ -119,6 +122,11 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	// Statistics (min, max) on typed columns only: readers skip row groups
 	// by date or amount, rarely by a text's order.
 	props = append(props, parquet.WithDictionaryDefault(false))
+	// Each column buffers its page until the page is full: with 74
+	// columns, arrow-go's 1 MiB default holds about 74 MiB of pages (and
+	// the Go heap twice that) for every export; 128 KiB pages compress
+	// about as well.
+	props = append(props, parquet.WithDataPageSize(parquetPageBytes))
 	for _, c := range cols {
 		props = append(props, parquet.WithStatsFor(c.Name, c.Kind != Text))
 	}
