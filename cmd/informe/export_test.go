@@ -326,7 +326,11 @@ func TestExportAtomic(t *testing.T) {
 			if n != 1 {
 				t.Errorf("terminated %d backends, want the export's one", n)
 			}
-		}, []string{"export: the database cannot be reached: ", "(SQLSTATE 57P01)"}},
+			// The backend says why it ends (57P01) when it can; one
+			// terminated while blocked sending rows to a busy client just
+			// closes the connection (pgx: unexpected EOF). Both are the
+			// database gone, and must read so.
+		}, []string{"export: the database cannot be reached: "}},
 		{"SIGINT", func(t *testing.T, p *os.Process) { p.Signal(os.Interrupt) }, []string{"export: interrupted; "}},
 		{"SIGTERM", func(t *testing.T, p *os.Process) { p.Signal(syscall.SIGTERM) }, []string{"export: interrupted; "}},
 	} {
