@@ -217,8 +217,11 @@ func TestRunFailures(t *testing.T) {
 			}
 		}}
 		_, err := Run(context.Background(), store, plan(t, Flags{Output: "-", Format: "json"}), stdout, io.Discard)
-		if err == nil || !strings.HasPrefix(err.Error(), "the database cannot be reached: ") || !strings.HasSuffix(err.Error(), "(SQLSTATE 57P01)") {
-			t.Fatalf("err = %v, want that the database cannot be reached, with PostgreSQL's word", err)
+		// PostgreSQL says why the backend ends (57P01) when it can; one
+		// terminated while blocked sending rows just closes the connection
+		// (pgx: unexpected EOF). Both are the database gone.
+		if err == nil || !strings.HasPrefix(err.Error(), "the database cannot be reached: ") {
+			t.Fatalf("err = %v, want that the database cannot be reached", err)
 		}
 		if end := bytes.TrimSpace(out.Bytes()); len(end) == 0 || end[len(end)-1] == ']' {
 			t.Errorf("stdout ends %q: want the rows sent, without the closing bracket", end[max(0, len(end)-20):])
