@@ -215,7 +215,6 @@ func (s *Snapshot) Close() error {
 type Cursor struct {
 	snap *Snapshot
 	rows pgx.Rows
-	n    int
 	err  error
 }
 
@@ -226,7 +225,6 @@ func (c *Cursor) Next() bool {
 		return false
 	}
 	if c.rows.Next() {
-		c.n++
 		return true
 	}
 	if err := c.rows.Err(); err != nil {
@@ -256,9 +254,6 @@ func (c *Cursor) Fields() []pgconn.FieldDescription {
 // Err returns the error, if any, that ended the iteration. Connection
 // failures are failure.Unavailable.
 func (c *Cursor) Err() error { return c.err }
-
-// Count returns the number of rows read so far.
-func (c *Cursor) Count() int { return c.n }
 
 // Close releases the rows and the snapshot's connection. It returns the
 // first error met by the iteration or by ending the snapshot, and is safe
