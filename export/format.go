@@ -227,6 +227,12 @@ func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 // written in parts; [NewEncoder] returns [ErrNoContinue] for the others.
 func (f Format) Continues() bool { return f != Parquet }
 
+// Typed reports whether f writes typed values (dates as dates), parsed from
+// each value's text: Parquet and Arrow. Their encoders need the era of a
+// date before Christ, which the API's text leaves out: a row's values end
+// with " BC" then (see dataset.Query.Era).
+func (f Format) Typed() bool { return f == Parquet || f == Arrow }
+
 // MediaType returns the Content-Type of output in format f with CSV
 // options o: tab-separated CSV is text/tab-separated-values.
 func MediaType(f Format, o CSVOptions) string {

@@ -73,12 +73,14 @@ func (t *typedRow) parse(row [][]byte) error {
 			tv.n, ok = parseDecimal(v)
 		case Date:
 			var d int32
-			d, ok = parseDate(v)
+			d, ok = parseDate(cutEra(v))
 			tv.n = int64(d)
 		case Timestamp:
-			tv.n, ok = parseTimestamp(v, false)
+			v, bc := cutEra(v)
+			tv.n, ok = parseTimestamp(v, bc, false)
 		case Timestamptz:
-			tv.n, ok = parseTimestamp(v, true)
+			v, bc := cutEra(v)
+			tv.n, ok = parseTimestamp(v, bc, true)
 		}
 		if !ok {
 			return fmt.Errorf("export: %s: row %d, column %s: %w: %s", t.format, t.n, c.Name, ErrValue, describe(v, c.Kind))
@@ -177,30 +179,55 @@ func parseDecimal(v []byte) (int64, bool) {
 	return n, true
 }
 
-// parseDate parses "YYYY-MM-DD" (a year from 0001 to 9999) into days since
-// 1970-01-01 in the proleptic Gregorian calendar.
-func parseDate(v []byte) (int32, bool) {
+// cutEra returns a date's or timestamp's text without the " BC" that the
+// rows of typed formats carry after one before Christ ([Format.Typed]),
+// and whether it had one.
+func cutEra(v []byte) ([]byte, bool) {
+	if t, ok := bytes.CutSuffix(v, []byte(" BC")); ok {
+		return t, true
+	}
+	return v, false
+}
+
+// eraShift is 12 cycles of 400 Gregorian years, in years and in days:
+// added to a year before Christ so that daysFromCivil, which takes years
+// from 0, can count its days.
+const (
+	eraShiftYears = 4800
+	eraShiftDays  = 12 * 146097
+)
+
+// parseDate parses "YYYY-MM-DD" (a year from 0001 to 9999, before Christ
+// when bc) into days since 1970-01-01 in the proleptic Gregorian calendar,
+// where 1 BC is the year 0.
+func parseDate(v []byte, bc bool) (int32, bool) {
 	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
 		return 0, false
 	}
 	y, ok1 := atoi(v[0:4])
 	m, ok2 := atoi(v[5:7])
 	d, ok3 := atoi(v[8:10])
-	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
+	if !ok1 || !ok2 || !ok3 || y < 1 {
 		return 0, false
 	}
-	return int32(daysFromCivil(y, m, d)), true
+	if bc {
+		y = 1 - y
+	}
+	if m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
+		return 0, false
+	}
+	return int32(daysFromCivil(y+eraShiftYears, m, d) - eraShiftDays), true
 }
 
-// parseTimestamp parses "YYYY-MM-DD HH:MM:SS", with an optional fraction
-// of up to six digits and, when zoned, a UTC offset as PostgreSQL prints
-// one (see parseOffset), into microseconds since 1970-01-01 00:00:00 (in
-// UTC when zoned).
-func parseTimestamp(v []byte, zoned bool) (int64, bool) {
+// parseTimestamp parses "YYYY-MM-DD HH:MM:SS" (before Christ when bc),
+// with an optional fraction of up to six digits and, when zoned, a UTC
+// offset as PostgreSQL prints one (see parseOffset), into microseconds
+// since 1970-01-01 00:00:00 (in UTC when zoned).
+func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
 	if len(v) < 19 || v[10] != ' ' || v[13] != ':' || v[16] != ':' {
 		return 0, false
 	}
-	days, ok := parseDate(v[:10])
+	days, ok := parseDate(v[:10], bc)
 	h, ok1 := atoi(v[11:13])
 	mi, ok2 := atoi(v[14:16])
 	s, ok3 := atoi(v[17:19])

@@ -43,6 +43,8 @@ func typedRows() [][][]byte {
 		[]string{"9223372036854775807", "=1+1", "x", "999999999999.99", "0001-01-01", "0001-01-01 00:00:00", "2000-02-29 00:00:00.5-03", "9999-12-31 23:59:59.999999", "+5"},
 		[]string{"5", "😀 emoji", "\t", "-3.25", "2000-02-29", "1969-12-31 23:59:59.000001", "2024-06-01 12:00:00+05:30", "\x00", "007"},
 		[]string{"6", "trailing ", "end", "12.300", "9999-12-31", "2024-01-01 00:00:00", "1970-01-01 00:00:00-00:19:32", "\x00", "-0"},
+		// Before Christ, as the rows of typed formats carry it (dataset.Query.Era).
+		[]string{"7", "era", "", "1", "0044-03-15 BC", "0001-12-31 23:59:59.5 BC", "4713-01-01 00:00:00+00 BC", "0001-01-01 00:00:00 BC", "1"},
 	)
 }
 
@@ -62,6 +64,18 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 			}
 			s := string(v)
 			var err error
+			bc := false
+			if c.Kind == Date || c.Kind == Timestamp || c.Kind == Timestamptz {
+				s, bc = strings.CutSuffix(s, " BC")
+			}
+			// The year y before Christ is the year 1-y of time's proleptic
+			// calendar.
+			era := func(d time.Time) time.Time {
+				if bc {
+					return d.AddDate(1-2*d.Year(), 0, 0)
+				}
+				return d
+			}
 			switch c.Kind {
 			case Text:
 				out[i][j] = s
@@ -82,6 +96,7 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 			case Date:
 				var d time.Time
 				d, err = time.Parse("2006-01-02", s)
+				d = era(d)
 				out[i][j] = int32(d.Unix() / 86400)
 				if d.Unix() < 0 && d.Unix()%86400 != 0 {
 					out[i][j] = int32(d.Unix()/86400 - 1)
@@ -89,7 +104,7 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 			case Timestamp:
 				var d time.Time
 				d, err = time.Parse("2006-01-02 15:04:05.999999", s)
-				out[i][j] = d.UnixMicro()
+				out[i][j] = era(d).UnixMicro()
 			case Timestamptz:
 				var d time.Time
 				layout := "2006-01-02 15:04:05.999999-07"
@@ -100,7 +115,7 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 					layout += ":00:00"
 				}
 				d, err = time.Parse(layout, s)
-				out[i][j] = d.UnixMicro()
+				out[i][j] = era(d).UnixMicro()
 			}
 			if err != nil {
 				t.Fatalf("row %d column %s: %v", i, c.Name, err)
@@ -379,6 +394,8 @@ func TestTypedBadValue(t *testing.T) {
 		{0, "12a"}, {0, "9223372036854775808"}, {0, "1.5"},
 		{3, "1e3"}, {3, "1.234"}, {3, "1000000000000"}, {3, "."}, {3, "1,5"},
 		{4, "2024-02-30"}, {4, "24-01-01"}, {4, "infinity"}, {4, "10000-01-01"}, {4, "2024-1-01"},
+		{4, "0000-01-01"}, {4, "0000-01-01 BC"}, {4, "0044-03-15BC"}, {4, "0044-03-15 AD"}, {4, "0005-02-29"},
+		{5, "2024-01-01 10:00:00 bc"}, {6, "2024-01-01 10:00:00 BC+00"},
 		{5, "2024-01-01"}, {5, "2024-01-01 24:00:00"}, {5, "2024-01-01 10:00:00+00"}, {5, "2024-01-01 10:00:00.1234567"},
 		{6, "2024-01-01 10:00:00"}, {6, "2024-01-01 10:00:00+0"}, {6, "2024-01-01 10:00:00+05:60"},
 	} {

@@ -316,3 +316,49 @@ func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error)
 	err = e.Close()
 	return buf.Bytes(), err
 }
+
+// TestEraBeforeChrist reads the report with [dataset.Query.Era], as the
+// typed formats do, through its plain and its typed statements: every
+// value is the API's text but for the dates and timestamps before Christ of
+// the edge rows, which end with " BC".
+func TestEraBeforeChrist(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(ctx, edgeRows); err != nil {
+		t.Fatal(err)
+	}
+	store := dataset.NewStore(pool)
+	d := source.Report(report.Maintained).Dataset
+	for _, r := range readings(d)[:2] {
+		t.Run(r.name, func(t *testing.T) {
+			plain := r.read(t, store, d)
+			q := dataset.All()
+			q.Position = true
+			if r.name == "Typed" {
+				q.Where("true")
+			}
+			q.Era = true
+			kept := readAll(t, store, d, q)
+			if len(kept) != len(plain) {
+				t.Fatalf("read %d rows with the era, %d without", len(kept), len(plain))
+			}
+			bc := 0
+			for i, k := range kept {
+				for j, c := range d.Columns {
+					v, p := k.values[j], plain[i].values[j]
+					switch {
+					case bytes.Equal(v, p) && (v == nil) == (p == nil):
+					case (c.Kind == export.Date || c.Kind == export.Timestamp || c.Kind == export.Timestamptz) &&
+						string(v) == string(p)+" BC":
+						bc++
+					default:
+						t.Errorf("row %s, %s: %s with the era, %s without", k.key, c.Name, show(v), show(p))
+					}
+				}
+			}
+			if bc < 2 {
+				t.Errorf("%d values before Christ, want the edge rows' 2 or more", bc)
+			}
+		})
+	}
+}

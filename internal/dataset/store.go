@@ -78,7 +78,7 @@ type Cursor struct {
 // newCursor returns the Cursor of st's rows in cur, whose first fields
 // hold cols. A field whose type cannot hold its column's kind (an
 // operator's view of the wrong type) is an error before any row is read.
-func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64) (*Cursor, error) {
+func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64, era bool) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -94,6 +94,9 @@ func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total i
 	row, err := render.New(cols, fields)
 	if err != nil {
 		return nil, err
+	}
+	if era {
+		row.KeepEra()
 	}
 	c.row = row
 	return c, nil
@@ -198,7 +201,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	c, err := newCursor(cur, st, q.columns(d), total)
+	c, err := newCursor(cur, st, q.columns(d), total, q.Era)
 	if err != nil {
 		cur.Close()
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
@@ -374,7 +377,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		c, err := newCursor(cur, parts[i], cols, total)
+		c, err := newCursor(cur, parts[i], cols, total, q.Era)
 		if err != nil {
 			cur.Close()
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)

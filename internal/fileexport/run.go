@@ -70,7 +70,9 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	if !p.format.Continues() {
 		parts = 1 // a Parquet footer indexes every row group
 	}
-	curs, err := store.OpenParts(qctx, p.source.Dataset, p.query, dataset.Parts{Max: parts, MinRows: partRows})
+	q := p.query
+	q.Era = p.format.Typed()
+	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: parts, MinRows: partRows})
 	if err != nil {
 		return Summary{}, p.failed(ctx, err)
 	}

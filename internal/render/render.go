@@ -55,6 +55,7 @@ type field struct {
 // Row renders rows of one result. It keeps one buffer for the values it
 // writes, so it serves one reader of rows at a time.
 type Row struct {
+	era    bool // see KeepEra
 	fields []field
 	out    [][]byte
 	buf    []byte
@@ -209,6 +210,13 @@ func formatName(format int16) string {
 	return "format " + strconv.Itoa(int(format))
 }
 
+// KeepEra makes dates and timestamps before Christ end with " BC", as
+// PostgreSQL's own ISO output writes them. to_char, and so the API's text,
+// writes such a year without its era ("0044-03-15" for 44 BC), which a
+// reader of typed values (Parquet, Arrow) would take for a year after
+// Christ; with the era it can write the right day.
+func (r *Row) KeepEra() { r.era = true }
+
 // Render returns the row's values as the API's text, one per field: a
 // column's as its text view writes it, a pass-through field's as it came.
 // NULL (and an infinite date or timestamp, which to_char writes as NULL) is
@@ -252,25 +260,23 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			}
 			r.out[i] = t
 			continue
-		case opDateText:
-			t, null, err := dateText(v)
-			if err != nil {
+		case opDateText, opTimestampText:
+			text := dateText
+			if f.op == opTimestampText {
+				text = timestampText
+			}
+			t, null, err := text(v)
+			switch {
+			case err != nil:
 				return nil, r.bad(f, v, err.Error())
-			}
-			if null {
+			case null:
 				r.out[i] = r.null(f)
-			} else {
-				r.out[i] = t
-			}
-			continue
-		case opTimestampText:
-			t, null, err := timestampText(v)
-			if err != nil {
-				return nil, r.bad(f, v, err.Error())
-			}
-			if null {
-				r.out[i] = r.null(f)
-			} else {
+			case r.era && len(v) > 3 && hasBC(v[len(v)-3:]):
+				s := len(r.buf)
+				r.buf = append(append(r.buf, t...), bc...)
+				r.start[i], r.end[i] = s, len(r.buf)
+				copied = true
+			default:
 				r.out[i] = t
 			}
 			continue
@@ -311,12 +317,20 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			r.buf, err = appendNumeric(r.buf, v)
 		case opDate:
 			r.buf, null, err = appendDate(r.buf, v)
-		case opTimestamp:
-			r.buf, null, err = appendTimestamp(r.buf, v, false)
-		case opTimestamptz:
-			r.buf, null, err = appendTimestamp(r.buf, v, true)
+			if r.era && !null && err == nil && int32(binary.BigEndian.Uint32(v)) < firstADDay {
+				r.buf = append(r.buf, bc...)
+			}
+		case opTimestamp, opTimestamptz:
+			r.buf, null, err = appendTimestamp(r.buf, v, f.op == opTimestamptz)
+			if r.era && !null && err == nil && int64(binary.BigEndian.Uint64(v)) < int64(firstADDay)*usPerDay {
+				r.buf = append(r.buf, bc...)
+			}
 		case opTimestamptzText:
-			r.buf, null, err = appendTimestamptzText(r.buf, v)
+			var before bool
+			r.buf, null, before, err = appendTimestamptzText(r.buf, v)
+			if r.era && before && !null && err == nil {
+				r.buf = append(r.buf, bc...)
+			}
 		}
 		if err != nil {
 			return nil, r.bad(f, v, err.Error())
@@ -551,6 +565,14 @@ const (
 	stampInf    = 1<<63 - 1            // timestamp 'infinity' in binary
 	stampNegInf = -1 << 63             // timestamp '-infinity'
 )
+
+// bc is the era PostgreSQL's ISO output writes after a value before
+// Christ, and what KeepEra appends.
+const bc = " BC"
+
+// firstADDay is 0001-01-01 in days since 2000-01-01: dates and timestamps
+// before it are before Christ.
+var firstADDay = int32(daysFromCivil(1, 1, 1) - epochDays)
 
 var errToChar = errors.New("date out of range for to_char (past 294276-12-31, as PostgreSQL's to_char refuses it)")
 

@@ -131,7 +131,7 @@ func TestRenderMatchesSQL(t *testing.T) {
 		for _, m := range readModes {
 			for _, c := range sqlCases {
 				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
-					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr)
+					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, false)
 				})
 			}
 		}
@@ -151,8 +151,9 @@ func acquire(t *testing.T, pool *pgxpool.Pool) *pgx.Conn {
 	return conn
 }
 
-// checkMatchesSQL reads values with expr beside each, and checks Render.
-func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind export.Kind, values, expr string) {
+// checkMatchesSQL reads values with expr beside each, and checks Render,
+// with [render.Row.KeepEra] when era.
+func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind export.Kind, values, expr string, era bool) {
 	ctx := context.Background()
 	if _, err := conn.Exec(ctx, "SELECT setseed(0.5)"); err != nil {
 		t.Fatal(err)
@@ -179,6 +180,10 @@ func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind
 	notNull, err := render.New([]export.Column{{Name: "v", Kind: kind}}, fields[:1])
 	if err != nil {
 		t.Fatal(err)
+	}
+	if era {
+		nullable.KeepEra()
+		notNull.KeepEra()
 	}
 	n, bad := 0, 0
 	for rows.Next() {
@@ -227,6 +232,40 @@ func show(v []byte) string {
 		return "NULL"
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// TestRenderKeepEra checks that with KeepEra a date or timestamp before
+// Christ ends with " BC" after what to_char writes, and no other value
+// changes: in both wire formats, under several session time zones (a
+// timestamptz is before Christ in UTC).
+func TestRenderKeepEra(t *testing.T) {
+	pool := pgtest.New(t)
+	ctx := context.Background()
+	conn := acquire(t, pool)
+	cases := []struct {
+		name   string
+		kind   export.Kind
+		values string
+		expr   string
+	}{
+		{"date", export.Date, dateValues, "to_char(v, 'YYYY-MM-DD') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
+		{"timestamp", export.Timestamp, timestampValues,
+			"to_char(v, 'YYYY-MM-DD HH24:MI:SS') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
+		{"timestamptz", export.Timestamptz, timestamptzValues,
+			"to_char(v AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' || CASE WHEN v < '0001-01-01 00:00:00+00' THEN ' BC' ELSE '' END"},
+	}
+	for _, tz := range timeZones {
+		if _, err := conn.Exec(ctx, "SET TimeZone = '"+tz+"'"); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range readModes {
+			for _, c := range cases {
+				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
+					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, true)
+				})
+			}
+		}
+	}
 }
 
 // TestRenderOutOfToChar checks the dates to_char refuses (past a

@@ -126,30 +126,30 @@ func timestampText(v []byte) (out []byte, null bool, err error) {
 // 'YYYY-MM-DD HH24:MI:SS.US') || '+00' of timestamptz x in text format,
 // written in the session's TimeZone with its offset from UTC ("-03",
 // "+05:30", a local mean time's "-00:25:21"). null is true for an infinite
-// timestamptz.
-func appendTimestamptzText(b, v []byte) ([]byte, bool, error) {
+// timestamptz, bc for one before Christ in UTC.
+func appendTimestamptzText(b, v []byte) (_ []byte, null, bc bool, err error) {
 	if isInfinity(v) {
-		return b, true, nil
+		return b, true, false, nil
 	}
 	year, month, day, n, ok := isoDate(v)
 	if !ok || n == len(v) || v[n] != ' ' {
-		return b, false, errNotISOStamp
+		return b, false, false, errNotISOStamp
 	}
 	tod, t, ok := isoTime(v[n+1:])
 	if !ok {
-		return b, false, errNotISOStamp
+		return b, false, false, errNotISOStamp
 	}
 	rest := v[n+1+t:]
 	// The offset: +HH, +HH:MM or +HH:MM:SS.
 	if len(rest) < 3 || (rest[0] != '+' && rest[0] != '-') {
-		return b, false, errNotISOStamp
+		return b, false, false, errNotISOStamp
 	}
 	east := rest[0] == '+'
 	var off int64
 	for i := 0; i < 3; i++ {
 		x, ok := two(rest[1:])
 		if !ok {
-			return b, false, errNotISOStamp
+			return b, false, false, errNotISOStamp
 		}
 		off = off*60 + int64(x)
 		rest = rest[3:]
@@ -161,7 +161,7 @@ func appendTimestamptzText(b, v []byte) ([]byte, bool, error) {
 		}
 	}
 	if len(rest) != 0 && !hasBC(rest) {
-		return b, false, errNotISOStamp
+		return b, false, false, errNotISOStamp
 	}
 	if len(rest) != 0 {
 		year = 1 - year
@@ -171,7 +171,7 @@ func appendTimestamptzText(b, v []byte) ([]byte, bool, error) {
 	}
 	us := (daysFromCivil(year, month, day)-epochDays)*usPerDay + tod - off*1_000_000
 	if us < minStamp || us >= endStamp {
-		return b, false, errors.New("timestamp out of PostgreSQL's range")
+		return b, false, false, errors.New("timestamp out of PostgreSQL's range")
 	}
-	return appendStamp(b, us, true), false, nil
+	return appendStamp(b, us, true), false, us < int64(firstADDay)*usPerDay, nil
 }
