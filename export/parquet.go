@@ -1,9 +1,10 @@
 package export
 
 import (
-	"bufio"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -20,36 +21,114 @@ const ParquetRowGroupRows = 65_536
 const parquetPageBytes = 128 << 10
 
 // parquetBatchRows is how many rows an encoder gathers, parsed, before it
-// hands them to the column writers.
+// hands them to the writing goroutine.
 const parquetBatchRows = 1024
 
-// parquetEncoder writes a Parquet file through arrow-go's column writers:
-// rows are parsed into typed values, gathered column by column in batches,
-// and written into a buffered row group that goes out whole, compressed,
-// every ParquetRowGroupRows rows.
+// parquetEncoder writes a Parquet file through arrow-go's column writers,
+// in two goroutines. The caller's parses rows into typed values and
+// gathers them column by column in batches; a writing goroutine, started
+// by newParquet, hands each batch to the column writers of a buffered row
+// group (which encode and compress it) while the next batch is gathered,
+// and writes the row group out, compressed, every groupRows rows. Two
+// batches exist, so at most one is written while one is gathered.
+//
+// The file writer writes to a sink in memory, which Encode, Flush and
+// Close empty into w: w is only ever written by the caller's goroutine
+// during the encoder's calls, as with every [Encoder], so the caller can
+// use w between them.
 type parquetEncoder struct {
-	bw    *bufio.Writer
-	fw    *file.Writer
-	rg    file.BufferedRowGroupWriter // nil between row groups
+	w     io.Writer
 	row   typedRow
-	cols  []parquetColumn
-	batch int // rows gathered in cols
-	group int // rows in rg, gathered ones included
+	cur   *parquetBatch // the batch being gathered
+	group int           // rows of the row group being gathered, handed off ones included
 	// groupRows is the size of a row group, ParquetRowGroupRows but in
 	// tests of many row groups.
 	groupRows int
-	err       error
-	closed    bool
+	ended     int64 // row groups handed off whole to the writing goroutine
+
+	pw    *parquetWriter
+	jobs  chan parquetJob    // to the writing goroutine; closed by Close
+	free  chan *parquetBatch // batches the writing goroutine is done with
+	reply chan error         // the writing goroutine's error, for a job that asks
+	done  chan struct{}      // closed when the writing goroutine returns
+
+	err    error
+	closed bool
+}
+
+// parquetBatch holds rows gathered column by column.
+type parquetBatch struct {
+	cols []parquetColumn
+	rows int
 }
 
 // parquetColumn gathers one column's values of a batch: only the non-null
-// ones, with a definition level per row (1 present, 0 null).
+// ones, with a definition level per row (1 present, 0 null). Text values
+// are copied, since Encode does not retain them, into text end to end; the
+// writing goroutine cuts them out again at ends.
 type parquetColumn struct {
-	defs  []int16
-	i64   []int64
-	i32   []int32
-	bytes []parquet.ByteArray
-	arena []byte // the text values' bytes, which Encode does not retain
+	defs []int16
+	i64  []int64
+	i32  []int32
+	text []byte // the text values, end to end
+	ends []int  // where each text value ends in text
+}
+
+func (b *parquetBatch) reset() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		c.defs, c.i64, c.i32, c.text, c.ends = c.defs[:0], c.i64[:0], c.i32[:0], c.text[:0], c.ends[:0]
+	}
+	b.rows = 0
+}
+
+// parquetJob is what the writing goroutine does next, in this order.
+type parquetJob struct {
+	batch    *parquetBatch // rows to write, or nil; then returned on free
+	endGroup bool          // end the row group and write it to the sink
+	finish   bool          // end the file: its footer
+	reply    bool          // send the first error so far on reply
+}
+
+// parquetWriter is the writing goroutine's side of a parquetEncoder.
+type parquetWriter struct {
+	fw    *file.Writer
+	rg    file.BufferedRowGroupWriter // nil between row groups
+	cols  []Column
+	views []parquet.ByteArray // a text column's values, made from a batch
+	sink  parquetSink
+
+	abort  atomic.Bool   // set by Close after an error: do nothing more
+	groups atomic.Int64  // row groups written to the sink
+	failed chan struct{} // closed at the first error, once err is set
+	err    error
+}
+
+// parquetSink holds what the file writer writes until the encoder's
+// caller moves it on to w.
+type parquetSink struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (s *parquetSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf = append(s.buf, p...)
+	s.mu.Unlock()
+	return len(p), nil
+}
+
+// writeTo writes what s holds to w and empties s. The writing goroutine
+// waits meanwhile if it writes to s, as it would on w itself.
+func (s *parquetSink) writeTo(w io.Writer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.buf) == 0 {
+		return nil
+	}
+	_, err := w.Write(s.buf)
+	s.buf = s.buf[:0]
+	return err
 }
 
 // parquetNode returns the schema node of a column: every column is
@@ -87,14 +166,21 @@ func parquetNode(c Column) (schema.Node, error) {
 //
 // Rows are written in row groups of [ParquetRowGroupRows] as they come,
 // Snappy-compressed (which every Parquet reader reads), so memory holds
-// one compressed row group at most. Values are plain-encoded.
+// one compressed row group (twice while it goes out) and two batches of
+// rows at most. Values are plain-encoded. The encoder encodes and
+// compresses columns on a goroutine of its own while Encode parses the
+// next rows, so that a second core takes part; w is still written only
+// during Encode, Flush and Close, by their caller. Close stops that
+// goroutine, after an error too: call Close on every path, as [Encoder]
+// asks.
 //
 // Encode returns an error wrapping [ErrValue], naming the row and the
-// column, for a value that does not parse as its kind. After any error
-// Close writes nothing more: what reached w by then is not a Parquet file,
-// which is only complete with its footer. Flush pushes out the row groups
-// already complete. It returns an error for a column name Parquet cannot
-// take; nothing has been written to w then.
+// column, for a value that does not parse as its kind; an error of the
+// column writers comes from a later Encode, or Flush or Close. After any
+// error Close writes nothing more: what reached w by then is not a
+// Parquet file, which is only complete with its footer. Flush pushes out
+// the row groups already complete. It returns an error for a column name
+// Parquet cannot take; nothing has been written to w then.
 func NewParquet(w io.Writer, cols []Column) (Encoder, error) {
 	return newParquet(w, cols, ParquetRowGroupRows)
 }
@@ -130,18 +216,35 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	for _, c := range cols {
 		props = append(props, parquet.WithStatsFor(c.Name, c.Kind != Text))
 	}
+	pw := &parquetWriter{cols: cols, failed: make(chan struct{})}
 	// arrow-go closes its sink at the end of the file when the sink can
-	// close; a bufio.Writer cannot, so w stays open, the caller's.
-	bw := bufio.NewWriterSize(w, 64<<10)
-	fw, err := file.NewParquetWriterWithError(bw, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	// close; the sink cannot, and w stays open, the caller's.
+	pw.fw, err = file.NewParquetWriterWithError(&pw.sink, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	if err != nil {
 		return nil, fmt.Errorf("export: parquet: %w", err)
 	}
-	e := &parquetEncoder{bw: bw, fw: fw, row: newTypedRow("parquet", cols), cols: make([]parquetColumn, len(cols)), groupRows: groupRows}
-	for i := range e.cols {
-		e.cols[i].defs = make([]int16, 0, parquetBatchRows)
+	e := &parquetEncoder{
+		w:         w,
+		row:       newTypedRow("parquet", cols),
+		groupRows: groupRows,
+		pw:        pw,
+		jobs:      make(chan parquetJob),
+		free:      make(chan *parquetBatch, 2),
+		reply:     make(chan error, 1),
+		done:      make(chan struct{}),
 	}
+	e.cur = newParquetBatch(len(cols))
+	e.free <- newParquetBatch(len(cols))
+	go pw.run(e.jobs, e.free, e.reply, e.done)
 	return e, nil
+}
+
+func newParquetBatch(ncols int) *parquetBatch {
+	b := &parquetBatch{cols: make([]parquetColumn, ncols)}
+	for i := range b.cols {
+		b.cols[i].defs = make([]int16, 0, parquetBatchRows)
+	}
+	return b
 }
 
 func (e *parquetEncoder) Encode(row [][]byte) error {
@@ -155,8 +258,9 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		e.err = err
 		return err
 	}
+	b := e.cur
 	for i, v := range e.row.vals {
-		c := &e.cols[i]
+		c := &b.cols[i]
 		if v.null {
 			c.defs = append(c.defs, 0)
 			continue
@@ -164,45 +268,163 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		c.defs = append(c.defs, 1)
 		switch e.row.cols[i].Kind {
 		case Text:
-			start := len(c.arena)
-			c.arena = append(c.arena, v.text...)
-			c.bytes = append(c.bytes, c.arena[start:len(c.arena):len(c.arena)])
+			c.text = append(c.text, v.text...)
+			c.ends = append(c.ends, len(c.text))
 		case Date:
 			c.i32 = append(c.i32, int32(v.n))
 		default:
 			c.i64 = append(c.i64, v.n)
 		}
 	}
-	e.batch++
+	b.rows++
 	e.group++
-	if e.batch == parquetBatchRows || e.group == e.groupRows {
-		e.err = e.writeBatch()
-	}
-	if e.err == nil && e.group == e.groupRows {
-		e.err = e.endGroup()
+	if b.rows == parquetBatchRows || e.group == e.groupRows {
+		j := parquetJob{batch: b}
+		if e.group == e.groupRows {
+			j.endGroup = true
+			e.group = 0
+			e.ended++
+		}
+		e.err = e.handOff(j)
 	}
 	return e.err
 }
 
-// writeBatch hands the gathered rows to the row group's column writers.
-func (e *parquetEncoder) writeBatch() (err error) {
-	if e.batch == 0 {
-		return nil
+// handOff gives the writing goroutine a full batch, takes the other one to
+// gather the next rows, and writes out what the writing goroutine has
+// written so far. It waits while the writing goroutine is busy with the
+// batch before.
+func (e *parquetEncoder) handOff(j parquetJob) error {
+	// The writing goroutine takes jobs after it failed too; the first
+	// select makes sure a failure is seen once it has happened.
+	select {
+	case <-e.pw.failed:
+		return e.pw.err
+	default:
 	}
+	select {
+	case <-e.pw.failed:
+		return e.pw.err
+	case e.jobs <- j:
+	}
+	e.cur = <-e.free
+	e.cur.reset()
+	return e.drain()
+}
+
+// drain writes to w what the writing goroutine has written to the sink.
+func (e *parquetEncoder) drain() error {
+	if err := e.pw.sink.writeTo(e.w); err != nil {
+		return fmt.Errorf("export: parquet: %w", err)
+	}
+	return nil
+}
+
+// Flush writes out the row groups complete so far, waiting for the
+// writing goroutine to end the last one; see [Flusher]. The rows of the
+// row group being gathered stay until it is full or the file ends.
+func (e *parquetEncoder) Flush() error {
+	if e.err != nil || e.closed {
+		return e.err
+	}
+	if e.pw.groups.Load() < e.ended {
+		e.jobs <- parquetJob{reply: true}
+		e.err = <-e.reply
+	}
+	if e.err == nil {
+		e.err = e.drain()
+	}
+	return e.err
+}
+
+// Close writes the last row group and the footer, writes them out, and
+// returns once the writing goroutine has. After an error it only stops the
+// writing goroutine.
+func (e *parquetEncoder) Close() error {
+	if e.closed {
+		return e.err
+	}
+	e.closed = true
+	if e.err == nil {
+		j := parquetJob{endGroup: true, finish: true, reply: true}
+		if e.cur.rows > 0 {
+			j.batch = e.cur
+		}
+		e.jobs <- j
+		e.err = <-e.reply
+	} else {
+		e.pw.abort.Store(true)
+	}
+	close(e.jobs)
+	<-e.done
+	if e.err == nil {
+		e.err = e.drain()
+	}
+	return e.err
+}
+
+// run does the jobs until jobs is closed, and then closes done. After an
+// error, or once abort is set, it only hands the batches back.
+func (pw *parquetWriter) run(jobs <-chan parquetJob, free chan<- *parquetBatch, reply chan<- error, done chan<- struct{}) {
+	defer close(done)
+	for j := range jobs {
+		if pw.err == nil && !pw.abort.Load() {
+			if err := pw.do(j); err != nil {
+				pw.err = err
+				close(pw.failed)
+			}
+		}
+		if j.batch != nil {
+			free <- j.batch
+		}
+		if j.reply {
+			reply <- pw.err
+		}
+	}
+}
+
+func (pw *parquetWriter) do(j parquetJob) (err error) {
 	defer func() {
-		// arrow-go's writers panic on some failures of their sink.
+		// arrow-go's writers panic on some failures.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("export: parquet: %v", p)
 		}
 	}()
-	if e.rg == nil {
-		if e.rg, err = e.fw.AppendBufferedRowGroupChecked(); err != nil {
+	if j.batch != nil && j.batch.rows > 0 {
+		if err := pw.write(j.batch); err != nil {
+			return err
+		}
+	}
+	if j.endGroup {
+		if pw.rg != nil {
+			rg := pw.rg
+			pw.rg = nil
+			if err := rg.Close(); err != nil {
+				return fmt.Errorf("export: parquet: %w", err)
+			}
+		}
+		pw.groups.Add(1)
+	}
+	if j.finish {
+		if err := pw.fw.Close(); err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}
 	}
-	for i := range e.cols {
-		c := &e.cols[i]
-		cw, err := e.rg.Column(i)
+	return nil
+}
+
+// write hands a batch's rows to the row group's column writers.
+func (pw *parquetWriter) write(b *parquetBatch) error {
+	if pw.rg == nil {
+		rg, err := pw.fw.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return fmt.Errorf("export: parquet: %w", err)
+		}
+		pw.rg = rg
+	}
+	for i := range b.cols {
+		c := &b.cols[i]
+		cw, err := pw.rg.Column(i)
 		if err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}
@@ -212,73 +434,21 @@ func (e *parquetEncoder) writeBatch() (err error) {
 		case *file.Int32ColumnChunkWriter:
 			_, err = w.WriteBatch(c.i32, c.defs, nil)
 		case *file.ByteArrayColumnChunkWriter:
-			_, err = w.WriteBatch(c.bytes, c.defs, nil)
+			// The writer copies the values into its page; text columns
+			// keep no statistics that would hold on to them.
+			pw.views = pw.views[:0]
+			start := 0
+			for _, end := range c.ends {
+				pw.views = append(pw.views, c.text[start:end:end])
+				start = end
+			}
+			_, err = w.WriteBatch(pw.views, c.defs, nil)
 		default:
 			err = fmt.Errorf("unexpected column writer %T", cw)
 		}
 		if err != nil {
-			return fmt.Errorf("export: parquet: column %s: %w", e.row.cols[i].Name, err)
+			return fmt.Errorf("export: parquet: column %s: %w", pw.cols[i].Name, err)
 		}
-		c.defs, c.i64, c.i32, c.bytes, c.arena = c.defs[:0], c.i64[:0], c.i32[:0], c.bytes[:0], c.arena[:0]
-	}
-	e.batch = 0
-	return nil
-}
-
-// endGroup writes the row group out.
-func (e *parquetEncoder) endGroup() (err error) {
-	if e.rg == nil {
-		return nil
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("export: parquet: %v", p)
-		}
-	}()
-	rg := e.rg
-	e.rg, e.group = nil, 0
-	if err := rg.Close(); err != nil {
-		return fmt.Errorf("export: parquet: %w", err)
 	}
 	return nil
-}
-
-// Flush writes out the row groups complete so far; see [Flusher]. The
-// rows of the row group being gathered stay until it is full or the file
-// ends.
-func (e *parquetEncoder) Flush() error {
-	if e.err != nil || e.closed {
-		return e.err
-	}
-	if err := e.bw.Flush(); err != nil {
-		e.err = fmt.Errorf("export: parquet: %w", err)
-	}
-	return e.err
-}
-
-// Close writes the last row group and the footer, and flushes.
-func (e *parquetEncoder) Close() error {
-	if e.closed {
-		return e.err
-	}
-	e.closed = true
-	if e.err != nil {
-		return e.err
-	}
-	if err := e.writeBatch(); err != nil {
-		e.err = err
-		return err
-	}
-	if err := e.endGroup(); err != nil {
-		e.err = err
-		return err
-	}
-	if err := e.fw.Close(); err != nil {
-		e.err = fmt.Errorf("export: parquet: %w", err)
-		return e.err
-	}
-	if err := e.bw.Flush(); err != nil {
-		e.err = fmt.Errorf("export: parquet: %w", err)
-	}
-	return e.err
 }
