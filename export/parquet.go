@@ -98,7 +98,6 @@ type parquetWriter struct {
 	views []parquet.ByteArray // a text column's values, made from a batch
 	sink  parquetSink
 
-	abort  atomic.Bool   // set by Close after an error: do nothing more
 	groups atomic.Int64  // row groups written to the sink
 	failed chan struct{} // closed at the first error, once err is set
 	err    error
@@ -338,8 +337,8 @@ func (e *parquetEncoder) Flush() error {
 }
 
 // Close writes the last row group and the footer, writes them out, and
-// returns once the writing goroutine has. After an error it only stops the
-// writing goroutine.
+// returns once the writing goroutine has returned. After an error it only
+// stops the writing goroutine.
 func (e *parquetEncoder) Close() error {
 	if e.closed {
 		return e.err
@@ -352,9 +351,9 @@ func (e *parquetEncoder) Close() error {
 		}
 		e.jobs <- j
 		e.err = <-e.reply
-	} else {
-		e.pw.abort.Store(true)
 	}
+	// After an error, the writing goroutine ends the job it may be doing
+	// (jobs holds none waiting), and what it writes stays in the sink.
 	close(e.jobs)
 	<-e.done
 	if e.err == nil {
@@ -364,11 +363,11 @@ func (e *parquetEncoder) Close() error {
 }
 
 // run does the jobs until jobs is closed, and then closes done. After an
-// error, or once abort is set, it only hands the batches back.
+// error it only hands the batches back.
 func (pw *parquetWriter) run(jobs <-chan parquetJob, free chan<- *parquetBatch, reply chan<- error, done chan<- struct{}) {
 	defer close(done)
 	for j := range jobs {
-		if pw.err == nil && !pw.abort.Load() {
+		if pw.err == nil {
 			if err := pw.do(j); err != nil {
 				pw.err = err
 				close(pw.failed)
