@@ -112,6 +112,9 @@ func makeFixedParts() (*xlsxFixed, error) {
 		if err != nil {
 			return nil, err
 		}
+		if props, ok := docProps[p.name]; ok { // not excelize's template's
+			data = []byte(props)
+		}
 		zp, err := newZipPart(p.name, data)
 		if err != nil {
 			return nil, err
@@ -126,6 +129,17 @@ func makeFixedParts() (*xlsxFixed, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// docProps are the workbook's document properties: informe made it, and
+// no date is given, so that the same rows give the same bytes (excelize's
+// template says its author made it on 2006-09-16).
+var docProps = map[string]string{
+	"docProps/core.xml": xml.Header + `<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"` +
+		` xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" xmlns:dcmitype="http://purl.org/dc/dcmitype/"` +
+		` xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:creator>informe</dc:creator></cp:coreProperties>`,
+	"docProps/app.xml": xml.Header + `<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"` +
+		` xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes"><Application>informe</Application></Properties>`,
+}
 
 // The parts that list the sheets, as excelize writes them.
 const (

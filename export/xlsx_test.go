@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 
@@ -293,6 +294,47 @@ func TestXLSXEmptyAndUsers(t *testing.T) {
 	}
 	if got, _ := f2.GetRows("Sheet1"); len(got) != 1 || got[0][0] != "id" {
 		t.Fatalf("rows %q", got)
+	}
+}
+
+// TestXLSXProperties checks what a workbook says of itself: informe made
+// it (excelize's template names its own author and a date in 2006), and
+// every part's date in the zip is a valid one, 1980-01-01, the same in
+// every workbook.
+func TestXLSXProperties(t *testing.T) {
+	var buf bytes.Buffer
+	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users", Rows: int64(len(userRows()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeAll(t, e, userRows())
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	props, err := f.GetDocProps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props.Creator != "informe" || props.Created != "" || props.Modified != "" {
+		t.Errorf("document properties: creator %q, created %q, modified %q; want informe and no dates", props.Creator, props.Created, props.Modified)
+	}
+	app, err := f.GetAppProps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app.Application != "informe" {
+		t.Errorf("application %q, want informe", app.Application)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range zr.File {
+		if want := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC); !zf.Modified.Equal(want) {
+			t.Errorf("%s: modified %v (date field %#x), want %v", zf.Name, zf.Modified, zf.ModifiedDate, want)
+		}
 	}
 }
 

@@ -70,6 +70,12 @@ type xlsxZip struct {
 // archive/zip writes its ZIP64 records on a small workbook.
 var zipOffset int64
 
+// zipDate is every part's modification date in its headers, 1980-01-01
+// (the first day MS-DOS dates hold) at 00:00: a valid date, the same in
+// every workbook, so that the same rows give the same bytes. archive/zip
+// would write month 0 for a header without one.
+const zipDate = 1<<5 | 1
+
 // Versions needed to extract, in a part's headers.
 const (
 	zipVersion20 = 20 // deflate
@@ -88,6 +94,7 @@ func newXLSXZip(w io.Writer) *xlsxZip {
 func (z *xlsxZip) begin(name string, version uint16) error {
 	z.fh = &zip.FileHeader{
 		Name:           name,
+		ModifiedDate:   zipDate,
 		Method:         zip.Deflate,
 		Flags:          0x8, // CRC and sizes follow the data
 		CreatorVersion: version,
@@ -229,6 +236,7 @@ func newZipPart(name string, data []byte) (zipPart, error) {
 func (z *xlsxZip) writePart(p zipPart) error {
 	fh := &zip.FileHeader{
 		Name:           p.name,
+		ModifiedDate:   zipDate,
 		Method:         zip.Deflate,
 		Flags:          0x8,
 		CreatorVersion: zipVersion20,
