@@ -133,11 +133,14 @@ type Query struct {
 	Bound                  bool
 	AfterValue, AfterFloor string
 
-	eq     []Eq
-	where  []string // conditions on the typed view, aliased t
-	on     []On     // each condition of where on one column, Column "" when it is not
-	more   bool     // where holds more than the equalities of eq
-	after  []string // the position's conditions, after where
+	eq    []Eq
+	where []string // conditions on the typed view, aliased t
+	on    []On     // each condition of where on one column, Column "" when it is not
+	more  bool     // where holds more than the equalities of eq
+	after []string // the position's conditions, after where
+	// wide says the page's rows span several values of its first sort
+	// value (see bounded): reading them is sorting them
+	wide   bool
 	args   []any
 	nWhere int // args of the conditions, before the position's
 }

@@ -265,7 +265,94 @@ func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement
 	if err != nil {
 		return Statement{}, fmt.Errorf("%s: %w", d.Name, err)
 	}
+	if len(b.Sort) > 0 && len(b.Extra) == 0 && b.Limit > 0 && (b.wide || !b.Bound) {
+		st, err := sortedKeys(snap, d, &b)
+		if err != nil {
+			return Statement{}, fmt.Errorf("%s: %w", d.Name, err)
+		}
+		return st, nil
+	}
 	return typed(d, &b), nil
+}
+
+// sortedKeys returns the statement reading a sorted page that PostgreSQL
+// must sort, not read in order (its rows span several sort values, or no
+// index gives the order), in two steps: it sorts the matching rows' keys
+// and sort values alone and keeps the page's keys, in order, then the
+// statement reads the rows of those keys. Sorted whole, every column of
+// every row that shares the page's sort values would be computed first (a
+// page of a feed by cost where the cost changes, on a million rows: 320
+// ms, against about 20 ms for the other pages). An empty page is an empty
+// statement.
+func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error) {
+	// The keys, then the sort values, of each row; ordered as typed orders
+	// them, by the sort values, then the keys.
+	var sel, order, aggOrder, aggs []string
+	for _, k := range d.Keys {
+		sel = append(sel, "t."+k)
+	}
+	names := names(len(d.Keys))
+	for i, s := range q.Sort {
+		dir := " ASC NULLS FIRST"
+		if s.Desc {
+			dir = " DESC NULLS LAST"
+		}
+		sel = append(sel, s.Expr)
+		names = append(names, "s"+strconv.Itoa(i))
+		order = append(order, s.Expr+dir)
+		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+dir)
+	}
+	for i, k := range d.Keys {
+		order = append(order, "t."+k)
+		aggOrder = append(aggOrder, "p.k"+strconv.Itoa(i))
+	}
+	for i := range d.Keys {
+		aggs = append(aggs, "coalesce(array_agg(p.k"+strconv.Itoa(i)+" ORDER BY "+strings.Join(aggOrder, ", ")+"), '{}')")
+	}
+	args := slices.Clip(q.args)
+	conds := append(slices.Clip(q.where), q.after...)
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + ident(d.Typed) + " t"
+	if len(conds) > 0 {
+		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	sql, args = q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(names, ", ") + ")"
+	parts := make([][]*int64, len(d.Keys))
+	dest := make([]any, len(d.Keys))
+	for i := range parts {
+		dest[i] = &parts[i]
+	}
+	if err := snap.QueryRow(sql, args, dest...); err != nil {
+		return Statement{}, fmt.Errorf("sorted keys: %w", err)
+	}
+	if len(parts[0]) == 0 {
+		return Statement{}, nil
+	}
+	var outer, unnest, join []string
+	rowArgs := make([]any, len(parts))
+	for i, k := range d.Keys {
+		rowArgs[i] = parts[i]
+		unnest = append(unnest, "$"+strconv.Itoa(i+1)+"::bigint[]")
+		op := " IS NOT DISTINCT FROM "
+		if i == 0 {
+			op = " = " // the first key part is never NULL: an index serves it
+		}
+		join = append(join, "t."+k+op+"k.k"+strconv.Itoa(i))
+	}
+	for _, c := range q.columns(d) {
+		outer = append(outer, "t."+ident(c.Name))
+	}
+	if q.Position {
+		outer = append(outer, d.KeyText("t")...)
+		for _, s := range q.Sort {
+			outer = append(outer, s.Text)
+		}
+	}
+	return Statement{
+		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM unnest(" + strings.Join(unnest, ", ") + ") WITH ORDINALITY k(" +
+			strings.Join(names[:len(d.Keys)], ", ") + ", n) JOIN " + ident(d.Typed) + " t ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
+		Args: rowArgs,
+	}, nil
 }
 
 // Parts says how [Store.OpenParts] may split a whole export.
@@ -530,9 +617,11 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	default:
 		cond = e + " BETWEEN " + p(1) + " AND " + p(2)
 		q.args = append(slices.Clip(q.args), least, greatest)
+		q.wide = true
 	}
 	if values > 0 && values < rows { // and nulls
 		cond = "(" + cond + " OR " + e + " IS NULL)"
+		q.wide = true
 	}
 	if after && values == rows { // every row of the page shares the position's value
 		cond += " AND " + q.AfterFloor
