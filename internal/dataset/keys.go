@@ -206,31 +206,43 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 	if len(parts[0]) == 0 {
 		return Statement{}, true, nil // a page past the last
 	}
-	return keyRows(d, q, parts), true, nil
+	arrays := make([]any, len(parts))
+	for i := range parts {
+		arrays[i] = parts[i]
+	}
+	return keyRows(d, q, arrays, false), true, nil
 }
 
 // keyRows returns the statement reading q's columns of the rows whose keys
-// are parts (one slice per key part), in their order, from the typed view:
-// each key's row is found by its parts' equalities, which PostgreSQL
-// serves from the tables' primary keys.
-func keyRows(d *Dataset, q *Query, parts [][]int64) Statement {
+// are in arrays (a bigint[] per key part, each a parameter), in their
+// order, from the typed view aliased t: each key's row is found by its
+// parts' equalities, which PostgreSQL serves from the tables' primary
+// keys; with nullable, the parts after the first may be NULL (a contract
+// without processes), and match a NULL. With [Query.Position], each row
+// carries its key's text and sort values' text.
+func keyRows(d *Dataset, q *Query, arrays []any, nullable bool) Statement {
 	var outer, unnest, join []string
-	args := make([]any, len(parts))
 	for i, k := range d.Keys {
-		args[i] = parts[i]
 		unnest = append(unnest, "$"+strconv.Itoa(i+1)+"::bigint[]")
-		join = append(join, "r."+k+" = k.k"+strconv.Itoa(i))
+		op := " = "
+		if nullable && i > 0 {
+			op = " IS NOT DISTINCT FROM "
+		}
+		join = append(join, "t."+k+op+"k.k"+strconv.Itoa(i))
 	}
 	for _, c := range q.columns(d) {
-		outer = append(outer, "r."+pgx.Identifier{c.Name}.Sanitize())
+		outer = append(outer, "t."+ident(c.Name))
 	}
 	if q.Position {
-		outer = append(outer, d.KeyText("r")...)
+		outer = append(outer, d.KeyText("t")...)
+		for _, s := range q.Sort {
+			outer = append(outer, s.Text)
+		}
 	}
 	return Statement{
 		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM unnest(" + strings.Join(unnest, ", ") + ") WITH ORDINALITY k(" +
-			strings.Join(names(len(parts)), ", ") + ", n) JOIN " + ident(d.Typed) + " r ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
-		Args: args,
+			strings.Join(names(len(d.Keys)), ", ") + ", n) JOIN " + ident(d.Typed) + " t ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
+		Args: arrays,
 	}
 }
 

@@ -64,11 +64,7 @@ INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, cr
 // that both are the same row for row and, through every encoder and
 // option, byte for byte: the output of the text views is the contract.
 func TestRenderedInGoAsInSQL(t *testing.T) {
-	ctx := context.Background()
-	pool := pgtest.SmallSeeded(t)
-	if _, err := pool.Exec(ctx, edgeRows); err != nil {
-		t.Fatal(err)
-	}
+	pool := edgePool(t)
 	sources := append([]*source.Source{source.Report(report.Maintained), source.Report(report.FromView), source.Users}, source.Grains...)
 	store := dataset.NewStore(pool)
 	for i, s := range sources {
@@ -135,6 +131,16 @@ func show(v []byte) string {
 		return "NULL"
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// edgePool returns a pool on the small seeded demo with the edge rows.
+func edgePool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(context.Background(), edgeRows); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }
 
 // keyText returns d's key over alias r as one text, for matching rows.
@@ -322,11 +328,7 @@ func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error)
 // value is the API's text but for the dates and timestamps before Christ of
 // the edge rows, which end with " BC".
 func TestEraBeforeChrist(t *testing.T) {
-	ctx := context.Background()
-	pool := pgtest.SmallSeeded(t)
-	if _, err := pool.Exec(ctx, edgeRows); err != nil {
-		t.Fatal(err)
-	}
+	pool := edgePool(t)
 	store := dataset.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
 	for _, r := range readings(d)[:2] {
@@ -370,11 +372,7 @@ func TestEraBeforeChrist(t *testing.T) {
 // through their keys first (sortedKeys), those of one value read whole,
 // must give the rows of one sorted reading of them all, in its order.
 func TestSortedPages(t *testing.T) {
-	ctx := context.Background()
-	pool := pgtest.SmallSeeded(t)
-	if _, err := pool.Exec(ctx, edgeRows); err != nil {
-		t.Fatal(err)
-	}
+	pool := edgePool(t)
 	store := dataset.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
 	for _, col := range []string{"costo_servicio", "task_status", "task_end_date"} {

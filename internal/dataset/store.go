@@ -293,14 +293,10 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 	}
 	names := names(len(d.Keys))
 	for i, s := range q.Sort {
-		dir := " ASC NULLS FIRST"
-		if s.Desc {
-			dir = " DESC NULLS LAST"
-		}
 		sel = append(sel, s.Expr)
 		names = append(names, "s"+strconv.Itoa(i))
-		order = append(order, s.Expr+dir)
-		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+dir)
+		order = append(order, s.Expr+s.direction())
+		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+s.direction())
 	}
 	for i, k := range d.Keys {
 		order = append(order, "t."+k)
@@ -309,13 +305,7 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 	for i := range d.Keys {
 		aggs = append(aggs, "coalesce(array_agg(p.k"+strconv.Itoa(i)+" ORDER BY "+strings.Join(aggOrder, ", ")+"), '{}')")
 	}
-	args := slices.Clip(q.args)
-	conds := append(slices.Clip(q.where), q.after...)
-	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + ident(d.Typed) + " t"
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
-	sql, args = q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+	sql, args := q.typedSelect(d, sel, order)
 	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(names, ", ") + ")"
 	parts := make([][]*int64, len(d.Keys))
 	dest := make([]any, len(d.Keys))
@@ -328,31 +318,11 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 	if len(parts[0]) == 0 {
 		return Statement{}, nil
 	}
-	var outer, unnest, join []string
-	rowArgs := make([]any, len(parts))
-	for i, k := range d.Keys {
-		rowArgs[i] = parts[i]
-		unnest = append(unnest, "$"+strconv.Itoa(i+1)+"::bigint[]")
-		op := " IS NOT DISTINCT FROM "
-		if i == 0 {
-			op = " = " // the first key part is never NULL: an index serves it
-		}
-		join = append(join, "t."+k+op+"k.k"+strconv.Itoa(i))
+	arrays := make([]any, len(parts))
+	for i := range parts {
+		arrays[i] = parts[i]
 	}
-	for _, c := range q.columns(d) {
-		outer = append(outer, "t."+ident(c.Name))
-	}
-	if q.Position {
-		outer = append(outer, d.KeyText("t")...)
-		for _, s := range q.Sort {
-			outer = append(outer, s.Text)
-		}
-	}
-	return Statement{
-		SQL: "SELECT " + strings.Join(outer, ", ") + " FROM unnest(" + strings.Join(unnest, ", ") + ") WITH ORDINALITY k(" +
-			strings.Join(names[:len(d.Keys)], ", ") + ", n) JOIN " + ident(d.Typed) + " t ON " + strings.Join(join, " AND ") + " ORDER BY k.n",
-		Args: rowArgs,
-	}, nil
+	return keyRows(d, q, arrays, true), nil
 }
 
 // Parts says how [Store.OpenParts] may split a whole export.
@@ -505,24 +475,14 @@ func typed(d *Dataset, q *Query) Statement {
 		if extra {
 			list = append(list, s.Expr+" AS sort_"+n)
 		}
-		dir := " ASC NULLS FIRST"
-		if s.Desc {
-			dir = " DESC NULLS LAST"
-		}
-		order = append(order, s.Expr+dir)
-		korder = append(korder, "k.sort_"+n+dir)
+		order = append(order, s.Expr+s.direction())
+		korder = append(korder, "k.sort_"+n+s.direction())
 	}
 	for _, k := range d.Keys {
 		order = append(order, "t."+k)
 		korder = append(korder, "k."+k)
 	}
-	args := slices.Clip(q.args)
-	conds := append(slices.Clip(q.where), q.after...)
-	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t"
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
-	sql, args = q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+	sql, args := q.typedSelect(d, list, order)
 	if !extra {
 		return Statement{SQL: sql, Args: args}
 	}
@@ -549,6 +509,28 @@ func typed(d *Dataset, q *Query) Statement {
 			" r ON " + strings.Join(join, " AND ") + " ORDER BY " + strings.Join(korder, ", "),
 		Args: args,
 	}
+}
+
+// typedSelect returns the SELECT of list from d's typed view aliased t,
+// under q's conditions and position, in order, within q's window (see
+// Window), and its arguments.
+func (q *Query) typedSelect(d *Dataset, list, order []string) (string, []any) {
+	args := slices.Clip(q.args)
+	conds := append(slices.Clip(q.where), q.after...)
+	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t"
+	if len(conds) > 0 {
+		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	return q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+}
+
+// direction is s's order in SQL: ascending with NULLs first, or
+// descending with NULLs last.
+func (s Sort) direction() string {
+	if s.Desc {
+		return " DESC NULLS LAST"
+	}
+	return " ASC NULLS FIRST"
 }
 
 // Window returns sql, an ordered SELECT whose parameters are args, with
@@ -581,10 +563,7 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	if len(q.Sort) == 0 || !q.Bound || q.Limit < 0 {
 		return q, nil
 	}
-	e, dir := q.Sort[0].Expr, " ASC NULLS FIRST"
-	if q.Sort[0].Desc {
-		dir = " DESC NULLS LAST"
-	}
+	e, dir := q.Sort[0].Expr, q.Sort[0].direction()
 	conds := append(slices.Clip(q.where), q.after...)
 	n := len(q.args)
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }

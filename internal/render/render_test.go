@@ -76,14 +76,16 @@ var (
 		UNION ALL SELECT md5(g::text) || repeat('é', g % 5) || repeat(' ', g % 3) FROM generate_series(1, 1500) g`
 )
 
-// A type and a kind it is read as, with the SQL text view's expression of
-// the value v in that kind.
-var sqlCases = []struct {
+// sqlCase is a type and a kind it is read as, with the SQL text view's
+// expression of the value v in that kind.
+type sqlCase struct {
 	name   string
 	kind   export.Kind
 	values string
 	expr   string
-}{
+}
+
+var sqlCases = []sqlCase{
 	{"int2", export.Integer, int2Values, "v::text"},
 	{"int4", export.Integer, int4Values, "v::text"},
 	{"int8", export.Integer, int8Values, "v::text"},
@@ -121,6 +123,12 @@ var timeZones = []string{"UTC", "America/Santiago", "Asia/Kolkata", "Europe/Dubl
 // as a Nullable column (NULL stays NULL) and as a column that is not
 // (NULL is the empty text), with the expression passed through.
 func TestRenderMatchesSQL(t *testing.T) {
+	matchesSQL(t, sqlCases, false)
+}
+
+// matchesSQL runs checkMatchesSQL on every case under each session time
+// zone and way of reading.
+func matchesSQL(t *testing.T, cases []sqlCase, era bool) {
 	pool := pgtest.New(t)
 	ctx := context.Background()
 	conn := acquire(t, pool)
@@ -129,9 +137,9 @@ func TestRenderMatchesSQL(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range readModes {
-			for _, c := range sqlCases {
+			for _, c := range cases {
 				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
-					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, false)
+					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, era)
 				})
 			}
 		}
@@ -239,33 +247,13 @@ func show(v []byte) string {
 // changes: in both wire formats, under several session time zones (a
 // timestamptz is before Christ in UTC).
 func TestRenderKeepEra(t *testing.T) {
-	pool := pgtest.New(t)
-	ctx := context.Background()
-	conn := acquire(t, pool)
-	cases := []struct {
-		name   string
-		kind   export.Kind
-		values string
-		expr   string
-	}{
+	matchesSQL(t, []sqlCase{
 		{"date", export.Date, dateValues, "to_char(v, 'YYYY-MM-DD') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
 		{"timestamp", export.Timestamp, timestampValues,
 			"to_char(v, 'YYYY-MM-DD HH24:MI:SS') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
 		{"timestamptz", export.Timestamptz, timestamptzValues,
 			"to_char(v AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' || CASE WHEN v < '0001-01-01 00:00:00+00' THEN ' BC' ELSE '' END"},
-	}
-	for _, tz := range timeZones {
-		if _, err := conn.Exec(ctx, "SET TimeZone = '"+tz+"'"); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range readModes {
-			for _, c := range cases {
-				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
-					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, true)
-				})
-			}
-		}
-	}
+	}, true)
 }
 
 // TestRenderOutOfToChar checks the dates to_char refuses (past a
