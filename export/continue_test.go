@@ -30,39 +30,48 @@ func TestContinue(t *testing.T) {
 				t.Fatal(err)
 			}
 			encodeAll(t, enc, rs)
-			cont := tc.opts
-			cont.Continue = true
 			for first := 1; first <= len(rs); first++ {
 				for second := first; second <= len(rs); second++ {
-					// Parts rs[:first], rs[first:second] and rs[second:].
-					var got bytes.Buffer
-					head, err := NewEncoder(&got, tc.format, trickyColumns, tc.opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, r := range rs[:first] {
-						if err := head.Encode(r); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := head.(Flusher).Flush(); err != nil {
-						t.Fatal(err)
-					}
-					for _, part := range [][][][]byte{rs[first:second], rs[second:]} {
-						enc, err := NewEncoder(&got, tc.format, trickyColumns, cont)
-						if err != nil {
-							t.Fatal(err)
-						}
-						encodeAll(t, enc, part)
-					}
-					if err := head.Close(); err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(got.Bytes(), want.Bytes()) {
-						t.Fatalf("parts %d, %d, %d rows:\n%q\nwant\n%q", first, second-first, len(rs)-second, got.Bytes(), want.Bytes())
+					got := encodeInParts(t, tc.format, trickyColumns, tc.opts, rs, first, second)
+					if !bytes.Equal(got, want.Bytes()) {
+						t.Fatalf("parts %d, %d, %d rows:\n%q\nwant\n%q", first, second-first, len(rs)-second, got, want.Bytes())
 					}
 				}
 			}
 		})
 	}
+}
+
+// encodeInParts writes rs in three parts, rs[:first] by a first encoder
+// with opts, then rs[first:second] and rs[second:] each by an encoder
+// continuing its body (Options.Continue), then closes the first, and
+// returns the body.
+func encodeInParts(t *testing.T, f Format, cols []Column, opts Options, rs [][][]byte, first, second int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	head, err := NewEncoder(&b, f, cols, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs[:first] {
+		if err := head.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := head.(Flusher).Flush(); err != nil {
+		t.Fatal(err)
+	}
+	cont := opts
+	cont.Continue = true
+	for _, part := range [][][][]byte{rs[first:second], rs[second:]} {
+		enc, err := NewEncoder(&b, f, cols, cont)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encodeAll(t, enc, part)
+	}
+	if err := head.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -463,30 +463,8 @@ func TestArrowContinue(t *testing.T) {
 	want := wantTyped(t, typedColumns, rs)
 	for first := 0; first <= len(rs); first++ {
 		for second := first; second <= len(rs); second++ {
-			var b bytes.Buffer
-			head, err := NewEncoder(&b, Arrow, typedColumns, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs[:first] {
-				if err := head.Encode(r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := head.(Flusher).Flush(); err != nil {
-				t.Fatal(err)
-			}
-			for _, part := range [][][][]byte{rs[first:second], rs[second:]} {
-				enc, err := NewEncoder(&b, Arrow, typedColumns, Options{Continue: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				encodeAll(t, enc, part)
-			}
-			if err := head.Close(); err != nil {
-				t.Fatal(err)
-			}
-			got, _ := readArrow(t, b.Bytes(), typedColumns)
+			body := encodeInParts(t, Arrow, typedColumns, Options{}, rs, first, second)
+			got, _ := readArrow(t, body, typedColumns)
 			if len(got) == 0 {
 				got = nil
 			}
