@@ -69,6 +69,29 @@ func gatedPart(tb testing.TB, mon *pgx.Conn) int {
 	return pid
 }
 
+// gatedExport runs a whole export in format through ts with the gate
+// closed, checks that a later part of it waits at the gate (it was read in
+// parts), opens the gate and checks that the export succeeded and that
+// ts's log has a request line matching logged, then empties the gate's
+// table.
+func gatedExport(t *testing.T, ts *testServer, mon *pgx.Conn, format, logged string) {
+	t.Helper()
+	open := closeGate(t, mon, "rows")
+	r := ts.start(t, gatedTarget+format)
+	gatedPart(t, mon)
+	open()
+	r.wait(t)
+	if r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("gated export: status %d, %v", r.status, r.err)
+	}
+	if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
+		t.Fatal(err)
+	}
+	if logs := ts.Logs.String(); !regexp.MustCompile(logged).MatchString(logs) {
+		t.Errorf("no request line logs the parts of the %s export:\n%.2000s", format, logs)
+	}
+}
+
 // body returns r's body, gunzipped when it is gzip-encoded.
 func (r response) decoded(tb testing.TB) []byte {
 	tb.Helper()
@@ -102,20 +125,7 @@ func TestParallelExportEqualsSingle(t *testing.T) {
 	for _, parts := range []int{2, 3} {
 		ts := partsServer(t, pool, parts)
 
-		open := closeGate(t, mon, "rows")
-		r := ts.start(t, gatedTarget+"ndjson")
-		gatedPart(t, mon)
-		open()
-		r.wait(t)
-		if r.err != nil || r.status != http.StatusOK {
-			t.Fatalf("gated export: status %d, %v", r.status, r.err)
-		}
-		if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
-			t.Fatal(err)
-		}
-		if logs := ts.Logs.String(); !regexp.MustCompile(`"msg":"request".*"parts":[2-9]`).MatchString(logs) {
-			t.Errorf("no request line logs the parts of the export:\n%.2000s", logs)
-		}
+		gatedExport(t, ts, mon, "ndjson", `"msg":"request".*"parts":[2-9]`)
 
 		for _, target := range targets {
 			for _, enc := range []string{"identity", "gzip"} {
@@ -280,20 +290,7 @@ func TestParallelExportXLSX(t *testing.T) {
 	for _, parts := range []int{2, 3, 4} {
 		ts := partsServer(t, pool, parts)
 
-		open := closeGate(t, mon, "rows")
-		r := ts.start(t, gatedTarget+"xlsx")
-		gatedPart(t, mon)
-		open()
-		r.wait(t)
-		if r.err != nil || r.status != http.StatusOK {
-			t.Fatalf("gated export: status %d, %v", r.status, r.err)
-		}
-		if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
-			t.Fatal(err)
-		}
-		if logs := ts.Logs.String(); !regexp.MustCompile(`"msg":"request".*"format":"xlsx".*"parts":[2-9]`).MatchString(logs) {
-			t.Errorf("no request line logs the parts of the XLSX export:\n%.2000s", logs)
-		}
+		gatedExport(t, ts, mon, "xlsx", `"msg":"request".*"format":"xlsx".*"parts":[2-9]`)
 		for _, target := range []string{"format=xlsx", "format=xlsx&columns=contract_id,task_code,process_role,task_end_date"} {
 			t.Run(fmt.Sprintf("%d/%s", parts, target), func(t *testing.T) {
 				want := single.get(t, "/api/general-report/export?"+target)
