@@ -189,14 +189,6 @@ func cutEra(v []byte) ([]byte, bool) {
 	return v, false
 }
 
-// eraShift is 12 cycles of 400 Gregorian years, in years and in days:
-// added to a year before Christ so that daysFromCivil, which takes years
-// from 0, can count its days.
-const (
-	eraShiftYears = 4800
-	eraShiftDays  = 12 * 146097
-)
-
 // parseDate parses "YYYY-MM-DD" (a year from 0001 to 9999, before Christ
 // when bc) into days since 1970-01-01 in the proleptic Gregorian calendar,
 // where 1 BC is the year 0.
@@ -216,7 +208,7 @@ func parseDate(v []byte, bc bool) (int32, bool) {
 	if m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
 		return 0, false
 	}
-	return int32(daysFromCivil(y+eraShiftYears, m, d) - eraShiftDays), true
+	return int32(daysFromCivil(y, m, d)), true
 }
 
 // parseTimestamp parses "YYYY-MM-DD HH:MM:SS" (before Christ when bc),

@@ -713,12 +713,16 @@ func daysIn(m, y int) int {
 }
 
 // daysFromCivil returns the number of days from 1970-01-01 to y-m-d in the
-// proleptic Gregorian calendar (Howard Hinnant's algorithm).
+// proleptic Gregorian calendar, the year astronomical (1 BC is 0, 2 BC -1)
+// (Howard Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int {
 	if m <= 2 {
 		y--
 	}
-	era := y / 400 // y >= 0 here: callers pass four-digit years
+	era := y / 400
+	if y < 0 && y%400 != 0 { // floored: a year before Christ
+		era--
+	}
 	yoe := y - era*400
 	mp := (m + 9) % 12
 	doy := (153*mp+2)/5 + d - 1
