@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/informe/informe/internal/postgres"
 )
@@ -185,32 +186,47 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 			}
 		}()
 	}
-	// One row of arrays, one per key part, in the page's order.
-	aggs := make([]string, len(keys))
 	order := make([]string, len(keys))
 	for i := range keys {
 		order[i] = "p.k" + strconv.Itoa(i)
 	}
-	for i := range keys {
-		aggs[i] = "coalesce(array_agg(p.k" + strconv.Itoa(i) + " ORDER BY " + strings.Join(order, ", ") + "), '{}')"
+	arrays, err := pageKeys(snap, sql, args, len(keys), names(len(keys)), order)
+	if err != nil {
+		return Statement{}, true, fmt.Errorf("%s: keys: %w", d.Name, err)
 	}
-	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(names(len(keys)), ", ") + ")"
-	parts := make([][]int64, len(keys))
-	dest := make([]any, len(keys))
+	if arrays == nil {
+		return Statement{}, true, nil // a page past the last
+	}
+	return keyRows(d, q, arrays, false), true, nil
+}
+
+// pageKeys reads a page's keys: sql (with args) selects the n key parts
+// of its rows, then any values they are ordered by, as the columns cols;
+// order is the page's order over those columns. It returns one array (a
+// []pgtype.Int8, a part NULL where a row lacks it) per key part, in that
+// order, or nil for an empty page.
+func pageKeys(snap *postgres.Snapshot, sql string, args []any, n int, cols, order []string) ([]any, error) {
+	aggs := make([]string, n)
+	for i, c := range cols[:n] {
+		aggs[i] = "coalesce(array_agg(p." + c + " ORDER BY " + strings.Join(order, ", ") + "), '{}')"
+	}
+	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(cols, ", ") + ")"
+	parts := make([][]pgtype.Int8, len(aggs))
+	dest := make([]any, len(aggs))
 	for i := range parts {
 		dest[i] = &parts[i]
 	}
 	if err := snap.QueryRow(sql, args, dest...); err != nil {
-		return Statement{}, true, fmt.Errorf("%s: keys: %w", d.Name, err)
+		return nil, err
 	}
 	if len(parts[0]) == 0 {
-		return Statement{}, true, nil // a page past the last
+		return nil, nil
 	}
 	arrays := make([]any, len(parts))
 	for i := range parts {
 		arrays[i] = parts[i]
 	}
-	return keyRows(d, q, arrays, false), true, nil
+	return arrays, nil
 }
 
 // keyRows returns the statement reading q's columns of the rows whose keys

@@ -287,14 +287,14 @@ func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement
 func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error) {
 	// The keys, then the sort values, of each row; ordered as typed orders
 	// them, by the sort values, then the keys.
-	var sel, order, aggOrder, aggs []string
+	var sel, order, aggOrder []string
 	for _, k := range d.Keys {
 		sel = append(sel, "t."+k)
 	}
-	names := names(len(d.Keys))
+	cols := names(len(d.Keys))
 	for i, s := range q.Sort {
 		sel = append(sel, s.Expr)
-		names = append(names, "s"+strconv.Itoa(i))
+		cols = append(cols, "s"+strconv.Itoa(i))
 		order = append(order, s.Expr+s.direction())
 		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+s.direction())
 	}
@@ -302,25 +302,13 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 		order = append(order, "t."+k)
 		aggOrder = append(aggOrder, "p.k"+strconv.Itoa(i))
 	}
-	for i := range d.Keys {
-		aggs = append(aggs, "coalesce(array_agg(p.k"+strconv.Itoa(i)+" ORDER BY "+strings.Join(aggOrder, ", ")+"), '{}')")
-	}
 	sql, args := q.typedSelect(d, sel, order)
-	sql = "SELECT " + strings.Join(aggs, ", ") + " FROM (" + sql + ") p(" + strings.Join(names, ", ") + ")"
-	parts := make([][]*int64, len(d.Keys))
-	dest := make([]any, len(d.Keys))
-	for i := range parts {
-		dest[i] = &parts[i]
-	}
-	if err := snap.QueryRow(sql, args, dest...); err != nil {
+	arrays, err := pageKeys(snap, sql, args, len(d.Keys), cols, aggOrder)
+	if err != nil {
 		return Statement{}, fmt.Errorf("sorted keys: %w", err)
 	}
-	if len(parts[0]) == 0 {
+	if arrays == nil {
 		return Statement{}, nil
-	}
-	arrays := make([]any, len(parts))
-	for i := range parts {
-		arrays[i] = parts[i]
 	}
 	return keyRows(d, q, arrays, true), nil
 }
