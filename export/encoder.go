@@ -37,12 +37,6 @@ type Flusher interface {
 	Flush() error
 }
 
-// ErrNoContinue is returned, wrapped, by [NewEncoder] for an encoder with
-// [Options].Continue in a format that cannot continue a body (see
-// [Format.Continues]): a Parquet file ends with the index of all its row
-// groups, not a concatenation.
-var ErrNoContinue = errors.New("cannot continue another encoder's body")
-
 // ErrClosed is returned by Encode on an [Encoder] that has been closed.
 var ErrClosed = errors.New("export: encoder closed")
 
@@ -65,12 +59,13 @@ type Options struct {
 	// unchanged. The first encoder must have encoded a row before the
 	// continuation's bytes follow its own. An Arrow stream continues
 	// with record batches: the first encoder writes the schema and the
-	// end of the stream. An XLSX continuation's output is not a piece of
-	// the body but what the first encoder, a [Joiner], joins into its
-	// workbook. Parquet cannot continue a body.
+	// end of the stream. An XLSX or Parquet continuation's output is not
+	// a piece of the body but what the first encoder, a [Joiner], joins
+	// into its workbook or file.
 	Continue bool
 	// First is the index, from 0, of a continuation's first row in the
-	// whole body; only XLSX reads it, to number its rows and sheets.
+	// whole body; XLSX reads it to number its rows and sheets, and a
+	// [Joiner] checks that its continuations follow on.
 	First int64
 }
 
@@ -79,9 +74,6 @@ type Options struct {
 // CSV delimiter (wrapping [ErrInvalidDelimiter]) or an invalid sheet name;
 // nothing has been written to w then.
 func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
-	if opts.Continue && f.valid() && !f.Continues() {
-		return nil, fmt.Errorf("export: %v: %w", f, ErrNoContinue)
-	}
 	switch f {
 	case JSON:
 		e := NewJSON(w, cols, opts.Envelope)
@@ -105,6 +97,9 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewXLSX(w, cols, xo)
 	case Parquet:
+		if opts.Continue {
+			return newParquetContinuation(w, cols, opts.First)
+		}
 		return NewParquet(w, cols)
 	case Arrow:
 		return NewArrow(w, cols, opts.Continue), nil

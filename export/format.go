@@ -222,11 +222,6 @@ func (f Format) Attachment() bool { return f == CSV || f == XLSX || f == Parquet
 // (XLSX, Parquet), so that compressing it again does not pay.
 func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 
-// Continues reports whether an encoder of format f can continue a body
-// that another began (see [Options].Continue), so that a body can be
-// written in parts; [NewEncoder] returns [ErrNoContinue] for the others.
-func (f Format) Continues() bool { return f != Parquet }
-
 // Typed reports whether f writes typed values (dates as dates), parsed from
 // each value's text: Parquet and Arrow. Their encoders need the era of a
 // date before Christ, which the API's text leaves out: a row's values end

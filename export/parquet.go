@@ -1,14 +1,17 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -38,6 +41,9 @@ const parquetBatchRows = 1024
 // use w between them.
 type parquetEncoder struct {
 	w     io.Writer
+	pos   int64   // bytes written to w
+	part  *frames // a continuation's output, written instead of w; see parquet_join.go
+	magic int     // bytes of the file's leading magic number a continuation has dropped
 	row   typedRow
 	cur   *parquetBatch // the batch being gathered
 	group int           // rows of the row group being gathered, handed off ones included
@@ -45,6 +51,11 @@ type parquetEncoder struct {
 	// tests of many row groups.
 	groupRows int
 	ended     int64 // row groups handed off whole to the writing goroutine
+	encoded   int64 // rows encoded, a continuation's own, the first encoder's with those joined
+	first     int64 // a continuation's first row, counted from 0
+
+	parts  []*metadata.FileMetaData // the joined continuations' row groups, placed in the body
+	joined bool                     // a continuation was joined: no more rows of its own
 
 	pw    *parquetWriter
 	jobs  chan parquetJob    // to the writing goroutine; closed by Close
@@ -97,6 +108,9 @@ type parquetWriter struct {
 	cols  []Column
 	views []parquet.ByteArray // a text column's values, made from a batch
 	sink  parquetSink
+	// footerAt is where the file's footer begins in the sink's bytes,
+	// once the file has ended.
+	footerAt int64
 
 	groups atomic.Int64  // row groups written to the sink
 	failed chan struct{} // closed at the first error, once err is set
@@ -106,27 +120,38 @@ type parquetWriter struct {
 // parquetSink holds what the file writer writes until the encoder's
 // caller moves it on to w.
 type parquetSink struct {
-	mu  sync.Mutex
-	buf []byte
+	mu      sync.Mutex
+	buf     []byte
+	written int64 // bytes written to s, moved on or not
 }
 
 func (s *parquetSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	s.buf = append(s.buf, p...)
+	s.written += int64(len(p))
 	s.mu.Unlock()
 	return len(p), nil
 }
 
-// writeTo writes what s holds to w and empties s. The writing goroutine
-// waits meanwhile if it writes to s, as it would on w itself.
-func (s *parquetSink) writeTo(w io.Writer) error {
+// size returns the bytes written to s so far.
+func (s *parquetSink) size() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.buf) == 0 {
+	return s.written
+}
+
+// moveTo hands what s holds, up to its byte end (counted from the first
+// byte ever written to s), to emit, and keeps the rest. The writing
+// goroutine waits meanwhile if it writes to s, as it would on w itself.
+func (s *parquetSink) moveTo(emit func([]byte) error, end int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := len(s.buf) - int(min(max(s.written-end, 0), int64(len(s.buf))))
+	if k == 0 {
 		return nil
 	}
-	_, err := w.Write(s.buf)
-	s.buf = s.buf[:0]
+	err := emit(s.buf[:k])
+	s.buf = s.buf[:copy(s.buf, s.buf[k:])]
 	return err
 }
 
@@ -253,6 +278,10 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 	if e.err != nil {
 		return e.err
 	}
+	if e.joined {
+		e.err = errors.New("export: parquet: a row after a continuation was joined")
+		return e.err
+	}
 	if err := e.row.parse(row); err != nil {
 		e.err = err
 		return err
@@ -277,6 +306,7 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 	}
 	b.rows++
 	e.group++
+	e.encoded++
 	if b.rows == parquetBatchRows || e.group == e.groupRows {
 		j := parquetJob{batch: b}
 		if e.group == e.groupRows {
@@ -306,17 +336,41 @@ func (e *parquetEncoder) handOff(j parquetJob) error {
 		return e.pw.err
 	case e.jobs <- j:
 	}
-	e.cur = <-e.free
-	e.cur.reset()
+	if j.batch != nil {
+		e.cur = <-e.free
+		e.cur.reset()
+	}
 	return e.drain()
 }
 
-// drain writes to w what the writing goroutine has written to the sink.
+// drain writes out what the writing goroutine has written to the sink.
 func (e *parquetEncoder) drain() error {
-	if err := e.pw.sink.writeTo(e.w); err != nil {
+	return e.drainTo(math.MaxInt64)
+}
+
+// drainTo writes out the sink's bytes up to end (see parquetSink.moveTo).
+func (e *parquetEncoder) drainTo(end int64) error {
+	if err := e.pw.sink.moveTo(e.emit, end); err != nil {
 		return fmt.Errorf("export: parquet: %w", err)
 	}
 	return nil
+}
+
+// emit writes p, the next bytes of the file, to w; a continuation writes
+// them in data frames instead, without the file's leading magic number.
+func (e *parquetEncoder) emit(p []byte) error {
+	if e.part == nil {
+		n, err := e.w.Write(p)
+		e.pos += int64(n)
+		return err
+	}
+	k := min(len(parquetMagic)-e.magic, len(p))
+	e.magic += k
+	if len(p) == k {
+		return nil
+	}
+	_, err := e.part.Write(p[k:])
+	return err
 }
 
 // Flush writes out the row groups complete so far, waiting for the
@@ -332,6 +386,9 @@ func (e *parquetEncoder) Flush() error {
 	}
 	if e.err == nil {
 		e.err = e.drain()
+	}
+	if e.err == nil && e.part != nil {
+		e.err = e.part.flush()
 	}
 	return e.err
 }
@@ -357,7 +414,7 @@ func (e *parquetEncoder) Close() error {
 	close(e.jobs)
 	<-e.done
 	if e.err == nil {
-		e.err = e.drain()
+		e.err = e.end()
 	}
 	return e.err
 }
@@ -405,6 +462,7 @@ func (pw *parquetWriter) do(j parquetJob) (err error) {
 		pw.groups.Add(1)
 	}
 	if j.finish {
+		pw.footerAt = pw.sink.size()
 		if err := pw.fw.Close(); err != nil {
 			return fmt.Errorf("export: parquet: %w", err)
 		}

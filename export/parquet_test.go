@@ -3,11 +3,15 @@ package export
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // checkNoGoroutines fails t if, shortly after the encoder under test was
@@ -233,4 +237,149 @@ func TestParquetCloseAfterBadValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNoGoroutines(t, before)
+}
+
+// TestParquetPartsRowGroups reads back a file read in two parts, each of
+// more rows than a row group: the first encoder ends its own short row
+// group before the part's, and the footer numbers every row group in
+// order.
+func TestParquetPartsRowGroups(t *testing.T) {
+	const groupRows, first = 1000, 2500
+	rs := reportRows(4700)
+	var out, part bytes.Buffer
+	head, err := newParquet(&out, reportColumns, groupRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs[:first] {
+		if err := head.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cont, err := newParquetContinuation(&part, reportColumns, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cont.groupRows = groupRows
+	encodeAll(t, cont, rs[first:])
+	jw := head.Join()
+	if _, err := jw.Write(part.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := head.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readParquet(t, out.Bytes(), reportColumns)
+	if want := wantTyped(t, reportColumns, rs); !reflect.DeepEqual(got, want) {
+		t.Errorf("the %d rows read back differ from those written", len(rs))
+	}
+	r, err := file.NewParquetReader(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := []int64{1000, 1000, 500, 1000, 1000, 200}
+	if n := r.NumRowGroups(); n != len(want) {
+		t.Fatalf("%d row groups, want %d", n, len(want))
+	}
+	for i, n := range want {
+		rg := r.MetaData().RowGroup(i)
+		if rg.NumRows() != n || rg.Ordinal() != int16(i) {
+			t.Errorf("row group %d: %d rows, ordinal %d; want %d rows", i, rg.NumRows(), rg.Ordinal(), n)
+		}
+	}
+}
+
+// TestParquetJoinErrors checks that a first encoder refuses a part's
+// output that is not the next part of its file, and keeps the error.
+func TestParquetJoinErrors(t *testing.T) {
+	rs := typedRows()
+	spec := Spec{Format: Parquet, Columns: typedColumns, Options: Options{Rows: -1}}
+	part := func(f Format, first int) []byte {
+		var b bytes.Buffer
+		s := spec
+		s.Format = f
+		cont, err := s.Continuation(int64(first)).NewEncoder(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encodeAll(t, cont, rs[first:])
+		return b.Bytes()
+	}
+	good := part(Parquet, 3)
+	for _, tt := range []struct {
+		name   string
+		output []byte
+		want   string
+		is     error
+	}{
+		{"OutOfOrder", part(Parquet, 2), "a part starting at row 2 cannot follow 3 rows", nil},
+		{"CutShort", good[:len(good)-1], "ended early", errPartEnded},
+		{"NoMetadata", good[:len(good)-9], "ended early", errPartEnded},
+		{"NotFrames", []byte("PAR1"), "unknown frame", nil},
+		{"NoBegin", good[9:], "does not begin with its first row", nil},
+		{"PastItsEnd", append(slices.Clone(good), 'D'), "goes on past its end", nil},
+		{"Workbook", part(XLSX, 3), "workbook", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			head, err := spec.NewEncoder(io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs[:3] {
+				if err := head.Encode(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jw := head.(Joiner).Join()
+			_, err = jw.Write(tt.output)
+			if err == nil {
+				err = jw.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			if cerr := head.Close(); cerr != err {
+				t.Fatalf("Close: %v, want the join's error %v", cerr, err)
+			}
+			checkNoGoroutines(t, before)
+		})
+	}
+	t.Run("RowAfterJoin", func(t *testing.T) {
+		head, err := spec.NewEncoder(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer head.Close()
+		for _, r := range rs[:3] {
+			if err := head.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		jw := head.(Joiner).Join()
+		if _, err := jw.Write(part(Parquet, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if err := jw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := head.Encode(rs[0]); err == nil || !strings.Contains(err.Error(), "after a continuation was joined") {
+			t.Fatalf("a row after a joined part: error %v", err)
+		}
+	})
+	t.Run("ContinuationJoins", func(t *testing.T) {
+		var b bytes.Buffer
+		cont, err := spec.Continuation(0).NewEncoder(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cont.Close()
+		if _, err := cont.(Joiner).Join().Write(good); err == nil || !strings.Contains(err.Error(), "cannot join") {
+			t.Fatalf("a continuation joining a part: error %v", err)
+		}
+	})
 }

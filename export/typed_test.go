@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -475,14 +476,37 @@ func TestArrowContinue(t *testing.T) {
 	}
 }
 
-// TestParquetNoContinue checks that a Parquet encoder refuses to continue
-// a body.
-func TestParquetNoContinue(t *testing.T) {
-	_, err := NewEncoder(&bytes.Buffer{}, Parquet, typedColumns, Options{Continue: true})
-	if !errors.Is(err, ErrNoContinue) {
-		t.Fatalf("error %v, want ErrNoContinue", err)
-	}
-	if Parquet.Continues() || !Arrow.Continues() {
-		t.Errorf("Continues: parquet %v, arrow %v", Parquet.Continues(), Arrow.Continues())
+// TestParquetParts checks that a Parquet file read in parts holds every
+// row, in order, with a row group for each part that has rows, for every
+// split of the typed rows into 1 to 3 parts, joined in chunks of random
+// sizes with flushes between them.
+func TestParquetParts(t *testing.T) {
+	rs := typedRows()
+	want := wantTyped(t, typedColumns, rs)
+	rng := rand.New(rand.NewPCG(3, 5))
+	for k := 1; k <= 3; k++ {
+		splits(len(rs), k, func(bounds []int) {
+			body := encodeParts(t, Parquet, typedColumns, Options{}, rs, bounds, rng, 50)
+			got, groups := readParquet(t, body, typedColumns)
+			if len(got) == 0 {
+				got = nil
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("parts from %v: read back\n%v\nwant\n%v", bounds, got, want)
+			}
+			nonEmpty := 0
+			for i, b := range append([]int{0}, bounds...) {
+				end := len(rs)
+				if i < len(bounds) {
+					end = bounds[i]
+				}
+				if end > b {
+					nonEmpty++
+				}
+			}
+			if groups != nonEmpty {
+				t.Fatalf("parts from %v: %d row groups, want %d", bounds, groups, nonEmpty)
+			}
+		})
 	}
 }

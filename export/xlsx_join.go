@@ -19,38 +19,14 @@ import (
 // sizes, and ends each entry with one empty final block. The XML is the
 // one a single encoder writes, byte for byte: every encoder knows where
 // its rows start (Options.First), so it numbers them, and it ends a full
-// sheet and begins the next one where a single encoder would.
-//
-// A continuation's output is a sequence of frames for the first encoder,
-// not a part of the body: a kind byte, then fixed-size big-endian fields.
-const (
-	frameBegin = 'B' // first row: 8 bytes
-	frameData  = 'D' // length: 4 bytes, then that many bytes of deflate data
-	framePiece = 'E' // a piece's end: its CRC-32 (4 bytes), its size (8 bytes)
-	frameSheet = 'S' // the current sheet has ended; the next one begins
-	frameRows  = 'R' // the continuation's end: its rows, 8 bytes
-)
-
-// frameLen is the length of a frame's kind and fields, 0 for an unknown
-// kind.
-func frameLen(kind byte) int {
-	switch kind {
-	case frameBegin, frameRows:
-		return 9
-	case frameData:
-		return 5
-	case framePiece:
-		return 13
-	case frameSheet:
-		return 1
-	}
-	return 0
-}
+// sheet and begins the next one where a single encoder would. The
+// continuation's output is frames (see frames.go) for the first encoder.
 
 // A Joiner is an encoder that joins the output of its continuations
 // (encoders made with [Options].Continue) into its own body itself, rather
 // than having it copied after its own bytes: an XLSX encoder, whose sheets
-// are entries of a zip archive.
+// are entries of a zip archive, and a Parquet encoder, whose footer
+// indexes every row group.
 type Joiner interface {
 	// Join returns a writer that takes the whole output of one
 	// continuation, the next one in the body's order (their Options.First
@@ -167,84 +143,19 @@ func (p *xlsxPart) flush() error {
 	return p.f.flush()
 }
 
-// frames gathers a continuation's frames and writes them out in chunks.
-type frames struct {
-	w      io.Writer
-	buf    []byte
-	dataAt int // where the open data frame starts in buf, when data is true
-	data   bool
-	err    error
-}
-
-// Write adds deflate data to the open data frame, opening one.
-func (f *frames) Write(b []byte) (int, error) {
-	if f.err != nil {
-		return 0, f.err
-	}
-	if !f.data {
-		f.dataAt, f.data = len(f.buf), true
-		f.buf = append(f.buf, frameData, 0, 0, 0, 0)
-	}
-	f.buf = append(f.buf, b...)
-	if len(f.buf) >= xlsxChunk {
-		return len(b), f.flush()
-	}
-	return len(b), nil
-}
-
-// closeData completes the open data frame's length.
-func (f *frames) closeData() {
-	if f.data {
-		binary.BigEndian.PutUint32(f.buf[f.dataAt+1:], uint32(len(f.buf)-f.dataAt-5))
-		f.data = false
-	}
-}
-
-// frame adds a frame of kind with its fields, each of the size its kind
-// gives it.
-func (f *frames) frame(kind byte, fields ...uint64) {
-	f.closeData()
-	f.buf = append(f.buf, kind)
-	switch kind {
-	case framePiece:
-		f.buf = binary.BigEndian.AppendUint32(f.buf, uint32(fields[0]))
-		f.buf = binary.BigEndian.AppendUint64(f.buf, fields[1])
-	case frameBegin, frameRows:
-		f.buf = binary.BigEndian.AppendUint64(f.buf, fields[0])
-	}
-}
-
-// flush writes out the frames gathered.
-func (f *frames) flush() error {
-	if f.err != nil {
-		return f.err
-	}
-	f.closeData()
-	if len(f.buf) > 0 {
-		_, f.err = f.w.Write(f.buf)
-		f.buf = f.buf[:0]
-	}
-	return f.err
-}
-
-// errPartEnded is the error of a continuation's output that ended before
-// its last frame.
-var errPartEnded = errors.New("export: xlsx: a part's output ended early")
-
 // Join returns the writer joining a continuation's frames into e's
 // workbook; see [Joiner].
 func (e *xlsxEncoder) Join() io.WriteCloser {
-	return &xlsxJoin{e: e}
+	j := &xlsxJoin{e: e}
+	j.r = frameReader{frame: j.frame, payload: j.payload}
+	return j
 }
 
 // xlsxJoin reads one continuation's frames and joins its pieces into the
 // workbook.
 type xlsxJoin struct {
-	e     *xlsxEncoder
-	hdr   []byte // the frame being read, its kind and fields
-	data  int    // bytes of a data frame still to come
-	begun bool
-	done  bool
+	e *xlsxEncoder
+	r frameReader
 }
 
 func (j *xlsxJoin) Write(b []byte) (int, error) {
@@ -256,92 +167,54 @@ func (j *xlsxJoin) Write(b []byte) (int, error) {
 		e.err = errors.New("export: xlsx: a continuation cannot join another")
 		return 0, e.err
 	}
-	n := len(b)
-	for len(b) > 0 {
-		if j.data > 0 {
-			k := min(len(b), j.data)
-			if err := e.z.joinRaw(b[:k]); err != nil {
-				e.err = fmt.Errorf("export: xlsx: %w", err)
-				return 0, e.err
-			}
-			j.data -= k
-			b = b[k:]
-			continue
-		}
-		if j.done {
-			e.err = errors.New("export: xlsx: a part's output goes on past its end")
-			return 0, e.err
-		}
-		kind := b[0]
-		if len(j.hdr) > 0 {
-			kind = j.hdr[0]
-		}
-		if frameLen(kind) == 0 {
-			e.err = fmt.Errorf("export: xlsx: a part's output holds an unknown frame %q", kind)
-			return 0, e.err
-		}
-		k := min(len(b), frameLen(kind)-len(j.hdr))
-		j.hdr = append(j.hdr, b[:k]...)
-		b = b[k:]
-		if len(j.hdr) < frameLen(j.hdr[0]) {
-			continue
-		}
-		if err := j.frame(j.hdr); err != nil {
-			e.err = err
-			return 0, err
-		}
-		j.hdr = j.hdr[:0]
+	if err := j.r.write(b); err != nil {
+		e.err = fmt.Errorf("export: xlsx: %w", err)
+		return 0, e.err
 	}
-	return n, nil
+	return len(b), nil
+}
+
+// payload joins deflate data of a piece.
+func (j *xlsxJoin) payload(kind byte, p []byte) error {
+	if kind != frameData {
+		return fmt.Errorf("a part's output holds a frame %q, not one of a workbook", kind)
+	}
+	return j.e.z.joinRaw(p)
 }
 
 // frame joins the complete frame f.
 func (j *xlsxJoin) frame(f []byte) error {
 	e := j.e
-	if !j.begun && f[0] != frameBegin {
-		return errors.New("export: xlsx: a part's output does not begin with its first row")
-	}
-	wrap := func(err error) error {
-		if err != nil {
-			return fmt.Errorf("export: xlsx: %w", err)
-		}
-		return nil
-	}
 	switch f[0] {
 	case frameBegin:
-		if j.begun {
-			return errors.New("export: xlsx: a part's output begins twice")
-		}
-		j.begun = true
 		if first := int64(binary.BigEndian.Uint64(f[1:])); first != e.encoded {
-			return fmt.Errorf("export: xlsx: a part starting at row %d cannot follow %d rows", first, e.encoded)
+			return fmt.Errorf("a part starting at row %d cannot follow %d rows", first, e.encoded)
 		}
 		// The XML this encoder holds goes before the part's.
 		if err := e.deflate(); err != nil {
-			return wrap(err)
+			return err
 		}
-		return wrap(e.z.pause())
-	case frameData:
-		j.data = int(binary.BigEndian.Uint32(f[1:]))
+		return e.z.pause()
 	case framePiece:
 		e.z.joined(binary.BigEndian.Uint32(f[1:]), int64(binary.BigEndian.Uint64(f[5:])))
 	case frameSheet:
 		if err := e.z.endSheet(); err != nil {
-			return wrap(err)
+			return err
 		}
 		e.sheet++
-		return wrap(e.z.beginSheet(e.sheet))
+		return e.z.beginSheet(e.sheet)
 	case frameRows:
 		e.encoded += int64(binary.BigEndian.Uint64(f[1:]))
 		if e.rows >= 0 && e.encoded > e.rows {
-			return fmt.Errorf("export: xlsx: %w: %d rows encoded, %d announced", ErrRowCount, e.encoded, e.rows)
+			return fmt.Errorf("%w: %d rows encoded, %d announced", ErrRowCount, e.encoded, e.rows)
 		}
 		sheet, row := sheetAt(e.encoded)
 		if sheet != e.sheet {
-			return fmt.Errorf("export: xlsx: a part's output ends on sheet %d, its rows on sheet %d", e.sheet, sheet)
+			return fmt.Errorf("a part's output ends on sheet %d, its rows on sheet %d", e.sheet, sheet)
 		}
 		e.rowNum = row
-		j.done = true
+	case frameMeta:
+		return errors.New("a part's output holds a Parquet file's metadata, not a workbook's")
 	}
 	return nil
 }
@@ -351,8 +224,8 @@ func (j *xlsxJoin) Close() error {
 	if j.e.err != nil {
 		return j.e.err
 	}
-	if !j.done || len(j.hdr) > 0 || j.data > 0 {
-		j.e.err = errPartEnded
+	if !j.r.ended() {
+		j.e.err = fmt.Errorf("export: xlsx: %w", errPartEnded)
 	}
 	return j.e.err
 }

@@ -39,16 +39,17 @@ func zipEntries(t *testing.T, b []byte) (names []string, data map[string][]byte)
 	return names, data
 }
 
-// encodeParts encodes rs as a workbook read in parts, each starting at
+// encodeParts encodes rs in format f (a [Joiner]'s: XLSX, Parquet) read
+// in parts, each starting at
 // its bound's row (the first part at 0): the first encoder encodes its
 // rows, each continuation its own into a buffer of its own, and the first
 // joins them in order, their output written in chunks of random sizes
 // (below chunk) with flushes in between, as delivery copies a part's
 // spool.
-func encodeParts(t *testing.T, cols []Column, opts Options, rs [][][]byte, bounds []int, rng *rand.Rand, chunk int) []byte {
+func encodeParts(t *testing.T, f Format, cols []Column, opts Options, rs [][][]byte, bounds []int, rng *rand.Rand, chunk int) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	head, err := NewEncoder(&out, XLSX, cols, opts)
+	head, err := NewEncoder(&out, f, cols, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func encodeParts(t *testing.T, cols []Column, opts Options, rs [][][]byte, bound
 			t.Fatal(err)
 		}
 	}
-	spec := Spec{Format: XLSX, Columns: cols, Options: opts}
+	spec := Spec{Format: f, Columns: cols, Options: opts}
 	for i, first := range bounds {
 		var part bytes.Buffer
 		cont, err := spec.Continuation(int64(first)).NewEncoder(&part)
@@ -152,7 +153,7 @@ func TestXLSXParts(t *testing.T) {
 			encodeAll(t, e, rs)
 			for k := 1; k <= 4; k++ {
 				splits(n, k, func(bounds []int) {
-					got := encodeParts(t, userColumns, opts, rs, bounds, rng, 40)
+					got := encodeParts(t, XLSX, userColumns, opts, rs, bounds, rng, 40)
 					sameWorkbook(t, got, want.Bytes(), fmt.Sprintf("%d rows (announced %v), parts from %v", n, announce, bounds))
 				})
 			}
@@ -178,7 +179,7 @@ func TestXLSXPartsLarge(t *testing.T) {
 	encodeAll(t, e, rs)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, bounds := range [][]int{{3_000}, {1_999, 2_000, 4_001}, {1, 2_500, 5_999}, {2_000, 4_000, 6_000}} {
-		got := encodeParts(t, reportColumns, opts, rs, bounds, rng, 100_000)
+		got := encodeParts(t, XLSX, reportColumns, opts, rs, bounds, rng, 100_000)
 		sameWorkbook(t, got, want.Bytes(), fmt.Sprintf("parts from %v", bounds))
 	}
 }

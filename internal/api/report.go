@@ -142,7 +142,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && out.format.Continues() && src.Plain != nil && q.Plain() && !q.Filtered() {
+	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
 		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
 	}
 	q.Era = out.format.Typed()

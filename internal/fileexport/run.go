@@ -66,13 +66,9 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	// A failing part cancels every part's query through ctx.
 	qctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	parts := p.parts
-	if !p.format.Continues() {
-		parts = 1 // a Parquet footer indexes every row group
-	}
 	q := p.query
 	q.Era = p.format.Typed()
-	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: parts, MinRows: partRows})
+	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: p.parts, MinRows: partRows})
 	if err != nil {
 		return Summary{}, p.failed(ctx, err)
 	}
