@@ -342,7 +342,7 @@ func (b *bench) xlsx(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t := exportTable("XLSX and Parquet", "the whole report as CSV, XLSX and Parquet over HTTP, each from a fresh informe with the default --export-parts (CSV and XLSX read in parts, Parquet through one connection), and COPY, alternating; medians")
+	t := exportTable("XLSX and Parquet", "the whole report as CSV, XLSX and Parquet over HTTP, each from a fresh informe with the default --export-parts (each read in parts), and COPY, alternating; medians")
 	cs := cases(set.all.label, nil, "", "csv", "xlsx", "parquet")
 	if err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
 		return err

@@ -39,7 +39,7 @@ func exportCommand() *cli.Command {
 		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz", Destination: &f.Gzip},
 		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows", Destination: &f.BOM},
 		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row", Destination: &f.NoHeader},
-		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered export (CSV, TSV, NDJSON, JSON, XLSX, Arrow) is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
+		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
 		countsFlag(nil),
 	}
 	for _, p := range exportParams {

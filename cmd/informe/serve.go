@@ -61,7 +61,7 @@ func (s *serving) flags() []cli.Flag {
 			Usage: "big requests that may wait for a turn; past it they get a 503 with Retry-After"},
 		&cli.DurationFlag{Name: "export-wait", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_EXPORT_WAIT"), Destination: &l.ExportWait, Usage: "longest wait of a big request for its turn before a 503"},
 		&cli.IntFlag{Name: "export-parts", Value: 2, Sources: cli.EnvVars("INFORME_EXPORT_PARTS"), Destination: &l.ExportParts,
-			Usage: "connections an unfiltered whole export (CSV, JSON, NDJSON, XLSX, Arrow) reads through at once, in one snapshot, each taking a free --max-exports turn; 1 reads through one"},
+			Usage: "connections an unfiltered whole export, in any format, reads through at once, in one snapshot, each taking a free --max-exports turn; 1 reads through one"},
 		&cli.DurationFlag{Name: "shutdown-delay", Value: 0, Sources: cli.EnvVars("INFORME_SHUTDOWN_DELAY"), Destination: &s.ShutdownDelay,
 			Usage: "on SIGTERM, how long /readyz answers 503 before the API stops accepting connections, so load balancers notice"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_SHUTDOWN_TIMEOUT"), Destination: &s.ShutdownTimeout,
