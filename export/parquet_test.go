@@ -326,26 +326,7 @@ func TestParquetJoinErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			head, err := spec.NewEncoder(io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs[:3] {
-				if err := head.Encode(r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			jw := head.(Joiner).Join()
-			_, err = jw.Write(tt.output)
-			if err == nil {
-				err = jw.Close()
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
-			if cerr := head.Close(); cerr != err {
-				t.Fatalf("Close: %v, want the join's error %v", cerr, err)
-			}
+			joinFails(t, spec, rs[:3], tt.output, tt.want, tt.is)
 			checkNoGoroutines(t, before)
 		})
 	}

@@ -217,30 +217,38 @@ func TestXLSXJoinErrors(t *testing.T) {
 		{"PastItsEnd", append(slices.Clone(good), 'S'), "goes on past its end", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			head, err := NewEncoder(io.Discard, XLSX, userColumns, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs[:3] {
-				if err := head.Encode(r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			jw := head.(Joiner).Join()
-			_, err = jw.Write(tt.output)
-			if err == nil {
-				err = jw.Close()
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.is != nil && !errors.Is(err, tt.is)) {
-				t.Fatalf("error %v, want %q", err, tt.want)
-			}
-			if cerr := head.Close(); cerr != err {
-				t.Fatalf("Close: %v, want the join's error %v", cerr, err)
-			}
+			joinFails(t, Spec{Format: XLSX, Columns: userColumns, Options: opts}, rs[:3], tt.output, tt.want, tt.is)
 		})
 	}
 	if _, err := NewEncoder(io.Discard, XLSX, userColumns, Options{Sheet: "users", Rows: 6, Continue: true, First: 7}); err == nil {
 		t.Fatal("a continuation past the rows announced was made")
+	}
+}
+
+// joinFails has a first encoder of spec encode rows, then join output,
+// and fails t unless the join fails with an error that says want (and
+// wraps is, when not nil) and Close returns the same error.
+func joinFails(t *testing.T, spec Spec, rows [][][]byte, output []byte, want string, is error) {
+	t.Helper()
+	head, err := spec.NewEncoder(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if err := head.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jw := head.(Joiner).Join()
+	_, err = jw.Write(output)
+	if err == nil {
+		err = jw.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), want) || (is != nil && !errors.Is(err, is)) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	if cerr := head.Close(); cerr != err {
+		t.Fatalf("Close: %v, want the join's error %v", cerr, err)
 	}
 }
 
