@@ -42,7 +42,8 @@ const (
 // field is what Render needs of one field.
 type field struct {
 	op       op
-	nullable bool   // NULL stays nil; otherwise it is written as ""
+	kind     export.Kind // its column's; Text for a pass-through field
+	nullable bool        // NULL stays nil; otherwise it is written as ""
 	name     string // for errors
 	// A date or timestamp's last value, as its binary form and as
 	// written: a contract's dates repeat on each of its rows, and finding
@@ -56,9 +57,11 @@ type field struct {
 // writes, so it serves one reader of rows at a time.
 type Row struct {
 	era    bool // see KeepEra
+	typed  bool // see Typed
 	fields []field
 	out    [][]byte
 	buf    []byte
+	tbuf   []byte // typed values made from text (see Typed)
 	// start and end place each written value in buf; start is -1 for a
 	// value handed on as it came (or nil), which out already holds.
 	start, end []int
@@ -92,14 +95,14 @@ func New(cols []export.Column, fields []pgconn.FieldDescription) (*Row, error) {
 			if !ok {
 				return nil, fmt.Errorf("render: column %s (%s) cannot be read from a %s field (%s)", c.Name, c.Kind, typeName(f.DataTypeOID), formatName(f.Format))
 			}
-			r.fields[i] = field{op: o, nullable: c.Nullable, name: c.Name}
+			r.fields[i] = field{op: o, kind: c.Kind, nullable: c.Nullable, name: c.Name}
 			continue
 		}
 		o, ok = passOp(f.DataTypeOID, f.Format)
 		if !ok {
 			return nil, fmt.Errorf("render: field %s after the columns is passed through as text, but it is a %s (%s)", f.Name, typeName(f.DataTypeOID), formatName(f.Format))
 		}
-		r.fields[i] = field{op: o, nullable: true, name: f.Name}
+		r.fields[i] = field{op: o, kind: export.Text, nullable: true, name: f.Name}
 	}
 	return r, nil
 }
@@ -217,6 +220,18 @@ func formatName(format int16) string {
 // Christ; with the era it can write the right day.
 func (r *Row) KeepEra() { r.era = true }
 
+// Typed makes Render write the columns' values typed, as the typed
+// formats take them (see export.AppendValue and export.Options.Binary),
+// not as text: a column of kind Integer, Decimal, Date, Timestamp or
+// Timestamptz gets the binary value of what its text would be (its value
+// read from the wire, or, in text format, the text KeepEra writes,
+// parsed), and Text columns and pass-through fields their text. NULL and
+// an infinite date or timestamp are nil or empty as with text. A value
+// the API's text holds but the typed formats do not (a year past 9999, a
+// decimal of more than export.DecimalPrecision digits or
+// export.DecimalScale decimals) is an error naming its column.
+func (r *Row) Typed() { r.typed, r.era = true, true }
+
 // Render returns the row's values as the API's text, one per field: a
 // column's as its text view writes it, a pass-through field's as it came.
 // NULL (and an infinite date or timestamp, which to_char writes as NULL) is
@@ -235,6 +250,21 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 		r.start[i] = -1
 		if v == nil {
 			r.out[i] = r.null(f)
+			continue
+		}
+		if r.typed && f.kind != export.Text && binaryOps[f.op] {
+			s := len(r.buf)
+			n, null, err := typedValue(f, v)
+			switch {
+			case err != nil:
+				return nil, r.bad(f, v, err.Error())
+			case null:
+				r.out[i] = r.null(f)
+			default:
+				r.buf = export.AppendValue(r.buf, f.kind, n)
+				r.start[i], r.end[i] = s, len(r.buf)
+				copied = true
+			}
 			continue
 		}
 		switch f.op {
@@ -354,7 +384,38 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			}
 		}
 	}
+	if r.typed {
+		if err := r.typeText(); err != nil {
+			return nil, err
+		}
+	}
 	return r.out, nil
+}
+
+// typeText replaces the text Render wrote of the typed columns read in
+// text format by their binary values (see Typed).
+func (r *Row) typeText() error {
+	r.tbuf = r.tbuf[:0]
+	for i := range r.fields {
+		f := &r.fields[i]
+		if f.kind == export.Text || binaryOps[f.op] || len(r.out[i]) == 0 {
+			continue
+		}
+		n, ok := export.ParseValue(f.kind, r.out[i])
+		if !ok {
+			return r.bad(f, r.out[i], "not a value the typed formats hold")
+		}
+		r.start[i] = len(r.tbuf)
+		r.tbuf = export.AppendValue(r.tbuf, f.kind, n)
+		r.end[i] = len(r.tbuf)
+	}
+	for i := range r.fields {
+		f := &r.fields[i]
+		if f.kind != export.Text && !binaryOps[f.op] && len(r.out[i]) > 0 {
+			r.out[i] = r.tbuf[r.start[i]:r.end[i]:r.end[i]]
+		}
+	}
+	return nil
 }
 
 // memoKey returns v, a binary date's 4 bytes or a timestamp's 8, as one

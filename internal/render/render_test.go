@@ -463,3 +463,105 @@ func TestRenderPassThrough(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderTyped reads every typed case's values in both wire formats and
+// under several session time zones, and checks that Typed writes each
+// value as export.AppendValue writes what export.ParseValue makes of the
+// text KeepEra writes, and refuses it exactly when that text is refused or
+// does not parse: the typed formats get the same values by either path.
+func TestRenderTyped(t *testing.T) {
+	pool := pgtest.New(t)
+	ctx := context.Background()
+	conn := acquire(t, pool)
+	for _, tz := range timeZones {
+		if _, err := conn.Exec(ctx, "SET TimeZone = '"+tz+"'"); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range readModes {
+			for _, c := range sqlCases {
+				if c.kind == export.Text {
+					continue
+				}
+				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
+					checkTyped(t, conn, m.args, c)
+				})
+			}
+		}
+	}
+}
+
+func checkTyped(t *testing.T, conn *pgx.Conn, opts []any, c sqlCase) {
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SELECT setseed(0.5)"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, c.values, opts[:1]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	renderers := func(nullable bool) (typed, text *render.Row) {
+		cols := []export.Column{{Name: "v", Kind: c.kind, Nullable: nullable}}
+		var err error
+		if typed, err = render.New(cols, rows.FieldDescriptions()); err != nil {
+			t.Fatal(err)
+		}
+		if text, err = render.New(cols, rows.FieldDescriptions()); err != nil {
+			t.Fatal(err)
+		}
+		typed.Typed()
+		text.KeepEra()
+		return typed, text
+	}
+	nt, nx := renderers(true)
+	ft, fx := renderers(false)
+	n, values, refused, bad := 0, 0, 0, 0
+	for rows.Next() {
+		raw := rows.RawValues()
+		n++
+		for _, r := range [][2]*render.Row{{nt, nx}, {ft, fx}} {
+			got, err := r[0].Render(raw)
+			text, terr := r[1].Render(raw)
+			var want []byte
+			if terr == nil {
+				want = text[0]
+				if len(want) > 0 {
+					x, ok := export.ParseValue(c.kind, want)
+					if !ok {
+						terr = fmt.Errorf("%q does not parse", want)
+					} else {
+						want = export.AppendValue(nil, c.kind, x)
+					}
+				}
+			}
+			switch {
+			case (err == nil) != (terr == nil):
+				if bad++; bad <= 10 {
+					t.Errorf("value %s: typed error %v, through text %v", show(raw[0]), err, terr)
+				}
+			case err != nil:
+				refused++
+			case !same(got[0], want):
+				if bad++; bad <= 10 {
+					t.Errorf("value %s: typed %s, through text %s", show(raw[0]), show(got[0]), show(want))
+				}
+			default:
+				values++
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 1000 || values < 1000 {
+		t.Fatalf("read %d values, %d typed, want more than 1000 each", n, values)
+	}
+	// These corpora hold values past what the typed formats hold: years
+	// past 9999, decimals of more digits.
+	if past := map[string]bool{"numeric": true, "int8 decimal": true, "date": true, "timestamp": true, "timestamptz": true}; past[c.name] && refused == 0 {
+		t.Errorf("no value was refused")
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d values differ (%d refused by both)", bad, 2*n, refused)
+	}
+}

@@ -1,0 +1,159 @@
+package render
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/informe/informe/export"
+)
+
+// binaryOps are the ops of typed values read in binary format, which
+// Typed converts without writing their text.
+var binaryOps = [...]bool{opInt2: true, opInt4: true, opInt8: true, opNumeric: true,
+	opDate: true, opTimestamp: true, opTimestamptz: true, opTimestamptzText: false}
+
+// The days the typed formats' dates and timestamps fall on: years 9999 BC
+// to 9999 AD, the four-digit years of the API's text (export.ParseValue).
+var (
+	firstTypedDay = daysFromCivil(-9998, 1, 1)
+	endTypedDay   = daysFromCivil(10000, 1, 1)
+)
+
+// The largest whole part of a Decimal the typed formats hold, and its
+// scale's factor.
+var (
+	decimalScale = pow10i(export.DecimalScale)
+	decimalBound = pow10i(export.DecimalPrecision - export.DecimalScale)
+)
+
+func pow10i(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+var errYear = errors.New("a year past 9999, which the typed formats do not hold")
+
+// typedValue returns v, read in binary by f.op, as export.AppendValue
+// takes a value of f.kind; null for an infinite date or timestamp, which
+// the API's text writes as NULL.
+func typedValue(f *field, v []byte) (n int64, null bool, err error) {
+	switch f.op {
+	case opInt2, opInt4, opInt8:
+		switch {
+		case f.op == opInt2 && len(v) == 2:
+			n = int64(int16(binary.BigEndian.Uint16(v)))
+		case f.op == opInt4 && len(v) == 4:
+			n = int64(int32(binary.BigEndian.Uint32(v)))
+		case f.op == opInt8 && len(v) == 8:
+			n = int64(binary.BigEndian.Uint64(v))
+		default:
+			return 0, false, fmt.Errorf("binary integer of %d bytes", len(v))
+		}
+		if f.kind == export.Decimal {
+			if n <= -decimalBound || n >= decimalBound {
+				return 0, false, errDecimal
+			}
+			n *= decimalScale
+		}
+		return n, false, nil
+	case opNumeric:
+		n, err = numericScaled(v)
+		return n, false, err
+	case opDate:
+		if len(v) != 4 {
+			return 0, false, errLength(4, len(v))
+		}
+		d := int64(int32(binary.BigEndian.Uint32(v)))
+		switch {
+		case d == dateInf || d == dateNegInf:
+			return 0, true, nil
+		case d < minDay || d >= endDay:
+			return 0, false, errors.New("binary date out of PostgreSQL's range")
+		}
+		d += epochDays
+		if d < firstTypedDay || d >= endTypedDay {
+			return 0, false, errYear
+		}
+		return d, false, nil
+	case opTimestamp, opTimestamptz:
+		if len(v) != 8 {
+			return 0, false, errLength(8, len(v))
+		}
+		us := int64(binary.BigEndian.Uint64(v))
+		switch {
+		case us == stampInf || us == stampNegInf:
+			return 0, true, nil
+		case us < minStamp || us >= endStamp:
+			return 0, false, errors.New("binary timestamp out of PostgreSQL's range")
+		}
+		us += epochDays * usPerDay // from 1970-01-01
+		if us < firstTypedDay*usPerDay || us >= endTypedDay*usPerDay {
+			return 0, false, errYear
+		}
+		if f.op == opTimestamp { // to_char's whole seconds
+			us -= ((us % 1e6) + 1e6) % 1e6
+		}
+		return us, false, nil
+	}
+	return 0, false, fmt.Errorf("no typed value for op %d", f.op)
+}
+
+var errDecimal = fmt.Errorf("a decimal of more than %d digits, %d after the point, which the typed formats do not hold",
+	export.DecimalPrecision, export.DecimalScale)
+
+// numericScaled returns numeric x in binary format (see appendNumeric) times
+// 10^export.DecimalScale, exactly: an error for NaN, an infinity, more
+// decimals or more whole digits than the typed formats hold.
+func numericScaled(v []byte) (int64, error) {
+	if len(v) < 8 {
+		return 0, errLength(8, len(v))
+	}
+	n := int(binary.BigEndian.Uint16(v))
+	weight := int(int16(binary.BigEndian.Uint16(v[2:])))
+	sign := binary.BigEndian.Uint16(v[4:])
+	if len(v) != 8+2*n {
+		return 0, fmt.Errorf("binary numeric of %d bytes for %d digits, want %d", len(v), n, 8+2*n)
+	}
+	switch sign {
+	case numericNaN, numericPInf, numericNInf:
+		return 0, errDecimal
+	case numericPos, numericNeg:
+	default:
+		return 0, fmt.Errorf("binary numeric with sign word %#04x", sign)
+	}
+	// Digit i weighs 10000^(weight-i): the whole part's digits weigh 1 or
+	// more, the first after the point 1/10000, whose scaled value is
+	// d/100 with a scale of 2.
+	var whole, frac int64
+	for i := range n {
+		d := int64(binary.BigEndian.Uint16(v[8+2*i:]))
+		if d > 9999 {
+			return 0, fmt.Errorf("binary numeric digit %d is past 9999", d)
+		}
+		if d == 0 {
+			continue
+		}
+		switch w := weight - i; {
+		case w >= 3: // 10^12 or more
+			return 0, errDecimal
+		case w >= 0:
+			whole += d * pow10i(4*w)
+		case w == -1 && d%(10000/decimalScale) == 0:
+			frac = d / (10000 / decimalScale)
+		default:
+			return 0, errDecimal
+		}
+	}
+	if whole >= decimalBound {
+		return 0, errDecimal
+	}
+	x := whole*decimalScale + frac
+	if sign == numericNeg {
+		x = -x
+	}
+	return x, nil
+}
