@@ -44,7 +44,7 @@ type field struct {
 	op       op
 	kind     export.Kind // its column's; Text for a pass-through field
 	nullable bool        // NULL stays nil; otherwise it is written as ""
-	name     string // for errors
+	name     string      // for errors
 	// A date or timestamp's last value, as its binary form and as
 	// written: a contract's dates repeat on each of its rows, and finding
 	// the civil date is most of their cost.
