@@ -63,6 +63,10 @@ type Options struct {
 	// a piece of the body but what the first encoder, a [Joiner], joins
 	// into its workbook or file.
 	Continue bool
+	// Binary makes a typed encoder (Parquet, Arrow; see [Format.Typed])
+	// take each row's values in binary (see [AppendValue]), not as text;
+	// the other formats ignore it.
+	Binary bool
 	// First is the index, from 0, of a continuation's first row in the
 	// whole body; XLSX reads it to number its rows and sheets, and a
 	// [Joiner] checks that its continuations follow on.
@@ -97,12 +101,22 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 		}
 		return NewXLSX(w, cols, xo)
 	case Parquet:
+		var e *parquetEncoder
+		var err error
 		if opts.Continue {
-			return newParquetContinuation(w, cols, opts.First)
+			e, err = newParquetContinuation(w, cols, opts.First)
+		} else {
+			e, err = newParquet(w, cols, ParquetRowGroupRows)
 		}
-		return NewParquet(w, cols)
+		if err != nil {
+			return nil, err
+		}
+		e.row.binary = opts.Binary
+		return e, nil
 	case Arrow:
-		return NewArrow(w, cols, opts.Continue), nil
+		e := NewArrow(w, cols, opts.Continue)
+		e.(*arrowEncoder).row.binary = opts.Binary
+		return e, nil
 	}
 	return nil, fmt.Errorf("export: %w: %v", ErrUnknownFormat, f)
 }

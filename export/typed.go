@@ -36,6 +36,7 @@ type typedValue struct {
 // before any of it is kept, so that a bad value leaves nothing behind.
 type typedRow struct {
 	format string // for errors: "parquet", "arrow"
+	binary bool   // values in binary (Options.Binary), not text
 	cols   []Column
 	vals   []typedValue
 	n      int64 // rows parsed so far
@@ -63,24 +64,16 @@ func (t *typedRow) parse(row [][]byte) error {
 			tv.null = true
 			continue
 		}
-		var ok bool
-		switch c.Kind {
-		case Text:
-			tv.text, ok = v, true
-		case Integer:
-			tv.n, ok = parseInt64(v)
-		case Decimal:
-			tv.n, ok = parseDecimal(v)
-		case Date:
-			var d int32
-			d, ok = parseDate(cutEra(v))
-			tv.n = int64(d)
-		case Timestamp:
-			v, bc := cutEra(v)
-			tv.n, ok = parseTimestamp(v, bc, false)
-		case Timestamptz:
-			v, bc := cutEra(v)
-			tv.n, ok = parseTimestamp(v, bc, true)
+		ok := true
+		switch {
+		case c.Kind == Text:
+			tv.text = v
+		case t.binary:
+			if tv.n, ok = binaryValue(c.Kind, v); !ok {
+				return fmt.Errorf("export: %s: row %d, column %s: %w: %d bytes are not a binary %s", t.format, t.n, c.Name, ErrValue, len(v), c.Kind)
+			}
+		default:
+			tv.n, ok = ParseValue(c.Kind, v)
 		}
 		if !ok {
 			return fmt.Errorf("export: %s: row %d, column %s: %w: %s", t.format, t.n, c.Name, ErrValue, describe(v, c.Kind))
@@ -189,17 +182,19 @@ func cutEra(v []byte) ([]byte, bool) {
 	return v, false
 }
 
-// parseDate parses "YYYY-MM-DD" (a year from 0001 to 9999, before Christ
-// when bc) into days since 1970-01-01 in the proleptic Gregorian calendar,
-// where 1 BC is the year 0.
+// parseDate parses "YYYY-MM-DD" (a year of four digits or, past 9999, as
+// many as PostgreSQL's dates have, up to seven; before Christ when bc)
+// into days since 1970-01-01 in the proleptic Gregorian calendar, where
+// 1 BC is the year 0.
 func parseDate(v []byte, bc bool) (int32, bool) {
-	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+	n := dateLen(v)
+	if len(v) != n {
 		return 0, false
 	}
-	y, ok1 := atoi(v[0:4])
-	m, ok2 := atoi(v[5:7])
-	d, ok3 := atoi(v[8:10])
-	if !ok1 || !ok2 || !ok3 || y < 1 {
+	y, ok1 := atoi(v[0 : n-6])
+	m, ok2 := atoi(v[n-5 : n-3])
+	d, ok3 := atoi(v[n-2 : n])
+	if !ok1 || !ok2 || !ok3 || y < 1 || (n > 10 && (v[0] == '0' || bc)) {
 		return 0, false
 	}
 	if bc {
@@ -211,23 +206,35 @@ func parseDate(v []byte, bc bool) (int32, bool) {
 	return int32(daysFromCivil(y, m, d)), true
 }
 
+// dateLen returns the length of the date "YYYY-MM-DD" that v starts with,
+// its year of 4 to 7 digits (see parseDate), or 0 when v does not start
+// with one's dashes.
+func dateLen(v []byte) int {
+	y := bytes.IndexByte(v, '-')
+	if y < 4 || y > 7 || len(v) < y+6 || v[y+3] != '-' {
+		return 0
+	}
+	return y + 6
+}
+
 // parseTimestamp parses "YYYY-MM-DD HH:MM:SS" (before Christ when bc),
 // with an optional fraction of up to six digits and, when zoned, a UTC
 // offset as PostgreSQL prints one (see parseOffset), into microseconds
 // since 1970-01-01 00:00:00 (in UTC when zoned).
 func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
-	if len(v) < 19 || v[10] != ' ' || v[13] != ':' || v[16] != ':' {
+	n := dateLen(v)
+	if n == 0 || len(v) < n+9 || v[n] != ' ' || v[n+3] != ':' || v[n+6] != ':' {
 		return 0, false
 	}
-	days, ok := parseDate(v[:10], bc)
-	h, ok1 := atoi(v[11:13])
-	mi, ok2 := atoi(v[14:16])
-	s, ok3 := atoi(v[17:19])
+	days, ok := parseDate(v[:n], bc)
+	h, ok1 := atoi(v[n+1 : n+3])
+	mi, ok2 := atoi(v[n+4 : n+6])
+	s, ok3 := atoi(v[n+7 : n+9])
 	if !ok || !ok1 || !ok2 || !ok3 || h > 23 || mi > 59 || s > 59 {
 		return 0, false
 	}
 	secs := ((int64(days)*24+int64(h))*60+int64(mi))*60 + int64(s)
-	rest := v[19:]
+	rest := v[n+9:]
 	var us int64
 	if len(rest) > 0 && rest[0] == '.' {
 		i := 1
@@ -250,6 +257,9 @@ func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
 		}
 		secs -= int64(off)
 		rest = nil
+	}
+	if secs > (math.MaxInt64-us)/1e6 { // past 294247-01-10
+		return 0, false
 	}
 	return secs*1e6 + us, len(rest) == 0
 }

@@ -60,7 +60,7 @@ func (s *Server) generalReport(c *gin.Context) {
 	if isHead(c) {
 		q.Limit = 0
 	}
-	q.Era = out.format.Typed()
+	q.Typed = out.format.Typed()
 	cur, err := s.Data.Open(ctx, s.Report.Dataset, q)
 	if err != nil {
 		s.fail(c, err)
@@ -145,7 +145,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
 		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
 	}
-	q.Era = out.format.Typed()
+	q.Typed = out.format.Typed()
 	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
 	if err != nil {
 		s.turns.giveBack(extra)

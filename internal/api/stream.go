@@ -80,10 +80,13 @@ type later struct {
 // of rest's cursors in order, the file named file when it is an
 // attachment; done ends the request's turn at the last row. The handler
 // has decided the status and set the headers that depend on the data
-// before; opts.Rows must hold the number of rows all cursors read.
+// before; opts.Rows must hold the number of rows all cursors read, and
+// the cursors must hold typed values (dataset.Query.Typed) when out's
+// format is typed.
 func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
+	opts.Binary = out.format.Typed()
 	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
 	var parts *delivery.Parts
 	if len(rest.curs) > 0 {

@@ -113,10 +113,11 @@ type Query struct {
 	// rows an OData $expand writes beside a row. A query with any is read
 	// through the typed view, never [Dataset.Plain].
 	Extra []string
-	// Era makes dates and timestamps before Christ end with " BC" (see
-	// render.Row.KeepEra), where the API's text writes their year alone:
-	// for encoders of typed values ([export.Format.Typed]).
-	Era bool
+	// Typed makes [Cursor.Values] hold the columns' values typed, in the
+	// binary form the typed formats take with export.Options.Binary
+	// ([export.Format.Typed]; see render.Row.Typed), rather than as the
+	// API's text.
+	Typed bool
 	// Position makes each row carry, after its columns and Extra, its key's parts as
 	// text ([Dataset.KeyText], unless the key is a column) and its Sort
 	// values' Text.

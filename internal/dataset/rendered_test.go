@@ -323,45 +323,71 @@ func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error)
 	return buf.Bytes(), err
 }
 
-// TestEraBeforeChrist reads the report with [dataset.Query.Era], as the
-// typed formats do, through its plain and its typed statements: every
-// value is the API's text but for the dates and timestamps before Christ of
-// the edge rows, which end with " BC".
-func TestEraBeforeChrist(t *testing.T) {
+// TestTypedValues reads the report with [dataset.Query.Typed], as the
+// typed formats do: every text value is the API's text, and every other
+// one the binary value of that text (export.ParseValue,
+// export.AppendValue), but for the dates and timestamps before Christ of
+// the edge rows, which are the values of their text with its era, where
+// the API's text writes their year alone. A NaN cost, which no typed
+// format holds, is refused, naming its column.
+func TestTypedValues(t *testing.T) {
 	pool := edgePool(t)
 	store := dataset.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
-	for _, r := range readings(d)[:2] {
-		t.Run(r.name, func(t *testing.T) {
-			plain := r.read(t, store, d)
-			q := dataset.All()
-			q.Position = true
-			if r.name == "Typed" {
-				q.Where("true")
-			}
-			q.Era = true
-			kept := readAll(t, store, d, q)
-			if len(kept) != len(plain) {
-				t.Fatalf("read %d rows with the era, %d without", len(kept), len(plain))
-			}
-			bc := 0
-			for i, k := range kept {
-				for j, c := range d.Columns {
-					v, p := k.values[j], plain[i].values[j]
-					switch {
-					case bytes.Equal(v, p) && (v == nil) == (p == nil):
-					case (c.Kind == export.Date || c.Kind == export.Timestamp || c.Kind == export.Timestamptz) &&
-						string(v) == string(p)+" BC":
-						bc++
-					default:
-						t.Errorf("row %s, %s: %s with the era, %s without", k.key, c.Name, show(v), show(p))
-					}
+	plain := readings(d)[0].read(t, store, d)
+	byKey := map[string]row{}
+	for _, r := range plain {
+		byKey[r.key] = r
+	}
+
+	q := dataset.All()
+	q.Position, q.Typed = true, true
+	cur, err := store.Open(context.Background(), d, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next() {
+	}
+	if err := cur.Close(); err == nil || !strings.Contains(err.Error(), "costo_servicio") {
+		t.Fatalf("reading a NaN cost typed: error %v, want one naming costo_servicio", err)
+	}
+
+	q.Where("t.costo_servicio IS DISTINCT FROM 'NaN'")
+	typed := readAll(t, store, d, q)
+	if len(typed) == 0 || len(typed) >= len(plain) {
+		t.Fatalf("read %d rows typed but the NaN cost's, %d as text", len(typed), len(plain))
+	}
+	bc, values := 0, 0
+	for _, k := range typed {
+		p, ok := byKey[k.key]
+		if !ok {
+			t.Fatalf("row %s was read typed, not as text", k.key)
+		}
+		for j, c := range d.Columns {
+			v, p := k.values[j], p.values[j]
+			binary := func(text []byte) []byte {
+				x, ok := export.ParseValue(c.Kind, text)
+				if !ok {
+					return nil
 				}
+				return export.AppendValue(nil, c.Kind, x)
 			}
-			if bc < 2 {
-				t.Errorf("%d values before Christ, want the edge rows' 2 or more", bc)
+			switch {
+			case c.Kind == export.Text || len(p) == 0:
+				if !bytes.Equal(v, p) || (v == nil) != (p == nil) {
+					t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
+				}
+			case bytes.Equal(v, binary(p)):
+				values++
+			case bytes.Equal(v, binary(append(bytes.Clone(p), " BC"...))):
+				bc++
+			default:
+				t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
 			}
-		})
+		}
+	}
+	if bc < 2 || values < 1000 {
+		t.Errorf("%d typed values, %d before Christ; want 1000 and the edge rows' 2 or more", values, bc)
 	}
 }
 

@@ -62,8 +62,9 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // connection to the pool. The rows are read typed, in PostgreSQL's binary
 // format (or its text format, through a pooler), and Values holds one value
 // per column of the query (then its position, with [Query.Position]) as
-// text in the API's formats, written by package render: nil for NULL,
-// valid until the next call to Next.
+// text in the API's formats, written by package render (with
+// [Query.Typed], the columns' values typed): nil for NULL, valid until
+// the next call to Next.
 type Cursor struct {
 	cur    *postgres.Cursor
 	total  int64
@@ -78,7 +79,7 @@ type Cursor struct {
 // newCursor returns the Cursor of st's rows in cur, whose first fields
 // hold cols. A field whose type cannot hold its column's kind (an
 // operator's view of the wrong type) is an error before any row is read.
-func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64, era bool) (*Cursor, error) {
+func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64, typed bool) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -95,8 +96,8 @@ func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total i
 	if err != nil {
 		return nil, err
 	}
-	if era {
-		row.KeepEra()
+	if typed {
+		row.Typed()
 	}
 	c.row = row
 	return c, nil
@@ -201,7 +202,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	c, err := newCursor(cur, st, q.columns(d), total, q.Era)
+	c, err := newCursor(cur, st, q.columns(d), total, q.Typed)
 	if err != nil {
 		cur.Close()
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
@@ -422,7 +423,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		c, err := newCursor(cur, parts[i], cols, total, q.Era)
+		c, err := newCursor(cur, parts[i], cols, total, q.Typed)
 		if err != nil {
 			cur.Close()
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)

@@ -226,10 +226,9 @@ func (r *Row) KeepEra() { r.era = true }
 // Timestamptz gets the binary value of what its text would be (its value
 // read from the wire, or, in text format, the text KeepEra writes,
 // parsed), and Text columns and pass-through fields their text. NULL and
-// an infinite date or timestamp are nil or empty as with text. A value
-// the API's text holds but the typed formats do not (a year past 9999, a
-// decimal of more than export.DecimalPrecision digits or
-// export.DecimalScale decimals) is an error naming its column.
+// an infinite date or timestamp are nil or empty as with text. A decimal
+// the typed formats do not hold (more than export.DecimalPrecision digits
+// or export.DecimalScale decimals) is an error naming its column.
 func (r *Row) Typed() { r.typed, r.era = true, true }
 
 // Render returns the row's values as the API's text, one per field: a

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/informe/informe/export"
 )
@@ -12,13 +13,6 @@ import (
 // Typed converts without writing their text.
 var binaryOps = [...]bool{opInt2: true, opInt4: true, opInt8: true, opNumeric: true,
 	opDate: true, opTimestamp: true, opTimestamptz: true, opTimestamptzText: false}
-
-// The days the typed formats' dates and timestamps fall on: years 9999 BC
-// to 9999 AD, the four-digit years of the API's text (export.ParseValue).
-var (
-	firstTypedDay = daysFromCivil(-9998, 1, 1)
-	endTypedDay   = daysFromCivil(10000, 1, 1)
-)
 
 // The largest whole part of a Decimal the typed formats hold, and its
 // scale's factor.
@@ -34,8 +28,6 @@ func pow10i(n int) int64 {
 	}
 	return p
 }
-
-var errYear = errors.New("a year past 9999, which the typed formats do not hold")
 
 // typedValue returns v, read in binary by f.op, as export.AppendValue
 // takes a value of f.kind; null for an infinite date or timestamp, which
@@ -73,12 +65,10 @@ func typedValue(f *field, v []byte) (n int64, null bool, err error) {
 			return 0, true, nil
 		case d < minDay || d >= endDay:
 			return 0, false, errors.New("binary date out of PostgreSQL's range")
+		case d >= endStampDay:
+			return 0, false, errToChar // as the API's text refuses it
 		}
-		d += epochDays
-		if d < firstTypedDay || d >= endTypedDay {
-			return 0, false, errYear
-		}
-		return d, false, nil
+		return d + epochDays, false, nil
 	case opTimestamp, opTimestamptz:
 		if len(v) != 8 {
 			return 0, false, errLength(8, len(v))
@@ -90,17 +80,19 @@ func typedValue(f *field, v []byte) (n int64, null bool, err error) {
 		case us < minStamp || us >= endStamp:
 			return 0, false, errors.New("binary timestamp out of PostgreSQL's range")
 		}
-		us += epochDays * usPerDay // from 1970-01-01
-		if us < firstTypedDay*usPerDay || us >= endTypedDay*usPerDay {
-			return 0, false, errYear
+		if us > math.MaxInt64-epochDays*usPerDay {
+			return 0, false, errStampRange
 		}
-		if f.op == opTimestamp { // to_char's whole seconds
+		us += epochDays * usPerDay // from 1970-01-01
+		if f.op == opTimestamp {   // to_char's whole seconds
 			us -= ((us % 1e6) + 1e6) % 1e6
 		}
 		return us, false, nil
 	}
 	return 0, false, fmt.Errorf("no typed value for op %d", f.op)
 }
+
+var errStampRange = errors.New("a timestamp past 294247-01-10, which the typed formats' microseconds since 1970 do not hold")
 
 var errDecimal = fmt.Errorf("a decimal of more than %d digits, %d after the point, which the typed formats do not hold",
 	export.DecimalPrecision, export.DecimalScale)
