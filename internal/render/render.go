@@ -56,12 +56,15 @@ type field struct {
 // Row renders rows of one result. It keeps one buffer for the values it
 // writes, so it serves one reader of rows at a time.
 type Row struct {
-	era    bool // see KeepEra
-	typed  bool // see Typed
-	fields []field
-	out    [][]byte
-	buf    []byte
-	tbuf   []byte // typed values made from text (see Typed)
+	era   bool // see KeepEra
+	typed bool // see Typed
+	// typedText says that some typed column is read in text format, whose
+	// text Typed parses (typeText).
+	typedText bool
+	fields    []field
+	out       [][]byte
+	buf       []byte
+	tbuf      []byte // typed values made from text (see Typed)
 	// start and end place each written value in buf; start is -1 for a
 	// value handed on as it came (or nil), which out already holds.
 	start, end []int
@@ -229,7 +232,12 @@ func (r *Row) KeepEra() { r.era = true }
 // an infinite date or timestamp are nil or empty as with text. A decimal
 // the typed formats do not hold (more than export.DecimalPrecision digits
 // or export.DecimalScale decimals) is an error naming its column.
-func (r *Row) Typed() { r.typed, r.era = true, true }
+func (r *Row) Typed() {
+	r.typed, r.era = true, true
+	for _, f := range r.fields {
+		r.typedText = r.typedText || (f.kind != export.Text && !binaryOps[f.op])
+	}
+}
 
 // Render returns the row's values as the API's text, one per field: a
 // column's as its text view writes it, a pass-through field's as it came.
@@ -383,7 +391,7 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			}
 		}
 	}
-	if r.typed {
+	if r.typedText {
 		if err := r.typeText(); err != nil {
 			return nil, err
 		}
