@@ -108,7 +108,7 @@ func (e *arrowEncoder) Encode(row [][]byte) error {
 			if v.null {
 				f.AppendNull()
 			} else {
-				f.BinaryBuilder.Append(v.text)
+				f.BinaryBuilder.Append(row[i])
 			}
 		case *array.Int64Builder:
 			if v.null {

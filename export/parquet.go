@@ -74,7 +74,8 @@ type parquetBatch struct {
 }
 
 // parquetColumn gathers one column's values of a batch: only the non-null
-// ones, with a definition level per row (1 present, 0 null). Text values
+// ones, with a definition level per row (1 present, 0 null) in defs, which
+// holds parquetBatchRows of them, the batch's rows first. Text values
 // are copied, since Encode does not retain them, into text end to end; the
 // writing goroutine cuts them out again at ends.
 type parquetColumn struct {
@@ -88,7 +89,7 @@ type parquetColumn struct {
 func (b *parquetBatch) reset() {
 	for i := range b.cols {
 		c := &b.cols[i]
-		c.defs, c.i64, c.i32, c.text, c.ends = c.defs[:0], c.i64[:0], c.i32[:0], c.text[:0], c.ends[:0]
+		c.i64, c.i32, c.text, c.ends = c.i64[:0], c.i32[:0], c.text[:0], c.ends[:0]
 	}
 	b.rows = 0
 }
@@ -266,7 +267,7 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 func newParquetBatch(ncols int) *parquetBatch {
 	b := &parquetBatch{cols: make([]parquetColumn, ncols)}
 	for i := range b.cols {
-		b.cols[i].defs = make([]int16, 0, parquetBatchRows)
+		b.cols[i].defs = make([]int16, parquetBatchRows)
 	}
 	return b
 }
@@ -282,27 +283,38 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		e.err = errors.New("export: parquet: a row after a continuation was joined")
 		return e.err
 	}
-	if err := e.row.parse(row); err != nil {
+	if err := e.row.begin(row); err != nil {
 		e.err = err
 		return err
 	}
-	b := e.cur
-	for i, v := range e.row.vals {
+	// Each value is parsed straight into its column; a definition level
+	// goes in once the value is in, so a bad value leaves the columns
+	// before it to drop.
+	b, r := e.cur, e.cur.rows
+	cols := e.row.cols
+	for i, v := range row {
 		c := &b.cols[i]
-		if v.null {
-			c.defs = append(c.defs, 0)
+		k := cols[i].Kind
+		if isNull(v, k, cols[i].Nullable) {
+			c.defs[r] = 0
 			continue
 		}
-		c.defs = append(c.defs, 1)
-		switch e.row.cols[i].Kind {
+		switch k {
 		case Text:
-			c.text = append(c.text, v.text...)
+			c.text = append(c.text, v...)
 			c.ends = append(c.ends, len(c.text))
-		case Date:
-			c.i32 = append(c.i32, int32(v.n))
 		default:
-			c.i64 = append(c.i64, v.n)
+			n, ok := e.row.value(v, k)
+			if !ok {
+				return e.refuse(i, v)
+			}
+			if k == Date {
+				c.i32 = append(c.i32, int32(n))
+			} else {
+				c.i64 = append(c.i64, n)
+			}
 		}
+		c.defs[r] = 1
 	}
 	b.rows++
 	e.group++
@@ -316,6 +328,34 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		}
 		e.err = e.handOff(j)
 	}
+	return e.err
+}
+
+// refuse drops the values of the row being gathered from the columns
+// before column i, whose value v does not parse, and returns the error
+// that names them, which sticks.
+func (e *parquetEncoder) refuse(i int, v []byte) error {
+	b := e.cur
+	for j := range i {
+		c := &b.cols[j]
+		if c.defs[b.rows] == 0 {
+			continue
+		}
+		switch e.row.cols[j].Kind {
+		case Text:
+			c.ends = c.ends[:len(c.ends)-1]
+			end := 0
+			if len(c.ends) > 0 {
+				end = c.ends[len(c.ends)-1]
+			}
+			c.text = c.text[:end]
+		case Date:
+			c.i32 = c.i32[:len(c.i32)-1]
+		default:
+			c.i64 = c.i64[:len(c.i64)-1]
+		}
+	}
+	e.err = e.row.valueError(i, v)
 	return e.err
 }
 
@@ -487,9 +527,9 @@ func (pw *parquetWriter) write(b *parquetBatch) error {
 		}
 		switch w := cw.(type) {
 		case *file.Int64ColumnChunkWriter:
-			_, err = w.WriteBatch(c.i64, c.defs, nil)
+			_, err = w.WriteBatch(c.i64, c.defs[:b.rows], nil)
 		case *file.Int32ColumnChunkWriter:
-			_, err = w.WriteBatch(c.i32, c.defs, nil)
+			_, err = w.WriteBatch(c.i32, c.defs[:b.rows], nil)
 		case *file.ByteArrayColumnChunkWriter:
 			// The writer copies the values into its page; text columns
 			// keep no statistics that would hold on to them.
@@ -499,7 +539,7 @@ func (pw *parquetWriter) write(b *parquetBatch) error {
 				pw.views = append(pw.views, c.text[start:end:end])
 				start = end
 			}
-			_, err = w.WriteBatch(pw.views, c.defs, nil)
+			_, err = w.WriteBatch(pw.views, c.defs[:b.rows], nil)
 		default:
 			err = fmt.Errorf("unexpected column writer %T", cw)
 		}

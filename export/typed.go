@@ -21,63 +21,98 @@ const (
 // type it is written as; the message names the row and the column.
 var ErrValue = errors.New("value does not fit its column's type")
 
-// typedValue is one value of a row parsed for a typed format.
+// typedValue is one value of a row parsed for a typed format. A Text
+// value is the row's own, which is not copied here: a value that holds no
+// pointer costs the garbage collector nothing to write.
 type typedValue struct {
 	null bool
 	// n is an Integer; a Decimal times 10^DecimalScale; a Date's days
 	// since 1970-01-01; a Timestamp's microseconds since 1970-01-01
 	// 00:00:00 (on the wall clock) and a Timestamptz's since that instant
 	// in UTC.
-	n    int64
-	text []byte // Text: the value, not retained past Encode
+	n int64
 }
 
-// typedRow parses rows of text values into typed values, the whole row
-// before any of it is kept, so that a bad value leaves nothing behind.
+// typedRow parses rows of text values into typed values, for an encoder
+// that keeps none of a row unless all of it parses, so that a bad value
+// leaves nothing behind. The Arrow encoder parses the whole row with
+// parse before it keeps any of it; the Parquet encoder parses each value
+// with begin and value as it gathers it, and drops the row's values
+// gathered before a bad one.
 type typedRow struct {
 	format string // for errors: "parquet", "arrow"
 	binary bool   // values in binary (Options.Binary), not text
 	cols   []Column
-	vals   []typedValue
-	n      int64 // rows parsed so far
+	vals   []typedValue // parse's
+	n      int64        // rows begun so far
 }
 
 func newTypedRow(format string, cols []Column) typedRow {
-	return typedRow{format: format, cols: cols, vals: make([]typedValue, len(cols))}
+	return typedRow{format: format, cols: cols}
 }
 
-// parse parses row into t.vals. A nil value is NULL; so is an empty one,
-// which no non-text kind can hold, and, in a column that is never nil (the
-// general report's, which writes a missing value as empty text), an
-// empty text. It returns an error wrapping [ErrValue] that names the row
-// (counted from 1) and the column, or a row length error.
-func (t *typedRow) parse(row [][]byte) error {
+// begin checks that row has a value for each column and counts it.
+func (t *typedRow) begin(row [][]byte) error {
 	if len(row) != len(t.cols) {
 		return rowLenError(len(row), len(t.cols))
 	}
 	t.n++
+	return nil
+}
+
+// isNull reports whether v is NULL in a column of kind k: a nil value is;
+// so is an empty one, which no non-text kind can hold, and, in a column
+// that is never nil (the general report's, which writes a missing value
+// as empty text), an empty text.
+func isNull(v []byte, k Kind, nullable bool) bool {
+	return v == nil || (len(v) == 0 && (k != Text || !nullable))
+}
+
+// value reads v, a value of kind k other than Text that is not NULL, in
+// binary or as text, into a typedValue's n.
+func (t *typedRow) value(v []byte, k Kind) (int64, bool) {
+	if t.binary {
+		return binaryValue(k, v)
+	}
+	return ParseValue(k, v)
+}
+
+// valueError returns the error for v, the value of column i of the row
+// begun last, which value refused: it wraps [ErrValue] and names the row
+// (counted from 1) and the column.
+func (t *typedRow) valueError(i int, v []byte) error {
+	c := &t.cols[i]
+	if t.binary {
+		return fmt.Errorf("export: %s: row %d, column %s: %w: %d bytes are not a binary %s", t.format, t.n, c.Name, ErrValue, len(v), c.Kind)
+	}
+	return fmt.Errorf("export: %s: row %d, column %s: %w: %s", t.format, t.n, c.Name, ErrValue, describe(v, c.Kind))
+}
+
+// parse parses row into t.vals; see isNull for what is NULL. A Text
+// value is row's own. It returns an error from begin or valueError.
+func (t *typedRow) parse(row [][]byte) error {
+	if err := t.begin(row); err != nil {
+		return err
+	}
+	if t.vals == nil {
+		t.vals = make([]typedValue, len(t.cols))
+	}
 	for i, v := range row {
 		c := &t.cols[i]
 		tv := &t.vals[i]
-		*tv = typedValue{}
-		if v == nil || (len(v) == 0 && (c.Kind != Text || !c.Nullable)) {
-			tv.null = true
+		if isNull(v, c.Kind, c.Nullable) {
+			*tv = typedValue{null: true}
 			continue
 		}
-		ok := true
-		switch {
-		case c.Kind == Text:
-			tv.text = v
-		case t.binary:
-			if tv.n, ok = binaryValue(c.Kind, v); !ok {
-				return fmt.Errorf("export: %s: row %d, column %s: %w: %d bytes are not a binary %s", t.format, t.n, c.Name, ErrValue, len(v), c.Kind)
-			}
-		default:
-			tv.n, ok = ParseValue(c.Kind, v)
+		if c.Kind == Text {
+			*tv = typedValue{}
+			continue
 		}
+		n, ok := t.value(v, c.Kind)
 		if !ok {
-			return fmt.Errorf("export: %s: row %d, column %s: %w: %s", t.format, t.n, c.Name, ErrValue, describe(v, c.Kind))
+			return t.valueError(i, v)
 		}
+		*tv = typedValue{n: n}
 	}
 	return nil
 }
