@@ -301,7 +301,15 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		}
 		switch k {
 		case Text:
-			c.text = append(c.text, v...)
+			// c.text = append(c.text, v...) would store the slice's
+			// pointer every time, with a GC write barrier; reslicing
+			// c.text to itself stores its length only.
+			if n := len(c.text) + len(v); n <= cap(c.text) {
+				c.text = c.text[:n]
+				copy(c.text[n-len(v):], v)
+			} else {
+				c.text = append(c.text, v...)
+			}
 			c.ends = append(c.ends, len(c.text))
 		default:
 			n, ok := e.row.value(v, k)
