@@ -145,6 +145,20 @@ func parseInt64(v []byte) (int64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
+	if len(v) <= 18 { // no 18 digits overflow
+		var n int64
+		for _, c := range v {
+			c -= '0'
+			if c > 9 {
+				return 0, false
+			}
+			n = n*10 + int64(c)
+		}
+		if neg {
+			n = -n
+		}
+		return n, true
+	}
 	var u uint64
 	for _, c := range v {
 		if c < '0' || c > '9' || u > (math.MaxUint64-9)/10 {
@@ -211,10 +225,16 @@ func parseDecimal(v []byte) (int64, bool) {
 // rows of typed formats carry after one before Christ ([Format.Typed]),
 // and whether it had one.
 func cutEra(v []byte) ([]byte, bool) {
-	if t, ok := bytes.CutSuffix(v, []byte(" BC")); ok {
-		return t, true
+	if n := len(v); n >= 3 && v[n-1] == 'C' && v[n-2] == 'B' && v[n-3] == ' ' {
+		return v[:n-3], true
 	}
 	return v, false
+}
+
+// digits2 parses the two decimal digits a and b.
+func digits2(a, b byte) (int, bool) {
+	a, b = a-'0', b-'0'
+	return int(a)*10 + int(b), a <= 9 && b <= 9
 }
 
 // parseDate parses "YYYY-MM-DD" (a year of four digits or, past 9999, as
@@ -222,14 +242,32 @@ func cutEra(v []byte) ([]byte, bool) {
 // into days since 1970-01-01 in the proleptic Gregorian calendar, where
 // 1 BC is the year 0.
 func parseDate(v []byte, bc bool) (int32, bool) {
-	n := dateLen(v)
-	if len(v) != n {
-		return 0, false
+	var y, m, d int
+	if len(v) == 10 && v[4] == '-' && v[7] == '-' {
+		// A year of four digits, the common case, read at once.
+		c, ok1 := digits2(v[0], v[1])
+		yy, ok2 := digits2(v[2], v[3])
+		var ok3, ok4 bool
+		m, ok3 = digits2(v[5], v[6])
+		d, ok4 = digits2(v[8], v[9])
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return 0, false
+		}
+		y = c*100 + yy
+	} else {
+		n := dateLen(v)
+		if n == 0 || len(v) != n {
+			return 0, false
+		}
+		var ok1, ok2, ok3 bool
+		y, ok1 = atoi(v[0 : n-6])
+		m, ok2 = atoi(v[n-5 : n-3])
+		d, ok3 = atoi(v[n-2 : n])
+		if !ok1 || !ok2 || !ok3 || (n > 10 && (v[0] == '0' || bc)) {
+			return 0, false
+		}
 	}
-	y, ok1 := atoi(v[0 : n-6])
-	m, ok2 := atoi(v[n-5 : n-3])
-	d, ok3 := atoi(v[n-2 : n])
-	if !ok1 || !ok2 || !ok3 || y < 1 || (n > 10 && (v[0] == '0' || bc)) {
+	if y < 1 {
 		return 0, false
 	}
 	if bc {
@@ -252,19 +290,28 @@ func dateLen(v []byte) int {
 	return y + 6
 }
 
+// pow10 holds the powers of ten that scale a fraction of n digits to
+// microseconds, at pow10[6-n].
+var pow10 = [...]int64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000}
+
 // parseTimestamp parses "YYYY-MM-DD HH:MM:SS" (before Christ when bc),
 // with an optional fraction of up to six digits and, when zoned, a UTC
 // offset as PostgreSQL prints one (see parseOffset), into microseconds
 // since 1970-01-01 00:00:00 (in UTC when zoned).
 func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
-	n := dateLen(v)
+	// A year of four digits, the common case, is found without dateLen;
+	// a dash before v[4] would fail parseDate as dateLen fails it.
+	n := 10
+	if len(v) < 10 || v[4] != '-' || v[7] != '-' {
+		n = dateLen(v)
+	}
 	if n == 0 || len(v) < n+9 || v[n] != ' ' || v[n+3] != ':' || v[n+6] != ':' {
 		return 0, false
 	}
 	days, ok := parseDate(v[:n], bc)
-	h, ok1 := atoi(v[n+1 : n+3])
-	mi, ok2 := atoi(v[n+4 : n+6])
-	s, ok3 := atoi(v[n+7 : n+9])
+	h, ok1 := digits2(v[n+1], v[n+2])
+	mi, ok2 := digits2(v[n+4], v[n+5])
+	s, ok3 := digits2(v[n+7], v[n+8])
 	if !ok || !ok1 || !ok2 || !ok3 || h > 23 || mi > 59 || s > 59 {
 		return 0, false
 	}
@@ -273,17 +320,21 @@ func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
 	var us int64
 	if len(rest) > 0 && rest[0] == '.' {
 		i := 1
-		for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
-			i++
+		for ; i < len(rest); i++ {
+			c := rest[i] - '0'
+			if c > 9 {
+				break
+			}
+			if i > 6 {
+				return 0, false
+			}
+			us = us*10 + int64(c)
 		}
-		if i == 1 || i > 7 {
+		if i == 1 {
 			return 0, false
 		}
-		f, _ := atoi(rest[1:i])
-		for n := i - 1; n < 6; n++ {
-			f *= 10
-		}
-		us, rest = int64(f), rest[i:]
+		us *= pow10[7-i]
+		rest = rest[i:]
 	}
 	if zoned {
 		off, ok := parseOffset(rest)
@@ -293,7 +344,7 @@ func parseTimestamp(v []byte, bc, zoned bool) (int64, bool) {
 		secs -= int64(off)
 		rest = nil
 	}
-	if secs > (math.MaxInt64-us)/1e6 { // past 294247-01-10
+	if n > 10 && secs > (math.MaxInt64-us)/1e6 { // past 294247-01-10
 		return 0, false
 	}
 	return secs*1e6 + us, len(rest) == 0

@@ -716,16 +716,21 @@ func daysIn(m, y int) int {
 // proleptic Gregorian calendar, the year astronomical (1 BC is 0, 2 BC -1)
 // (Howard Hinnant's algorithm).
 func daysFromCivil(y, m, d int) int {
+	mp := m - 3 // months since March
 	if m <= 2 {
 		y--
+		mp = m + 9
 	}
-	era := y / 400
-	if y < 0 && y%400 != 0 { // floored: a year before Christ
-		era--
+	// The 400-year era is floored, for a year before Christ too; the
+	// rest is unsigned, which divides by a constant in fewer steps.
+	var era int
+	if y >= 0 {
+		era = int(uint(y) / 400)
+	} else {
+		era = (y - 399) / 400
 	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
+	yoe := uint(y - era*400)
+	doy := (153*uint(mp)+2)/5 + uint(d) - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
+	return era*146097 + int(doe) - 719468
 }
