@@ -239,6 +239,44 @@ func TestParquetCloseAfterBadValue(t *testing.T) {
 	checkNoGoroutines(t, before)
 }
 
+// TestParquetRefusedRow checks that a row refused for a bad value in
+// any column leaves none of its values in the batch being gathered: the
+// values parsed before the bad one are dropped again.
+func TestParquetRefusedRow(t *testing.T) {
+	good := typedRows()
+	for col, bad := range []string{"x", "", "", "1.234", "2024-02-30", "24:00", "2024-01-01 10:00:00", "x", "x"} {
+		if bad == "" {
+			continue // a text column takes any value
+		}
+		e, err := newParquet(io.Discard, typedColumns, ParquetRowGroupRows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range good {
+			if err := e.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := slices.Clone(e.cur.cols)
+		row := slices.Clone(good[3]) // no NULLs
+		row[col] = []byte(bad)
+		if err := e.Encode(row); !errors.Is(err, ErrValue) {
+			t.Fatalf("column %s: Encode: %v, want ErrValue", typedColumns[col].Name, err)
+		}
+		for i, c := range e.cur.cols {
+			w := want[i]
+			if len(c.i64) != len(w.i64) || len(c.i32) != len(w.i32) || len(c.text) != len(w.text) || len(c.ends) != len(w.ends) {
+				t.Errorf("bad column %s: column %s holds %d, %d, %d, %d values, bytes, ends; want %d, %d, %d, %d",
+					typedColumns[col].Name, typedColumns[i].Name, len(c.i64), len(c.i32), len(c.text), len(c.ends), len(w.i64), len(w.i32), len(w.text), len(w.ends))
+			}
+		}
+		if got := e.cur.rows; got != len(good) {
+			t.Errorf("bad column %s: %d rows in the batch, want %d", typedColumns[col].Name, got, len(good))
+		}
+		e.Close()
+	}
+}
+
 // TestParquetPartsRowGroups reads back a file read in two parts, each of
 // more rows than a row group: the first encoder ends its own short row
 // group before the part's, and the footer numbers every row group in
