@@ -79,11 +79,15 @@ type parquetBatch struct {
 // are copied, since Encode does not retain them, into text end to end; the
 // writing goroutine cuts them out again at ends.
 type parquetColumn struct {
-	defs []int16
-	i64  []int64
-	i32  []int32
-	text []byte // the text values, end to end
-	ends []int  // where each text value ends in text
+	// The column's kind and whether an empty value is NULL (see
+	// isNull), kept here so that Encode reads one struct per value.
+	kind      Kind
+	emptyNull bool
+	defs      []int16
+	i64       []int64
+	i32       []int32
+	text      []byte // the text values, end to end
+	ends      []int  // where each text value ends in text
 }
 
 func (b *parquetBatch) reset() {
@@ -258,16 +262,16 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 		reply:     make(chan error, 1),
 		done:      make(chan struct{}),
 	}
-	e.cur = newParquetBatch(len(cols))
-	e.free <- newParquetBatch(len(cols))
+	e.cur = newParquetBatch(cols)
+	e.free <- newParquetBatch(cols)
 	go pw.run(e.jobs, e.free, e.reply, e.done)
 	return e, nil
 }
 
-func newParquetBatch(ncols int) *parquetBatch {
-	b := &parquetBatch{cols: make([]parquetColumn, ncols)}
-	for i := range b.cols {
-		b.cols[i].defs = make([]int16, parquetBatchRows)
+func newParquetBatch(cols []Column) *parquetBatch {
+	b := &parquetBatch{cols: make([]parquetColumn, len(cols))}
+	for i, c := range cols {
+		b.cols[i] = parquetColumn{kind: c.Kind, emptyNull: isNull([]byte{}, c.Kind, c.Nullable), defs: make([]int16, parquetBatchRows)}
 	}
 	return b
 }
@@ -291,11 +295,11 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 	// goes in once the value is in, so a bad value leaves the columns
 	// before it to drop.
 	b, r := e.cur, e.cur.rows
-	cols := e.row.cols
+	cols := b.cols[:len(row)]
 	for i, v := range row {
-		c := &b.cols[i]
-		k := cols[i].Kind
-		if isNull(v, k, cols[i].Nullable) {
+		c := &cols[i]
+		k := c.kind
+		if len(v) == 0 && (v == nil || c.emptyNull) { // isNull
 			c.defs[r] = 0
 			continue
 		}
@@ -349,7 +353,7 @@ func (e *parquetEncoder) refuse(i int, v []byte) error {
 		if c.defs[b.rows] == 0 {
 			continue
 		}
-		switch e.row.cols[j].Kind {
+		switch c.kind {
 		case Text:
 			c.ends = c.ends[:len(c.ends)-1]
 			end := 0
