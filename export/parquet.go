@@ -27,6 +27,10 @@ const parquetPageBytes = 128 << 10
 // hands them to the writing goroutine.
 const parquetBatchRows = 1024
 
+// parquetBatchTextBytes is the room a batch first makes for a text
+// column's values.
+const parquetBatchTextBytes = 16 * parquetBatchRows
+
 // parquetEncoder writes a Parquet file through arrow-go's column writers,
 // in two goroutines. The caller's parses rows into typed values and
 // gathers them column by column in batches; a writing goroutine, started
@@ -268,10 +272,22 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	return e, nil
 }
 
+// newParquetBatch returns a batch for rows of cols, with room for the
+// values of parquetBatchRows rows but for text, which grows as it needs.
 func newParquetBatch(cols []Column) *parquetBatch {
 	b := &parquetBatch{cols: make([]parquetColumn, len(cols))}
 	for i, c := range cols {
-		b.cols[i] = parquetColumn{kind: c.Kind, emptyNull: isNull([]byte{}, c.Kind, c.Nullable), defs: make([]int16, parquetBatchRows)}
+		pc := parquetColumn{kind: c.Kind, emptyNull: isNull([]byte{}, c.Kind, c.Nullable), defs: make([]int16, parquetBatchRows)}
+		switch c.Kind {
+		case Text:
+			pc.ends = make([]int, 0, parquetBatchRows)
+			pc.text = make([]byte, 0, parquetBatchTextBytes)
+		case Date:
+			pc.i32 = make([]int32, 0, parquetBatchRows)
+		default:
+			pc.i64 = make([]int64, 0, parquetBatchRows)
+		}
+		b.cols[i] = pc
 	}
 	return b
 }
