@@ -39,6 +39,7 @@ func TestParseValue(t *testing.T) {
 	}{
 		{Date, "010000-01-01"}, {Date, "10000-01-01 BC"}, {Date, "12345678-01-01"},
 		{Timestamp, "294248-01-01 00:00:00"}, {Text, "x"}, {Decimal, "NaN"},
+		{Date, ""}, {Date, " BC"}, {Timestamp, ""}, {Integer, ""}, {Decimal, ""},
 	} {
 		if got, ok := ParseValue(tc.kind, []byte(tc.text)); ok {
 			t.Errorf("ParseValue(%s, %q) = %d, want false", tc.kind, tc.text, got)
