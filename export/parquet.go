@@ -307,15 +307,16 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 		e.err = err
 		return err
 	}
-	// Each value is parsed straight into its column; a definition level
-	// goes in once the value is in, so a bad value leaves the columns
-	// before it to drop.
+	// Each value is read straight into its column; a definition level
+	// goes in once the value is in, so that at a bad value refuse knows
+	// which of the row's values, those before it, to drop.
 	b, r := e.cur, e.cur.rows
 	cols := b.cols[:len(row)]
 	for i, v := range row {
 		c := &cols[i]
 		k := c.kind
-		if len(v) == 0 && (v == nil || c.emptyNull) { // isNull
+		// isNull, with its answer for an empty value worked out in advance.
+		if len(v) == 0 && (v == nil || c.emptyNull) {
 			c.defs[r] = 0
 			continue
 		}

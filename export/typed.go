@@ -33,11 +33,11 @@ type typedValue struct {
 	n int64
 }
 
-// typedRow parses rows of text values into typed values, for an encoder
-// that keeps none of a row unless all of it parses, so that a bad value
-// leaves nothing behind. The Arrow encoder parses the whole row with
-// parse before it keeps any of it; the Parquet encoder parses each value
-// with begin and value as it gathers it, and drops the row's values
+// typedRow reads rows of text (or binary) values into typed values, for
+// an encoder that keeps none of a row unless all of it reads, so that a
+// bad value leaves nothing behind. The Arrow encoder reads the whole row
+// with parse before it keeps any of it; the Parquet encoder reads each
+// value with begin and value as it gathers it, and drops the row's values
 // gathered before a bad one.
 type typedRow struct {
 	format string // for errors: "parquet", "arrow"
