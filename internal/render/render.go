@@ -250,6 +250,9 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 	if len(raw) != len(r.fields) {
 		return nil, fmt.Errorf("render: %d values for %d fields", len(raw), len(r.fields))
 	}
+	if r.typed && !r.typedText {
+		return r.renderTyped(raw)
+	}
 	r.buf = r.buf[:0]
 	copied := false
 	for i, v := range raw {
@@ -396,6 +399,45 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			return nil, err
 		}
 	}
+	return r.out, nil
+}
+
+// renderTyped is Render for Typed when every typed column is read in
+// binary: text and pass-through fields as they came (jsonb without its
+// version byte), the others' binary values written into buf, which holds
+// 8 bytes for each field, so that it never moves.
+func (r *Row) renderTyped(raw [][]byte) ([][]byte, error) {
+	if cap(r.buf) < 8*len(raw) {
+		r.buf = make([]byte, 0, 8*len(raw))
+	}
+	b := r.buf[:0]
+	for i, v := range raw {
+		f := &r.fields[i]
+		switch {
+		case v == nil:
+			r.out[i] = r.null(f)
+		case f.op == opText:
+			r.out[i] = v
+		case f.op == opJSONB:
+			if len(v) == 0 || v[0] != 1 {
+				return nil, r.bad(f, v, "jsonb in binary format must start with version 1")
+			}
+			r.out[i] = v[1:]
+		default:
+			n, null, err := typedValue(f, v)
+			if err != nil {
+				return nil, r.bad(f, v, err.Error())
+			}
+			if null {
+				r.out[i] = r.null(f)
+				continue
+			}
+			s := len(b)
+			b = export.AppendValue(b, f.kind, n)
+			r.out[i] = b[s:len(b):len(b)]
+		}
+	}
+	r.buf = b
 	return r.out, nil
 }
 
