@@ -105,11 +105,13 @@ var sqlCases = []sqlCase{
 // A way pgx reads a result: the default (binary for every type that has a
 // binary format; asked for explicitly so that text types are read in binary
 // too), and the two text modes used behind PgBouncer.
-var readModes = []struct {
+type readMode struct {
 	name   string
 	args   []any // the query's options, before its arguments
 	binary bool
-}{
+}
+
+var readModes = []readMode{
 	{"binary", []any{pgx.QueryExecModeCacheStatement, pgx.QueryResultFormats{1, 0, 0, 0}}, true},
 	{"exec", []any{pgx.QueryExecModeExec}, false},
 	{"simple", []any{pgx.QueryExecModeSimpleProtocol}, false},
@@ -129,6 +131,14 @@ func TestRenderMatchesSQL(t *testing.T) {
 // matchesSQL runs checkMatchesSQL on every case under each session time
 // zone and way of reading.
 func matchesSQL(t *testing.T, cases []sqlCase, era bool) {
+	eachReading(t, cases, func(t *testing.T, conn *pgx.Conn, m readMode, c sqlCase) {
+		checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, era)
+	})
+}
+
+// eachReading runs check, in a subtest, on every case under each session
+// time zone and way of reading, on one connection.
+func eachReading(t *testing.T, cases []sqlCase, check func(t *testing.T, conn *pgx.Conn, m readMode, c sqlCase)) {
 	pool := pgtest.New(t)
 	ctx := context.Background()
 	conn := acquire(t, pool)
@@ -138,9 +148,7 @@ func matchesSQL(t *testing.T, cases []sqlCase, era bool) {
 		}
 		for _, m := range readModes {
 			for _, c := range cases {
-				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
-					checkMatchesSQL(t, conn, m.args, m.binary, c.kind, c.values, c.expr, era)
-				})
+				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) { check(t, conn, m, c) })
 			}
 		}
 	}
@@ -470,24 +478,15 @@ func TestRenderPassThrough(t *testing.T) {
 // text KeepEra writes, and refuses it exactly when that text is refused or
 // does not parse: the typed formats get the same values by either path.
 func TestRenderTyped(t *testing.T) {
-	pool := pgtest.New(t)
-	ctx := context.Background()
-	conn := acquire(t, pool)
-	for _, tz := range timeZones {
-		if _, err := conn.Exec(ctx, "SET TimeZone = '"+tz+"'"); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range readModes {
-			for _, c := range sqlCases {
-				if c.kind == export.Text {
-					continue
-				}
-				t.Run(tz+"/"+m.name+"/"+c.name, func(t *testing.T) {
-					checkTyped(t, conn, m.args, c)
-				})
-			}
+	var typed []sqlCase
+	for _, c := range sqlCases {
+		if c.kind != export.Text {
+			typed = append(typed, c)
 		}
 	}
+	eachReading(t, typed, func(t *testing.T, conn *pgx.Conn, m readMode, c sqlCase) {
+		checkTyped(t, conn, m.args, c)
+	})
 }
 
 func checkTyped(t *testing.T, conn *pgx.Conn, opts []any, c sqlCase) {
