@@ -126,6 +126,8 @@ func TestODataFilterMatchesGo(t *testing.T) {
 
 // TestODataOrderByPages follows next links under several orders and page
 // sizes: every row once, in the order asked for, nulls first ascending.
+// Pages of 100 rows by costo_servicio often hold the last rows of one cost
+// and the first of the next, which are read each cost apart.
 func TestODataOrderByPages(t *testing.T) {
 	t.Parallel() // on a database of its own
 	ts := newServer(t, pgtest.SmallSeeded(t))
@@ -134,7 +136,7 @@ func TestODataOrderByPages(t *testing.T) {
 	// pages are found from their first sort values, small pages most often
 	// among equal costs.
 	for _, order := range []string{"costo_servicio desc", "costo_servicio", "task_end_date", "task_status desc,execution_date", "client_email,row_id desc"} {
-		for _, size := range []int{1, 7, 1000} {
+		for _, size := range []int{1, 7, 100, 1000} {
 			if size < 1000 && order != "task_end_date" && order != "costo_servicio desc" {
 				continue // small pages under two orders keep the test short
 			}
@@ -142,7 +144,7 @@ func TestODataOrderByPages(t *testing.T) {
 				target := "/odata/GeneralReport?$select=row_id,costo_servicio,task_end_date,task_status,execution_date,client_email&$orderby=" +
 					url.QueryEscape(order)
 				want := len(all)
-				if size < 1000 { // small pages for the first rows only
+				if size < 100 { // small pages for the first rows only
 					want = size * 40
 					target += "&$top=" + strconv.Itoa(want)
 				}

@@ -141,9 +141,23 @@ type Query struct {
 	after []string // the position's conditions, after where
 	// wide says the page's rows span several values of its first sort
 	// value (see bounded): reading them is sorting them
-	wide   bool
-	args   []any
-	nWhere int // args of the conditions, before the position's
+	wide bool
+	// split, for a wide page of a few sort values (see bounded), holds
+	// each value and how many of the page's rows have it, in the page's
+	// order; splitArgs is how many of args its conditions use (those
+	// before the bound's).
+	split      []splitValue
+	splitArgs  int
+	splitFloor bool // the first value is the position's: from AfterFloor
+	args       []any
+	nWhere     int // args of the conditions, before the position's
+}
+
+// splitValue is one of the first sort values of a wide page, and its rows
+// in the page.
+type splitValue struct {
+	value any
+	rows  int64
 }
 
 // All returns the query for every row of the dataset, in its order: what a

@@ -304,6 +304,9 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 		aggOrder = append(aggOrder, "p.k"+strconv.Itoa(i))
 	}
 	sql, args := q.typedSelect(d, sel, order)
+	if q.split != nil {
+		sql, args = q.splitSelect(d, sel, order)
+	}
 	arrays, err := pageKeys(snap, sql, args, len(d.Keys), cols, aggOrder)
 	if err != nil {
 		return Statement{}, fmt.Errorf("sorted keys: %w", err)
@@ -312,6 +315,38 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 		return Statement{}, nil
 	}
 	return keyRows(d, q, arrays, true), nil
+}
+
+// splitSelect is typedSelect for a wide page of a few sort values
+// (q.split): the rows of each value apart, each read in the order the
+// rest of q's order gives among them (as a page of one value is), rather
+// than every row of the values between the first and the last sorted
+// together. The page's rows of its first value are those after the
+// position and q.Skip of them, from q.AfterFloor when that value is the
+// position's; of each later value, its first, which are after the
+// position by their value alone.
+func (q *Query) splitSelect(d *Dataset, list, order []string) (string, []any) {
+	e := q.Sort[0].Expr
+	args := slices.Clip(q.args[:q.splitArgs])
+	var branches []string
+	for i, sv := range q.split {
+		args = append(args, sv.value)
+		conds := slices.Clip(q.where)
+		if i == 0 {
+			conds = append(conds, q.after[:len(q.after)-1]...) // the position's, not the bound
+			if q.splitFloor {
+				conds = append(conds, q.AfterFloor)
+			}
+		}
+		conds = append(conds, e+" = $"+strconv.Itoa(len(args)))
+		b := "(SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t WHERE " + strings.Join(conds, " AND ") +
+			" ORDER BY " + strings.Join(order, ", ")
+		if i == 0 && q.Skip > 0 {
+			b += " OFFSET " + strconv.FormatInt(q.Skip, 10)
+		}
+		branches = append(branches, b+" LIMIT "+strconv.FormatInt(sv.rows, 10)+")")
+	}
+	return strings.Join(branches, " UNION ALL "), args
 }
 
 // Parts says how [Store.OpenParts] may split a whole export.
@@ -564,8 +599,8 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	if q.AfterValue != "" {
 		same = "coalesce(min(v) = " + q.AfterValue + " AND max(v) = " + q.AfterValue + ", false)"
 	}
-	sql = "SELECT count(*), count(v), min(v), max(v), min(v) = max(v), " + same + " FROM (" + sql + " ORDER BY 1" + dir +
-		" OFFSET " + p(1) + " LIMIT " + p(2) + ") page"
+	page := sql + " ORDER BY 1" + dir + " OFFSET " + p(1) + " LIMIT " + p(2) // the page's values, v
+	sql = "SELECT count(*), count(v), min(v), max(v), min(v) = max(v), " + same + " FROM (" + page + ") page"
 	var rows, values int64
 	var least, greatest any
 	var one *bool
@@ -586,6 +621,14 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 		cond = e + " BETWEEN " + p(1) + " AND " + p(2)
 		q.args = append(slices.Clip(q.args), least, greatest)
 		q.wide = true
+		if values == rows {
+			split, atPosition, err := splitValues(snap, page, dir, q.AfterValue, q.args[:n], q.Skip, q.Limit)
+			if err != nil {
+				return q, err
+			}
+			q.split, q.splitArgs = split, n
+			q.splitFloor = atPosition && q.AfterFloor != ""
+		}
 	}
 	if values > 0 && values < rows { // and nulls
 		cond = "(" + cond + " OR " + e + " IS NULL)"
@@ -627,6 +670,48 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	}
 	q.after = append(slices.Clip(q.after), cond)
 	return q, nil
+}
+
+// maxSplit is the most sort values a wide page is read in, each value's
+// rows apart (see sortedKeys).
+const maxSplit = 4
+
+// splitValues returns the first sort values of a wide page whose values
+// are page's, v, in order dir, and how many rows have each, in the page's
+// order; nil for more than maxSplit values. atPosition says that the
+// first is the position's value, after (an expression of args; none when
+// empty).
+func splitValues(snap *postgres.Snapshot, page, dir, after string, args []any, skip, limit int64) (split []splitValue, atPosition bool, err error) {
+	var elems []string
+	values := make([]any, maxSplit+1)
+	counts := make([]*int64, maxSplit+1)
+	var dest []any
+	for i := range values {
+		elems = append(elems, "(array_agg(v ORDER BY v"+dir+"))["+strconv.Itoa(i+1)+"]")
+		dest = append(dest, &values[i])
+	}
+	for i := range counts {
+		elems = append(elems, "(array_agg(c ORDER BY v"+dir+"))["+strconv.Itoa(i+1)+"]")
+		dest = append(dest, &counts[i])
+	}
+	if after == "" {
+		after = "NULL"
+	}
+	elems = append(elems, "coalesce((array_agg(v ORDER BY v"+dir+"))[1] = "+after+", false)")
+	dest = append(dest, &atPosition)
+	sql := "SELECT " + strings.Join(elems, ", ") + " FROM (SELECT v, count(*) AS c FROM (" + page + ") p GROUP BY v) g"
+	if err := snap.QueryRow(sql, append(slices.Clip(args), skip, limit), dest...); err != nil {
+		return nil, false, fmt.Errorf("bound: values: %w", err)
+	}
+	if counts[maxSplit] != nil {
+		return nil, false, nil
+	}
+	for i, c := range counts {
+		if c != nil {
+			split = append(split, splitValue{value: values[i], rows: *c})
+		}
+	}
+	return split, atPosition, nil
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
