@@ -222,10 +222,10 @@ func (f Format) Attachment() bool { return f == CSV || f == XLSX || f == Parquet
 // (XLSX, Parquet), so that compressing it again does not pay.
 func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 
-// Typed reports whether f writes typed values (dates as dates), parsed from
-// each value's text: Parquet and Arrow. Their encoders need the era of a
-// date before Christ, which the API's text leaves out: a row's values end
-// with " BC" then (see dataset.Query.Era).
+// Typed reports whether f writes typed values (dates as dates): Parquet
+// and Arrow. Their encoders take a row's values in binary (see
+// [Options].Binary and dataset.Query.Typed) or parse them from text (see
+// [ParseValue]).
 func (f Format) Typed() bool { return f == Parquet || f == Arrow }
 
 // MediaType returns the Content-Type of output in format f with CSV

@@ -56,7 +56,6 @@ type parquetEncoder struct {
 	groupRows int
 	ended     int64 // row groups handed off whole to the writing goroutine
 	encoded   int64 // rows encoded, a continuation's own, the first encoder's with those joined
-	first     int64 // a continuation's first row, counted from 0
 
 	parts  []*metadata.FileMetaData // the joined continuations' row groups, placed in the body
 	joined bool                     // a continuation was joined: no more rows of its own

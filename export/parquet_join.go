@@ -39,7 +39,6 @@ func newParquetContinuation(w io.Writer, cols []Column, first int64) (*parquetEn
 	}
 	e.part = &frames{w: w}
 	e.part.frame(frameBegin, uint64(first))
-	e.first = first
 	return e, nil
 }
 

@@ -221,9 +221,9 @@ func parseDecimal(v []byte) (int64, bool) {
 	return n, true
 }
 
-// cutEra returns a date's or timestamp's text without the " BC" that the
-// rows of typed formats carry after one before Christ ([Format.Typed]),
-// and whether it had one.
+// cutEra returns a date's or timestamp's text without the " BC" that
+// ends one before Christ in the text [ParseValue] reads, and whether it
+// had one.
 func cutEra(v []byte) ([]byte, bool) {
 	if n := len(v); n >= 3 && v[n-1] == 'C' && v[n-2] == 'B' && v[n-3] == ' ' {
 		return v[:n-3], true
