@@ -235,7 +235,7 @@ func (r *Row) KeepEra() { r.era = true }
 func (r *Row) Typed() {
 	r.typed, r.era = true, true
 	for _, f := range r.fields {
-		r.typedText = r.typedText || (f.kind != export.Text && !binaryOps[f.op])
+		r.typedText = r.typedText || typedFromText(&f)
 	}
 }
 
@@ -262,7 +262,7 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			r.out[i] = r.null(f)
 			continue
 		}
-		if r.typed && f.kind != export.Text && binaryOps[f.op] {
+		if r.typed && f.kind != export.Text && binaryOp(f.op) {
 			s := len(r.buf)
 			n, null, err := typedValue(f, v)
 			switch {
@@ -441,29 +441,32 @@ func (r *Row) renderTyped(raw [][]byte) ([][]byte, error) {
 	return r.out, nil
 }
 
+// typedFromText reports whether f is a typed column read in text format,
+// whose text Typed parses.
+func typedFromText(f *field) bool { return f.kind != export.Text && !binaryOp(f.op) }
+
 // typeText replaces the text Render wrote of the typed columns read in
-// text format by their binary values (see Typed).
+// text format by their binary values (see Typed), written into tbuf,
+// which holds 8 bytes for each field, so that it never moves.
 func (r *Row) typeText() error {
-	r.tbuf = r.tbuf[:0]
+	if cap(r.tbuf) < 8*len(r.fields) {
+		r.tbuf = make([]byte, 0, 8*len(r.fields))
+	}
+	b := r.tbuf[:0]
 	for i := range r.fields {
 		f := &r.fields[i]
-		if f.kind == export.Text || binaryOps[f.op] || len(r.out[i]) == 0 {
+		if !typedFromText(f) || len(r.out[i]) == 0 {
 			continue
 		}
 		n, ok := export.ParseValue(f.kind, r.out[i])
 		if !ok {
 			return r.bad(f, r.out[i], "not a value the typed formats hold")
 		}
-		r.start[i] = len(r.tbuf)
-		r.tbuf = export.AppendValue(r.tbuf, f.kind, n)
-		r.end[i] = len(r.tbuf)
+		s := len(b)
+		b = export.AppendValue(b, f.kind, n)
+		r.out[i] = b[s:len(b):len(b)]
 	}
-	for i := range r.fields {
-		f := &r.fields[i]
-		if f.kind != export.Text && !binaryOps[f.op] && len(r.out[i]) > 0 {
-			r.out[i] = r.tbuf[r.start[i]:r.end[i]:r.end[i]]
-		}
-	}
+	r.tbuf = b
 	return nil
 }
 
@@ -570,14 +573,9 @@ const (
 // ndigits, weight, sign and dscale (16 bits each), then ndigits base-10000
 // digits, the first weighing 10000^weight.
 func appendNumeric(b, v []byte) ([]byte, error) {
-	if len(v) < 8 {
-		return b, errLength(8, len(v))
-	}
-	n := int(binary.BigEndian.Uint16(v))
-	weight := int(int16(binary.BigEndian.Uint16(v[2:])))
-	sign := binary.BigEndian.Uint16(v[4:])
-	if len(v) != 8+2*n {
-		return b, fmt.Errorf("binary numeric of %d bytes for %d digits, want %d", len(v), n, 8+2*n)
+	n, weight, sign, err := numericHeader(v)
+	if err != nil {
+		return b, err
 	}
 	switch sign {
 	case numericNaN:
@@ -686,24 +684,49 @@ var firstADDay = int32(daysFromCivil(1, 1, 1) - epochDays)
 
 var errToChar = errors.New("date out of range for to_char (past 294276-12-31, as PostgreSQL's to_char refuses it)")
 
+// numericHeader reads the header of numeric x in binary format, ndigits,
+// weight and sign (16 bits each, then dscale), and checks that x holds
+// its digits, base-10000 in 16 bits each; the caller reads the sign word.
+func numericHeader(v []byte) (n, weight int, sign uint16, err error) {
+	if len(v) < 8 {
+		return 0, 0, 0, errLength(8, len(v))
+	}
+	n = int(binary.BigEndian.Uint16(v))
+	weight = int(int16(binary.BigEndian.Uint16(v[2:])))
+	sign = binary.BigEndian.Uint16(v[4:])
+	if len(v) != 8+2*n {
+		return 0, 0, 0, fmt.Errorf("binary numeric of %d bytes for %d digits, want %d", len(v), n, 8+2*n)
+	}
+	return n, weight, sign, nil
+}
+
 // appendDate appends to_char(d, 'YYYY-MM-DD') of date d in binary format
 // (days since 2000-01-01); null when d is infinite, as to_char's NULL.
-// to_char reads a date as a timestamp, so a date past a timestamp's last
-// day is an error, as it is in PostgreSQL.
 func appendDate(b, v []byte) ([]byte, bool, error) {
-	if len(v) != 4 {
-		return b, false, errLength(4, len(v))
-	}
-	d := int64(int32(binary.BigEndian.Uint32(v)))
-	switch {
-	case d == dateInf || d == dateNegInf:
-		return b, true, nil
-	case d < minDay || d >= endDay:
-		return b, false, errors.New("binary date out of PostgreSQL's range")
-	case d >= endStampDay:
-		return b, false, errToChar
+	d, null, err := binaryDate(v)
+	if err != nil || null {
+		return b, null, err
 	}
 	return appendCivil(b, d+epochDays), false, nil
+}
+
+// binaryDate returns date d in binary format, in days since 2000-01-01;
+// null when d is infinite. to_char reads a date as a timestamp, so a date
+// past a timestamp's last day is an error, as it is in PostgreSQL.
+func binaryDate(v []byte) (d int64, null bool, err error) {
+	if len(v) != 4 {
+		return 0, false, errLength(4, len(v))
+	}
+	d = int64(int32(binary.BigEndian.Uint32(v)))
+	switch {
+	case d == dateInf || d == dateNegInf:
+		return 0, true, nil
+	case d < minDay || d >= endDay:
+		return 0, false, errors.New("binary date out of PostgreSQL's range")
+	case d >= endStampDay:
+		return 0, false, errToChar
+	}
+	return d, false, nil
 }
 
 // appendTimestamp appends to_char(x, 'YYYY-MM-DD HH24:MI:SS') of timestamp
@@ -712,17 +735,27 @@ func appendDate(b, v []byte) ([]byte, bool, error) {
 // to_char(x AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'. An
 // infinite one is null.
 func appendTimestamp(b, v []byte, tz bool) ([]byte, bool, error) {
-	if len(v) != 8 {
-		return b, false, errLength(8, len(v))
-	}
-	us := int64(binary.BigEndian.Uint64(v))
-	switch {
-	case us == stampInf || us == stampNegInf:
-		return b, true, nil
-	case us < minStamp || us >= endStamp:
-		return b, false, errors.New("binary timestamp out of PostgreSQL's range")
+	us, null, err := binaryStamp(v)
+	if err != nil || null {
+		return b, null, err
 	}
 	return appendStamp(b, us, tz), false, nil
+}
+
+// binaryStamp returns timestamp x in binary format, in microseconds since
+// 2000-01-01 00:00:00; null when x is infinite.
+func binaryStamp(v []byte) (us int64, null bool, err error) {
+	if len(v) != 8 {
+		return 0, false, errLength(8, len(v))
+	}
+	us = int64(binary.BigEndian.Uint64(v))
+	switch {
+	case us == stampInf || us == stampNegInf:
+		return 0, true, nil
+	case us < minStamp || us >= endStamp:
+		return 0, false, errors.New("binary timestamp out of PostgreSQL's range")
+	}
+	return us, false, nil
 }
 
 // appendStamp appends us, microseconds since 2000-01-01 00:00:00 within

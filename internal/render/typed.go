@@ -9,10 +9,15 @@ import (
 	"github.com/informe/informe/export"
 )
 
-// binaryOps are the ops of typed values read in binary format, which
-// Typed converts without writing their text.
-var binaryOps = [...]bool{opInt2: true, opInt4: true, opInt8: true, opNumeric: true,
-	opDate: true, opTimestamp: true, opTimestamptz: true, opTimestamptzText: false}
+// binaryOp reports whether o reads a typed value in binary format, which
+// Typed converts without writing its text.
+func binaryOp(o op) bool {
+	switch o {
+	case opInt2, opInt4, opInt8, opNumeric, opDate, opTimestamp, opTimestamptz:
+		return true
+	}
+	return false
+}
 
 // The largest whole part of a Decimal the typed formats hold, and its
 // scale's factor.
@@ -56,29 +61,15 @@ func typedValue(f *field, v []byte) (n int64, null bool, err error) {
 		n, err = numericScaled(v)
 		return n, false, err
 	case opDate:
-		if len(v) != 4 {
-			return 0, false, errLength(4, len(v))
-		}
-		d := int64(int32(binary.BigEndian.Uint32(v)))
-		switch {
-		case d == dateInf || d == dateNegInf:
-			return 0, true, nil
-		case d < minDay || d >= endDay:
-			return 0, false, errors.New("binary date out of PostgreSQL's range")
-		case d >= endStampDay:
-			return 0, false, errToChar // as the API's text refuses it
+		d, null, err := binaryDate(v) // past to_char's range, as the API's text refuses it
+		if err != nil || null {
+			return 0, null, err
 		}
 		return d + epochDays, false, nil
 	case opTimestamp, opTimestamptz:
-		if len(v) != 8 {
-			return 0, false, errLength(8, len(v))
-		}
-		us := int64(binary.BigEndian.Uint64(v))
-		switch {
-		case us == stampInf || us == stampNegInf:
-			return 0, true, nil
-		case us < minStamp || us >= endStamp:
-			return 0, false, errors.New("binary timestamp out of PostgreSQL's range")
+		us, null, err := binaryStamp(v)
+		if err != nil || null {
+			return 0, null, err
 		}
 		if us > math.MaxInt64-epochDays*usPerDay {
 			return 0, false, errStampRange
@@ -101,14 +92,9 @@ var errDecimal = fmt.Errorf("a decimal of more than %d digits, %d after the poin
 // 10^export.DecimalScale, exactly: an error for NaN, an infinity, more
 // decimals or more whole digits than the typed formats hold.
 func numericScaled(v []byte) (int64, error) {
-	if len(v) < 8 {
-		return 0, errLength(8, len(v))
-	}
-	n := int(binary.BigEndian.Uint16(v))
-	weight := int(int16(binary.BigEndian.Uint16(v[2:])))
-	sign := binary.BigEndian.Uint16(v[4:])
-	if len(v) != 8+2*n {
-		return 0, fmt.Errorf("binary numeric of %d bytes for %d digits, want %d", len(v), n, 8+2*n)
+	n, weight, sign, err := numericHeader(v)
+	if err != nil {
+		return 0, err
 	}
 	switch sign {
 	case numericNaN, numericPInf, numericNInf:
