@@ -339,8 +339,7 @@ func (q *Query) splitSelect(d *Dataset, list, order []string) (string, []any) {
 			}
 		}
 		conds = append(conds, e+" = $"+strconv.Itoa(len(args)))
-		b := "(SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t WHERE " + strings.Join(conds, " AND ") +
-			" ORDER BY " + strings.Join(order, ", ")
+		b := "(" + fromTyped(d, strings.Join(list, ", "), conds) + " ORDER BY " + strings.Join(order, ", ")
 		if i == 0 && q.Skip > 0 {
 			b += " OFFSET " + strconv.FormatInt(q.Skip, 10)
 		}
@@ -539,13 +538,18 @@ func typed(d *Dataset, q *Query) Statement {
 // under q's conditions and position, in order, within q's window (see
 // Window), and its arguments.
 func (q *Query) typedSelect(d *Dataset, list, order []string) (string, []any) {
-	args := slices.Clip(q.args)
-	conds := append(slices.Clip(q.where), q.after...)
-	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + ident(d.Typed) + " t"
+	sql := fromTyped(d, strings.Join(list, ", "), append(slices.Clip(q.where), q.after...))
+	return q.Window(sql+" ORDER BY "+strings.Join(order, ", "), slices.Clip(q.args))
+}
+
+// fromTyped returns the SELECT of list from d's typed view aliased t, under
+// conds.
+func fromTyped(d *Dataset, list string, conds []string) string {
+	sql := "SELECT " + list + " FROM " + ident(d.Typed) + " t"
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")
 	}
-	return q.Window(sql+" ORDER BY "+strings.Join(order, ", "), args)
+	return sql
 }
 
 // direction is s's order in SQL: ascending with NULLs first, or
@@ -591,10 +595,7 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 	conds := append(slices.Clip(q.where), q.after...)
 	n := len(q.args)
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
-	sql := "SELECT " + e + " AS v FROM " + ident(d.Typed) + " t"
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
+	sql := fromTyped(d, e+" AS v", conds)
 	same := "false"
 	if q.AfterValue != "" {
 		same = "coalesce(min(v) = " + q.AfterValue + " AND max(v) = " + q.AfterValue + ", false)"
@@ -660,7 +661,7 @@ func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
 			if strings.Contains(before, p(1)) {
 				args = append(args, first)
 			}
-			sql := "SELECT count(*) FROM " + ident(d.Typed) + " t WHERE " + strings.Join(append(slices.Clip(conds), before), " AND ")
+			sql := fromTyped(d, "count(*)", append(slices.Clip(conds), before))
 			var skipped int64
 			if err := snap.QueryRow(sql, args, &skipped); err != nil {
 				return q, fmt.Errorf("bound: skipped: %w", err)
