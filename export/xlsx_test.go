@@ -257,18 +257,26 @@ func partXML(t *testing.T, b []byte, name string) string {
 	return string(x)
 }
 
-func TestXLSXEmptyAndUsers(t *testing.T) {
+// usersWorkbook returns userRows encoded as a workbook whose sheet is
+// named users, and the workbook opened by excelize.
+func usersWorkbook(t *testing.T) ([]byte, *excelize.File) {
+	t.Helper()
 	var buf bytes.Buffer
 	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users", Rows: int64(len(userRows()))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	encodeAll(t, e, userRows())
-	f, err := excelize.OpenReader(&buf)
+	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return buf.Bytes(), f
+}
+
+func TestXLSXEmptyAndUsers(t *testing.T) {
+	_, f := usersWorkbook(t)
 	got, err := f.GetRows("users")
 	if err != nil {
 		t.Fatal(err)
@@ -278,8 +286,8 @@ func TestXLSXEmptyAndUsers(t *testing.T) {
 	}
 
 	// No rows: a header only, still a valid workbook; default sheet name.
-	buf.Reset()
-	e, err = NewXLSX(&buf, userColumns, XLSXOptions{Rows: 0})
+	var buf bytes.Buffer
+	e, err := NewXLSX(&buf, userColumns, XLSXOptions{Rows: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,17 +310,7 @@ func TestXLSXEmptyAndUsers(t *testing.T) {
 // every part's date in the zip is a valid one, 1980-01-01, the same in
 // every workbook.
 func TestXLSXProperties(t *testing.T) {
-	var buf bytes.Buffer
-	e, err := NewEncoder(&buf, XLSX, userColumns, Options{Sheet: "users", Rows: int64(len(userRows()))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	encodeAll(t, e, userRows())
-	f, err := excelize.OpenReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	workbook, f := usersWorkbook(t)
 	props, err := f.GetDocProps()
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +325,7 @@ func TestXLSXProperties(t *testing.T) {
 	if app.Application != "informe" {
 		t.Errorf("application %q, want informe", app.Application)
 	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	zr, err := zip.NewReader(bytes.NewReader(workbook), int64(len(workbook)))
 	if err != nil {
 		t.Fatal(err)
 	}
