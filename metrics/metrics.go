@@ -64,7 +64,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "informe_http_refusals_total",
-			Help: "Requests refused with 503, by reason: exports_busy (too many big responses), pool_busy (no database connection came free in time), http10_too_large (a body too large to hold for an HTTP/1.0 client).",
+			Help: "Requests refused with 503, by reason: exports_busy (too many big responses), pool_busy (no database connection came free in time, and the database answers), database_unavailable (the database failed, or did not answer, before the response's first byte), http10_too_large (a body too large to hold for an HTTP/1.0 client).",
 		}, []string{"reason"}),
 		spooled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "informe_spooled_responses_total",

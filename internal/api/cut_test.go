@@ -289,6 +289,18 @@ func TestSpoolDiskFull(t *testing.T) {
 	if !waitFor(2*time.Minute, func() bool { return len(spoolFiles(t, dir)) == readers }) {
 		t.Fatalf("spool files open on the full disk: %q, want %d", spoolFiles(t, dir), readers)
 	}
+	// The disk's failure is logged when it happens, while the responses
+	// wait for readers that read nothing, not when they end.
+	const diskFailed = "the spool's disk failed; the response waits for its client instead"
+	for i := range readers {
+		id := fmt.Sprintf("disk-full-%d", i)
+		if !waitFor(2*time.Minute, func() bool { return logLine(t, ts.Logs.String(), diskFailed, id) != nil }) {
+			t.Fatalf("request %s: its spool's disk failure was not logged while it waited:\n%s", id, ts.Logs.String())
+		}
+		if line := logLine(t, ts.Logs.String(), "request", id); line != nil {
+			t.Fatalf("request %s ended before its readers read: %v", id, line)
+		}
+	}
 	open.Do(func() { close(gate) })
 
 	t.Run("Readers", func(t *testing.T) {
@@ -302,7 +314,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	logs := ts.Logs.String()
 	for i := range readers {
 		id := fmt.Sprintf("disk-full-%d", i)
-		line := logLine(t, logs, "the spool's disk failed; the response waited for its client instead", id)
+		line := logLine(t, logs, diskFailed, id)
 		if line == nil || line["level"] != "WARN" {
 			t.Errorf("request %s: disk failure logged as %v, want a WARN line:\n%s", id, line, logs)
 		}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -51,14 +52,34 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // responseDest is the spool's destination: the response, with the write
-// deadlines and flushes of its connection.
+// deadlines and flushes of its connection. A write or flush that fails
+// failed on the client's connection: its error says so
+// ([failure.ErrClientGone]), which is how a cut is told as the client's
+// rather than the database's, whatever errno both may carry.
 type responseDest struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// disk hears that the spool's temporary file failed, when it does.
+	disk func(error)
 }
 
-func (d responseDest) Write(p []byte) (int, error)        { return d.w.Write(p) }
-func (d responseDest) Flush() error                       { return d.rc.Flush() }
+func (d responseDest) Write(p []byte) (int, error) {
+	n, err := d.w.Write(p)
+	return n, clientSide(err)
+}
+
+func (d responseDest) Flush() error { return clientSide(d.rc.Flush()) }
+
+func (d responseDest) DiskFailed(err error) { d.disk(err) }
+
+// clientSide marks err, of a write to the client's connection, as the
+// client's: [failure.ErrClientGone], keeping the cause.
+func clientSide(err error) error {
+	if err == nil || errors.Is(err, failure.ErrClientGone) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", failure.ErrClientGone, err)
+}
 func (d responseDest) SetWriteDeadline(t time.Time) error { return d.rc.SetWriteDeadline(t) }
 
 // socketDest is a responseDest whose TCP connection can be read: how much
@@ -74,15 +95,23 @@ func (d socketDest) Progress() (int64, error) { return d.conn.Acked() }
 var (
 	_ spool.Flusher        = responseDest{}
 	_ spool.WriteDeadliner = responseDest{}
+	_ spool.DiskReporter   = responseDest{}
 	_ spool.Roomer         = socketDest{}
 	_ spool.Progresser     = socketDest{}
 )
 
 // destination returns where c's body goes. Over HTTP/1.1 on TCP, bytes can
 // pass straight through; HTTP/2 multiplexes its streams over the
-// connection, so its bodies always go through the spool.
-func destination(c *gin.Context) io.Writer {
-	d := responseDest{c.Writer, http.NewResponseController(c.Writer)}
+// connection, so its bodies always go through the spool. A failure of the
+// spool's disk is logged when it happens: the response then holds its
+// connection and turn while it waits for its client, which an operator
+// must hear of before the response ends.
+func (s *Server) destination(c *gin.Context) io.Writer {
+	ctx, id := c.Request.Context(), state(c).id
+	d := responseDest{w: c.Writer, rc: http.NewResponseController(c.Writer), disk: func(err error) {
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "the spool's disk failed; the response waits for its client instead",
+			slog.String("request_id", id), loggedError(err))
+	}}
 	if conn, ok := c.Request.Context().Value(connKey{}).(*sockstat.Conn); ok && c.Request.ProtoMajor == 1 {
 		return socketDest{d, conn}
 	}
@@ -125,7 +154,7 @@ func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b b
 		h.Set("Content-Encoding", o.Coding.String())
 	}
 	c.Status(http.StatusOK)
-	res, err := delivery.Deliver(destination(c), b.encoding, o, cur, b.parts, delivery.Hooks{
+	res, err := delivery.Deliver(s.destination(c), b.encoding, o, cur, b.parts, delivery.Hooks{
 		Read: func(err, closeErr error) error {
 			done()
 			if err == nil && closeErr != nil {
@@ -148,10 +177,6 @@ func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b b
 	if res.Started {
 		st := res.Stats
 		s.Metrics.Spooled(st.Spilled, st.DiskWritten, st.Waited)
-		if st.DiskErr != nil {
-			s.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "the spool's disk failed; the response waited for its client instead",
-				slog.String("request_id", state(c).id), loggedError(st.DiskErr))
-		}
 	}
 	if err == nil {
 		return

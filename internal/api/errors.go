@@ -92,26 +92,29 @@ const statusClientGone = 499
 // defence, anything in a message, a target or a logged error that may hold
 // one is redacted. Every 401 is the same, whatever the path and method.
 func (s *Server) fail(c *gin.Context, err error) {
-	if delivery.Reason(c.Request.Context(), err) == delivery.ClientGone {
+	reason := delivery.Reason(c.Request.Context(), err)
+	if reason == delivery.ClientGone {
 		st := state(c)
 		st.clientGone = true
 		s.Logger.LogAttrs(c.Request.Context(), slog.LevelInfo, "client gone",
 			slog.String("request_id", st.id), loggedError(err))
 		s.Metrics.Cut(delivery.ClientGone)
-		if c.Writer.Written() {
-			panic(http.ErrAbortHandler)
-		}
-		c.Abort()
-		return
-	}
-	if errors.Is(err, postgres.ErrBusy) {
-		s.Metrics.Refused("pool_busy")
+		// Nothing more is written, not even a status: a response that was
+		// never begun must not go out as an empty 200 to a client that is,
+		// after all, still there.
+		panic(http.ErrAbortHandler)
 	}
 	err = failure.Classify(c.Request.Context(), err)
 	code := failure.CodeOf(err)
 	st := status(code)
 	if c.Writer.Written() {
 		s.abort(c, err)
+	}
+	switch {
+	case errors.Is(err, postgres.ErrBusy):
+		s.Metrics.Refused("pool_busy")
+	case reason == delivery.DatabaseUnavailable:
+		s.Metrics.Refused(delivery.DatabaseUnavailable)
 	}
 	if st >= 500 {
 		level, msg := slog.LevelError, "request failed"

@@ -245,7 +245,7 @@ func (s *Server) authenticate(c *gin.Context) {
 func (s *Server) lookUpToken(ctx context.Context, token string, check func(context.Context, string) (auth.Principal, error)) (auth.Principal, error) {
 	// The lookup is one indexed row: the whole of it fits the timeout.
 	var p auth.Principal
-	err := postgres.Acquiring(ctx, s.Limits.AcquireTimeout, func(actx context.Context) (err error) {
+	err := postgres.Acquiring(ctx, s.Pool, s.Limits.AcquireTimeout, func(actx context.Context) (err error) {
 		p, err = check(actx, token)
 		return err
 	})

@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"errors"
-	"syscall"
 
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/spool"
@@ -29,6 +28,12 @@ const (
 // It names the error as [failure.Classify] classifies it; ctx's cause is
 // looked at again for an error that already had a code, which Classify
 // leaves as it is.
+//
+// A client is gone only when its side says so: ctx cancelled by net/http
+// (the connection closed), or a write to the client failing, which the
+// HTTP layer wraps with [failure.ErrClientGone]. An error's words or
+// errno never decide it: a database connection reset is ECONNRESET too,
+// and is the database's failure (DatabaseUnavailable), whatever it wraps.
 func Reason(ctx context.Context, err error) string {
 	err = failure.Classify(ctx, err)
 	cause := context.Cause(ctx)
@@ -43,7 +48,7 @@ func Reason(ctx context.Context, err error) string {
 		return StatementTimeout
 	case errors.Is(err, spool.ErrTooLarge):
 		return TooLarge
-	case isClientGone(err):
+	case errors.Is(err, failure.ErrClientGone):
 		return ClientGone
 	case failure.CodeOf(err) == failure.Unavailable:
 		return DatabaseUnavailable
@@ -57,10 +62,4 @@ func Reason(ctx context.Context, err error) string {
 // the cuts an operator must be alerted to.
 func ServerSide(reason string) bool {
 	return reason != ClientGone && reason != ClientStalled
-}
-
-// isClientGone reports whether err says that the client closed or reset
-// the connection.
-func isClientGone(err error) bool {
-	return errors.Is(err, failure.ErrClientGone) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }

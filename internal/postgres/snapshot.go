@@ -80,12 +80,14 @@ func (s *Snapshot) Export() (string, error) {
 	return id, nil
 }
 
-// Acquiring runs f, which waits for a pool connection, under ctx bounded
-// by d (no bound when d is not positive). When the bound passes first, with
-// ctx still live, f's error becomes failure.Busy ([ErrBusy], [BusyMessage]):
-// informe is at capacity, not failing. Any other error of f's is returned
-// as it is.
-func Acquiring(ctx context.Context, d time.Duration, f func(context.Context) error) error {
+// Acquiring runs f, which waits for a connection of pool, under ctx
+// bounded by d (no bound when d is not positive). When the bound passes
+// first, with ctx still live, f's error becomes failure.Busy ([ErrBusy],
+// [BusyMessage]) if the database answers a connection of its own (informe
+// is at capacity, not failing), or failure.Unavailable ([ErrUnreachable],
+// [UnreachableMessage]) if it does not (a silent database is not a busy
+// one). Any other error of f's is returned as it is.
+func Acquiring(ctx context.Context, pool *pgxpool.Pool, d time.Duration, f func(context.Context) error) error {
 	if d <= 0 {
 		return f(ctx)
 	}
@@ -93,7 +95,7 @@ func Acquiring(ctx context.Context, d time.Duration, f func(context.Context) err
 	defer cancel()
 	err := f(actx)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return failure.Wrap(failure.Busy, ErrBusy, BusyMessage)
+		return waited(ctx, pool)
 	}
 	return err
 }
@@ -101,11 +103,11 @@ func Acquiring(ctx context.Context, d time.Duration, f func(context.Context) err
 func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
 	d, _ := ctx.Value(acquireTimeoutKey{}).(time.Duration)
 	var conn *pgxpool.Conn
-	err := Acquiring(ctx, d, func(actx context.Context) (err error) {
+	err := Acquiring(ctx, pool, d, func(actx context.Context) (err error) {
 		conn, err = pool.Acquire(actx)
 		return err
 	})
-	if failure.CodeOf(err) == failure.Busy {
+	if errors.Is(err, ErrBusy) || errors.Is(err, ErrUnreachable) {
 		return nil, err
 	}
 	if err != nil {

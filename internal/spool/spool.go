@@ -101,6 +101,16 @@ type Progresser interface {
 	Progress() (int64, error)
 }
 
+// DiskReporter is implemented by destinations that want to hear that the
+// temporary file failed (a full disk, an I/O error) when it happens, not
+// when the response ends: from then on the producer waits for the client
+// instead, holding whatever it holds (a database connection, a turn).
+// DiskFailed is called with the spool's lock held, once each time the
+// file fails after it worked; it must not call the spool.
+type DiskReporter interface {
+	DiskFailed(err error)
+}
+
 // WriteDeadliner is implemented by destinations whose writes can be given a
 // deadline, as http.ResponseController's SetWriteDeadline and net.Conn's
 // can. A write that misses the deadline must return an error wrapping
@@ -190,6 +200,7 @@ type Spool struct {
 	deadliner  WriteDeadliner
 	roomer     Roomer
 	progresser Progresser
+	reporter   DiskReporter
 	lim        Limits
 	budget     *Budget
 	held       bool
@@ -269,6 +280,7 @@ func newSpool(dst io.Writer, lim Limits, budget *Budget) *Spool {
 	s.flusher, _ = dst.(Flusher)
 	s.deadliner, _ = dst.(WriteDeadliner)
 	s.progresser, _ = dst.(Progresser)
+	s.reporter, _ = dst.(DiskReporter)
 	return s
 }
 
@@ -493,8 +505,7 @@ func (s *Spool) commit() error {
 				// response waits for its client until the file has been
 				// read back to nothing, then tries the disk again.
 				s.budget.release(int64(n))
-				s.diskFailed = true
-				s.stats.DiskErr = err
+				s.diskFailedLocked(err)
 				continue
 			}
 			budgetFreed = freed
@@ -581,6 +592,17 @@ var (
 	createTemp = os.CreateTemp
 	writeAt    = (*os.File).WriteAt
 )
+
+// diskFailedLocked records that the temporary file failed with err: no
+// spilling until the client catches up, and the destination told at once
+// if it listens ([DiskReporter]). The caller holds s.mu.
+func (s *Spool) diskFailedLocked(err error) {
+	s.diskFailed = true
+	s.stats.DiskErr = err
+	if s.reporter != nil {
+		s.reporter.DiskFailed(err)
+	}
+}
 
 // failLocked records err as the spool's error unless it has one. The caller
 // holds s.mu.
@@ -855,8 +877,7 @@ func (s *Spool) pop() {
 		// nothing, so that it only ever holds how far the client is behind,
 		// and let a failed disk be tried again.
 		if err := s.f.Truncate(0); err != nil {
-			s.diskFailed = true
-			s.stats.DiskErr = fmt.Errorf("spool: truncating the temporary file: %w", err)
+			s.diskFailedLocked(fmt.Errorf("spool: truncating the temporary file: %w", err))
 		} else {
 			s.diskFailed = false
 		}
