@@ -696,30 +696,33 @@ func (ts *testServer) start(tb testing.TB, target string) *streamed {
 	}
 	req.Header.Set("Authorization", "Bearer "+ts.Token)
 	s := &streamed{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(s.done)
-		resp, err := client.Do(req)
+	go s.read(req)
+	return s
+}
+
+// read sends req and reads its response into s, then closes s.done.
+func (s *streamed) read(req *http.Request) {
+	defer close(s.done)
+	resp, err := client.Do(req)
+	if err != nil {
+		s.err = err
+		return
+	}
+	defer resp.Body.Close()
+	s.status, s.header = resp.StatusCode, resp.Header
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		s.body.Write(buf[:n])
+		s.got.Add(int64(n))
+		if err == io.EOF {
+			return
+		}
 		if err != nil {
 			s.err = err
 			return
 		}
-		defer resp.Body.Close()
-		s.status, s.header = resp.StatusCode, resp.Header
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := resp.Body.Read(buf)
-			s.body.Write(buf[:n])
-			s.got.Add(int64(n))
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				s.err = err
-				return
-			}
-		}
-	}()
-	return s
+	}
 }
 
 // wait waits for the whole response, failing the test after 60s.
