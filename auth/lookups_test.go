@@ -23,7 +23,7 @@ func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 // newStore returns a store on a database of its own, reading the time
 // from the clock it returns.
-func newStore(t *testing.T) (*auth.Store, *pgxpool.Pool, *clock) {
+func newStore(t testing.TB) (*auth.Store, *pgxpool.Pool, *clock) {
 	t.Helper()
 	pool := pgtest.New(t)
 	c := &clock{t: time.Now()}
