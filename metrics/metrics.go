@@ -1,7 +1,8 @@
 // Package metrics collects informe's Prometheus metrics: HTTP requests by
 // route, status and format, their latency and time to first byte, rows and
-// bytes streamed, requests in flight, and the database pool's state. They
-// are served on the operations listener, apart from the authenticated API.
+// bytes streamed, requests in flight, the database pool's state, and what
+// became of the tokens checked. They are served on the operations
+// listener, apart from the authenticated API.
 package metrics
 
 import (
@@ -13,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/informe/informe/auth"
 )
 
 // Metrics holds informe's collectors in a registry of their own.
@@ -139,6 +142,12 @@ func (m *Metrics) SpoolDisk(inUse func() int64) {
 	}, func() float64 { return float64(inUse()) }))
 }
 
+// Tokens reports, at scrape time, what the token store did with the tokens
+// it was asked about (see [auth.Stats]); no label names a token.
+func (m *Metrics) Tokens(stats func() auth.Stats) {
+	m.registry.MustRegister(tokenCollector(stats))
+}
+
 // Observe records a finished request.
 func (m *Metrics) Observe(r Request) {
 	m.requests.WithLabelValues(r.Route, strconv.Itoa(r.Status), r.Format).Inc()
@@ -179,4 +188,38 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(poolMax, prometheus.GaugeValue, float64(s.MaxConns()))
 	ch <- prometheus.MustNewConstMetric(poolAcquires, prometheus.CounterValue, float64(s.AcquireCount()))
 	ch <- prometheus.MustNewConstMetric(poolWaits, prometheus.CounterValue, s.AcquireDuration().Seconds())
+}
+
+// tokenCollector reports an auth.Store's counts at scrape time.
+type tokenCollector func() auth.Stats
+
+var (
+	tokenChecks = prometheus.NewDesc("informe_token_checks_total",
+		"Tokens checked, by outcome: malformed (refused for their shape, never looked up), remembered (refused from memory, as the database refused them moments before), known (looked up at once, seen valid before), unseen (looked up in turn), busy (no turn came before the acquire timeout).",
+		[]string{"outcome"}, nil)
+	tokenWait = prometheus.NewDesc("informe_token_lookup_wait_seconds_total",
+		"Time tokens not seen valid before waited for their turn to be looked up.", nil, nil)
+	tokenRefusals = prometheus.NewDesc("informe_token_refusals_remembered",
+		"Refused tokens remembered now (by hash), at most 4,096.", nil, nil)
+)
+
+func (c tokenCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- tokenChecks
+	ch <- tokenWait
+	ch <- tokenRefusals
+}
+
+func (c tokenCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c()
+	for _, o := range []struct {
+		outcome string
+		n       uint64
+	}{
+		{"malformed", s.Malformed}, {"remembered", s.Remembered}, {"known", s.KnownLookups},
+		{"unseen", s.UnseenLookups}, {"busy", s.Busy},
+	} {
+		ch <- prometheus.MustNewConstMetric(tokenChecks, prometheus.CounterValue, float64(o.n), o.outcome)
+	}
+	ch <- prometheus.MustNewConstMetric(tokenWait, prometheus.CounterValue, s.Waited.Seconds())
+	ch <- prometheus.MustNewConstMetric(tokenRefusals, prometheus.GaugeValue, float64(s.Remembering))
 }

@@ -158,6 +158,13 @@ func TestCLI(t *testing.T) {
 	}
 	if status, body := get(t, "http://"+addrs.OpsAddr+"/metrics", ""); status != 200 || !bytes.Contains(body, []byte(`informe_http_requests_total{code="200",format="json",route="/api/general-report"} 1`)) {
 		t.Errorf("metrics: %d, want the report request counted", status)
+	} else {
+		// The token was looked up in turn once, then at once as known.
+		for _, want := range []string{`informe_token_checks_total{outcome="unseen"} 1`, `informe_token_checks_total{outcome="known"} 1`} {
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
 	}
 	if status, _ := get(t, "http://"+addrs.OpsAddr+"/readyz", ""); status != 200 {
 		t.Errorf("readyz: %d", status)

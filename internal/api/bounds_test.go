@@ -262,6 +262,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 	}{
 		{"NoToken", "/api/general-report", nil},
 		{"BadToken", "/api/general-report", []string{"Authorization", "Bearer " + bad}},
+		{"BadTokenRemembered", "/api/general-report", []string{"Authorization", "Bearer " + bad}},
 		{"BadBasic", "/api/general-report", []string{"Authorization", basic("x", bad)}},
 		{"ExpiredToken", "/api/general-report", []string{"Authorization", "Bearer " + expired}},
 		{"TokenInQuery", "/api/general-report?access_token=" + bad, nil},

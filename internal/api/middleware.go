@@ -242,8 +242,13 @@ func (s *Server) authenticate(c *gin.Context) {
 // Authenticate, or Check when signing in), waiting for a pool connection no
 // longer than the acquire timeout, like every other request of the
 // database: an exhausted pool answers 503 busy, not a request that hangs.
+// A token the store has not seen valid waits for its turn to be looked up
+// (see [auth.Store.Check]) within the same timeout, and past it gets the
+// same 503: a flood of made-up tokens waits in line, holding no
+// connection, while known tokens go ahead.
 func (s *Server) lookUpToken(ctx context.Context, token string, check func(context.Context, string) (auth.Principal, error)) (auth.Principal, error) {
-	// The lookup is one indexed row: the whole of it fits the timeout.
+	// The lookup is one indexed row: the whole of it, turn included, fits
+	// the timeout.
 	var p auth.Principal
 	err := postgres.Acquiring(ctx, s.Pool, s.Limits.AcquireTimeout, func(actx context.Context) (err error) {
 		p, err = check(actx, token)

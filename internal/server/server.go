@@ -125,6 +125,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 		Delivery:       api.Delivery{Spool: cfg.Spool, Budget: spool.NewBudget(cfg.SpoolDiskTotal)},
 	}
 	app.Metrics.SpoolDisk(app.Delivery.Budget.InUse)
+	app.Metrics.Tokens(app.Tokens.Stats)
 	apiLn, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
