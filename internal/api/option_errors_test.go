@@ -35,8 +35,12 @@ func TestOptionErrorsOnEveryDoor(t *testing.T) {
 		name string
 		get  func(t *testing.T, query string) optionError
 	}{
-		{"feed", func(t *testing.T, query string) optionError { return odataOptionError(t, ts, "/odata/GeneralReport?"+query) }},
-		{"json page", func(t *testing.T, query string) optionError { return jsonOptionError(t, ts, "/api/general-report?"+query) }},
+		{"feed", func(t *testing.T, query string) optionError {
+			return odataOptionError(t, ts, "/odata/GeneralReport?"+query)
+		}},
+		{"json page", func(t *testing.T, query string) optionError {
+			return jsonOptionError(t, ts, "/api/general-report?"+query)
+		}},
 		{"csv export", func(t *testing.T, query string) optionError {
 			return jsonOptionError(t, ts, "/api/general-report/export?format=csv&"+query)
 		}},
