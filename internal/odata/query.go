@@ -164,14 +164,17 @@ var unsupported = map[string]bool{
 //     same $filter, $orderby, $select and $top, and no $skip.
 //   - $format: see [Negotiate].
 //
-// Errors are *[Error] values, safe to show to clients. A 400 names the
-// option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type or form, null with gt, ge, lt or le, a
-// negative $top, a tampered $skiptoken, an option given twice, an unknown
-// $-option. A 501 says what is supported: has, arithmetic, other functions
-// (round, now, ...), lambdas, parameter aliases, $orderby on expressions,
-// $expand's nested options other than $select, nested $expand, $search,
-// $apply, $compute and the rest.
+// Errors are *failure.Error values, safe to show to clients, with the
+// option as Target, a Reason (see errors.go) and, where the fault is at one
+// place of the option's value, its Position. A 400 names the option and
+// what is wrong: anything OData's grammar does not make ($orderby=1,2,
+// $expand=+1, $select=1), an unknown property, a literal of the wrong type
+// or form, null with gt, ge, lt or le, a negative $top, a tampered
+// $skiptoken, an option given twice, an unknown $-option. A 501 says what
+// is supported: has, arithmetic, other functions (round, now, ...),
+// lambdas, parameter aliases, $orderby on expressions, $expand's nested
+// options other than $select, nested $expand, $search, $apply, $compute
+// and the rest.
 func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	opts, err := systemOptions(values)
 	if err != nil {
