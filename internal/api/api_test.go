@@ -164,8 +164,8 @@ func (r response) mediaType(tb testing.TB) string {
 }
 
 // message returns the message of a JSON error body, failing the test if the
-// body is not {"message": string}, with optional string code and target
-// beside it, served as application/json.
+// body is not {"message": string}, with optional string code and target,
+// and a positive position, beside it, served as application/json.
 func (r response) message(tb testing.TB) string {
 	tb.Helper()
 	if got, want := r.mediaType(tb), "application/json"; got != want {
@@ -185,8 +185,14 @@ func (r response) message(tb testing.TB) string {
 			n++
 		}
 	}
+	if v, present := m["position"]; present {
+		if f, isNumber := v.(float64); !isNumber || f < 1 || f != float64(int(f)) {
+			ok = false
+		}
+		n++
+	}
 	if !ok || len(m) != n {
-		tb.Fatalf("error body %s, want a string field message, and only string code and target beside it", r.Body)
+		tb.Fatalf("error body %s, want a string field message, and only string code and target and a positive position beside it", r.Body)
 	}
 	return msg
 }

@@ -156,25 +156,31 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if state(c).odata && st != http.StatusUnauthorized {
 		// OData clients read errors in OData's own shape.
 		var b bytes.Buffer
-		_ = odata.WriteError(&b, odataCode(st), message, secret.Redact(failure.TargetOf(err)))
+		// Its reason and position go in innererror, as the other paths
+		// give them beside the message.
+		_ = odata.WriteError(&b, odataCode(st), message, secret.Redact(failure.TargetOf(err)),
+			failure.ReasonOf(err), failure.PositionOf(err))
 		body = b.Bytes()
 	} else {
-		// A failure with a stable reason carries it as code, and the
-		// parameter at fault as target, beside the message: clients such
-		// as the web page word it in their reader's language. A 401 stays
-		// exactly {"message":"Invalid Token"}.
+		// A failure with a stable reason carries it as code, the
+		// parameter at fault as target and the place in its value as
+		// position, beside the message: clients such as the web page word
+		// it in their reader's language. A 401 stays exactly
+		// {"message":"Invalid Token"}.
 		var code, target string
+		var position int
 		if st != http.StatusUnauthorized {
-			code, target = failure.ReasonOf(err), secret.Redact(failure.TargetOf(err))
+			code, target, position = failure.ReasonOf(err), secret.Redact(failure.TargetOf(err)), failure.PositionOf(err)
 		}
 		if code == "" {
-			target = ""
+			target, position = "", 0
 		}
 		body, _ = json.Marshal(struct {
-			Message string `json:"message"`
-			Code    string `json:"code,omitempty"`
-			Target  string `json:"target,omitempty"`
-		}{message, code, target})
+			Message  string `json:"message"`
+			Code     string `json:"code,omitempty"`
+			Target   string `json:"target,omitempty"`
+			Position int    `json:"position,omitempty"`
+		}{message, code, target, position})
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	c.Status(st)

@@ -52,7 +52,11 @@ type Error struct {
 	// web page, in its reader's language); it may be empty. Reasons are
 	// part of the API: once given, one is never renamed.
 	Reason string
-	Err    error // the cause, for logs only; may be nil
+	// Position is where in Target's value the fault is, counted in
+	// characters from 1 (the unexpected token of a $filter, the item of
+	// a $select); 0 when the fault is the whole value, or there is none.
+	Position int
+	Err      error // the cause, for logs only; may be nil
 }
 
 func (e *Error) Error() string {
@@ -105,6 +109,15 @@ func ReasonOf(err error) string {
 		return e.Reason
 	}
 	return ""
+}
+
+// PositionOf returns the position of the first *Error in err's chain, or 0.
+func PositionOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Position
+	}
+	return 0
 }
 
 // MessageOf returns the client-safe message of the first *Error in err's

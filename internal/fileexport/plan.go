@@ -71,6 +71,17 @@ type Plan struct {
 	parts  int    // connections to read through, at most
 }
 
+// answered returns err, an error of the query's parameters, as the API
+// answers it: its message, and its code, target, reason and position for
+// callers that look (errors.As), without its cause.
+func answered(err error) error {
+	var e *failure.Error
+	if !errors.As(err, &e) {
+		return errors.New(failure.MessageOf(err))
+	}
+	return &failure.Error{Code: e.Code, Message: e.Message, Target: e.Target, Reason: e.Reason, Position: e.Position}
+}
+
 // NewPlan checks f. The filters, order and columns go through the
 // source's parsing and the delimiter through the API's parameter rules, so
 // their messages are the API's; the format comes from f.Format or else from the output's
@@ -81,11 +92,11 @@ func NewPlan(f Flags) (Plan, error) {
 	var err error
 	p.source = f.Source
 	if p.query, err = f.Source.Export(f.Query, "delimiter"); err != nil {
-		return p, errors.New(failure.MessageOf(err)) // what the API answers
+		return p, answered(err)
 	}
 	delim, err := param.OneOf(f.Query, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)
 	if err != nil {
-		return p, errors.New(failure.MessageOf(err))
+		return p, answered(err)
 	}
 	p.csv = export.CSVOptions{Delimiter: export.Delimiter(delim), BOM: f.BOM, NoHeader: f.NoHeader}
 

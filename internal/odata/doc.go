@@ -13,7 +13,7 @@
 //
 // A request for a feed reads top to bottom:
 //
-//	q, err := odata.Parse(r.URL.Query(), set)          // 400 or 501 as a *failure.Error with a Target
+//	q, err := odata.Parse(r.URL.Query(), set)          // 400 or 501 as a *failure.Error with a Target and a Reason
 //	f, err := odata.Negotiate(r.URL.Query(), r.Header.Values("Accept")) // 406
 //	size, applied := odata.PageSize(r.Header.Values("Prefer"))
 //	// the store counts (if q.Count), then reads q.Limit(size) rows

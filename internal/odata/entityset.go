@@ -108,7 +108,8 @@ type EntitySetDef struct {
 
 	// Literals maps a Text property to a check of the string literals it
 	// is compared with by eq, ne or in: its error is a 400 naming the
-	// property, where a malformed value would otherwise match nothing.
+	// property, where a malformed value would otherwise match nothing,
+	// with the reason of the *failure.Error the check returns, if any.
 	// For the report, client_rut: a RUT that does not parse.
 	Literals map[string]func(string) error
 

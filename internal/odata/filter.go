@@ -92,31 +92,34 @@ type expr struct {
 	name string // eFunc: the function; eCmp: the operator
 	val  any    // eLit: int64 (tInt), string (tDec, tDate, tStr: canonical text), time.Time (tDTO), bool (tBool); nil for null
 	args []*expr
+	pos  int // byte offset of its first token in the source, for errors
 }
 
-// filterParser parses $filter.
+// filterParser parses $filter, and the expressions of $orderby.
 type filterParser struct {
-	src   string
-	set   *EntitySet
-	tok   token
-	err   *failure.Error
-	depth int
+	src    string
+	set    *EntitySet
+	option string // the option parsed, for errors: "$filter" or "$orderby"
+	help   string // what the option supports, ending messages of its syntax
+	tok    token
+	err    *failure.Error
+	depth  int
 }
 
 // parseFilter parses a $filter value into a boolean expression on set's
 // properties. See [Parse] for what it accepts.
 func parseFilter(raw string, set *EntitySet) (*expr, error) {
 	if httplist.TrimOWS(raw) == "" {
-		return nil, badRequest("$filter", "$filter is empty; "+filterHelp)
+		return nil, badRequest("$filter", reasonEmpty, "$filter is empty; "+filterHelp)
 	}
-	p := &filterParser{src: raw, set: set}
+	p := &filterParser{src: raw, set: set, option: "$filter", help: filterHelp}
 	p.next()
 	e := p.or()
 	if p.err == nil && p.tok.kind != tokEOF {
 		p.unexpected("and, or or the end of the expression")
 	}
 	if p.err == nil && e.typ != tBool {
-		p.fail(badRequest, "the expression is "+e.typ.String()+", not a condition: compare it, e.g. with eq")
+		p.fail(badRequest, reasonTypeMismatch, e.pos, "the expression is "+e.typ.String()+", not a condition: compare it, e.g. with eq")
 	}
 	if p.err != nil {
 		return nil, p.err
@@ -132,18 +135,22 @@ const filterHelp = "$filter supports eq, ne, gt, ge, lt, le, in, and, or, not, p
 const supportedFunctions = "contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, " +
 	"substring, year, month, day, hour, minute, second"
 
-func (p *filterParser) fail(status func(string, string) *failure.Error, msg string) {
+// fail records the parse's error, unless it has one: status (badRequest
+// or notImplemented) with reason, at byte offset off of the source.
+func (p *filterParser) fail(status func(string, string, string) *failure.Error, reason string, off int, msg string) {
 	if p.err == nil {
-		p.err = status("$filter", "$filter: "+msg)
+		p.err = at(status(p.option, reason, p.option+": "+msg), p.src, off)
 	}
 }
 
+// syntax fails with a 400 at the current token, saying where it is.
 func (p *filterParser) syntax(msg string) {
-	p.fail(badRequest, msg+" at position "+strconv.Itoa(p.tok.pos+1)+"; "+filterHelp)
+	p.fail(badRequest, reasonSyntax, p.tok.pos, msg+" at position "+strconv.Itoa(position(p.src, p.tok.pos))+"; "+p.help)
 }
 
-func (p *filterParser) unsupported(msg string) {
-	p.fail(notImplemented, msg+"; "+filterHelp)
+// unsupported fails with a 501 at byte offset off.
+func (p *filterParser) unsupported(reason string, off int, msg string) {
+	p.fail(notImplemented, reason, off, msg+"; "+p.help)
 }
 
 // unexpected reports the current token where something else was expected.
@@ -155,7 +162,7 @@ func (p *filterParser) unexpected(expected string) {
 	if p.tok.kind == tokIdent {
 		switch w := strings.ToLower(p.tok.text); w {
 		case "has", "add", "sub", "mul", "div", "divby", "mod":
-			p.unsupported("operator " + w + " is not supported")
+			p.unsupported(reasonUnsupportedOperator, p.tok.pos, "operator "+w+" is not supported")
 			return
 		case "eq", "ne", "gt", "ge", "lt", "le", "in":
 			p.syntax("operator " + w + " cannot follow a comparison: put the comparison in parentheses")
@@ -169,7 +176,8 @@ func (p *filterParser) unexpected(expected string) {
 func (p *filterParser) enter() bool {
 	p.depth++
 	if p.depth > maxFilterDepth {
-		p.syntax("expression nested too deeply")
+		p.fail(badRequest, reasonTooDeep, p.tok.pos, "expression nested too deeply at position "+
+			strconv.Itoa(position(p.src, p.tok.pos))+": informe reads "+strconv.Itoa(maxFilterDepth)+" levels of parentheses, not and function calls")
 		return false
 	}
 	return true
@@ -181,11 +189,11 @@ func (p *filterParser) leave() { p.depth-- }
 func (p *filterParser) logical(kind exprKind, op string, l, r *expr) *expr {
 	for _, e := range []*expr{l, r} {
 		if e.typ != tBool {
-			p.fail(badRequest, op+" joins conditions, and one side is "+e.typ.String()+": compare it, e.g. with eq")
+			p.fail(badRequest, reasonTypeMismatch, e.pos, op+" joins conditions, and one side is "+e.typ.String()+": compare it, e.g. with eq")
 			return l
 		}
 	}
-	return &expr{kind: kind, typ: tBool, args: []*expr{l, r}}
+	return &expr{kind: kind, typ: tBool, args: []*expr{l, r}, pos: l.pos}
 }
 
 // or parses conditions joined by "or".
@@ -225,12 +233,13 @@ func (p *filterParser) not() *expr {
 		return &expr{}
 	}
 	defer p.leave()
+	pos := p.tok.pos
 	p.next()
 	e := p.not()
 	if p.err == nil && e.typ != tBool {
-		p.fail(badRequest, "not applies to a condition, and its operand is "+e.typ.String())
+		p.fail(badRequest, reasonTypeMismatch, e.pos, "not applies to a condition, and its operand is "+e.typ.String())
 	}
-	return &expr{kind: eNot, typ: tBool, args: []*expr{e}}
+	return &expr{kind: eNot, typ: tBool, args: []*expr{e}, pos: pos}
 }
 
 var comparisonOps = map[string]bool{"eq": true, "ne": true, "gt": true, "ge": true, "lt": true, "le": true}
@@ -247,10 +256,10 @@ func (p *filterParser) comparison() *expr {
 		return p.in(l)
 	case comparisonOps[op]:
 	case op == "has":
-		p.unsupported("operator has is not supported")
+		p.unsupported(reasonUnsupportedOperator, p.tok.pos, "operator has is not supported")
 		return l
 	case op == "add", op == "sub", op == "mul", op == "div", op == "divby", op == "mod":
-		p.unsupported("arithmetic (" + op + ") is not supported")
+		p.unsupported(reasonUnsupportedOperator, p.tok.pos, "arithmetic ("+op+") is not supported")
 		return l
 	default:
 		return l
@@ -261,7 +270,7 @@ func (p *filterParser) comparison() *expr {
 		return l
 	}
 	p.comparable(op, l, r)
-	return &expr{kind: eCmp, typ: tBool, name: op, args: []*expr{l, r}}
+	return &expr{kind: eCmp, typ: tBool, name: op, args: []*expr{l, r}, pos: l.pos}
 }
 
 // in parses "(v1, v2, ...)" after l in.
@@ -272,14 +281,14 @@ func (p *filterParser) in(l *expr) *expr {
 		return l
 	}
 	p.next()
-	e := &expr{kind: eIn, typ: tBool, args: []*expr{l}}
+	e := &expr{kind: eIn, typ: tBool, args: []*expr{l}, pos: l.pos}
 	for p.err == nil {
 		v := p.value()
 		if p.err != nil {
 			break
 		}
 		if v.kind != eLit {
-			p.unsupported("in lists only literals")
+			p.unsupported(reasonUnsupportedExpression, v.pos, "in lists only literals")
 			break
 		}
 		p.comparable("in", l, v)
@@ -302,18 +311,22 @@ func (p *filterParser) in(l *expr) *expr {
 func (p *filterParser) comparable(op string, l, r *expr) {
 	if l.typ == tNull || r.typ == tNull {
 		if op != "eq" && op != "ne" && op != "in" {
-			p.fail(badRequest, "null can only be compared with eq or ne (or listed in in)")
+			null := l
+			if r.typ == tNull {
+				null = r
+			}
+			p.fail(badRequest, reasonTypeMismatch, null.pos, "null can only be compared with eq or ne (or listed in in)")
 		}
 		// null eq null is true and null ne null false, for every row.
 		return
 	}
 	if l.kind == eLit && r.kind == eLit {
-		p.unsupported("comparing two literals is not supported")
+		p.unsupported(reasonUnsupportedExpression, l.pos, "comparing two literals is not supported")
 		return
 	}
 	if l.typ == r.typ || l.typ.numeric() && r.typ.numeric() {
 		if l.typ == tBool && op != "eq" && op != "ne" {
-			p.fail(badRequest, "conditions can only be compared with eq or ne")
+			p.fail(badRequest, reasonTypeMismatch, l.pos, "conditions can only be compared with eq or ne")
 		}
 		return
 	}
@@ -326,17 +339,17 @@ func (p *filterParser) comparable(op string, l, r *expr) {
 		switch side.typ {
 		case tInt:
 			if other.typ == tStr {
-				p.fail(badRequest, name+" is Edm.Int64: write the number without quotes, e.g. "+name+" eq 42")
+				p.fail(badRequest, reasonTypeMismatch, other.pos, name+" is Edm.Int64: write the number without quotes, e.g. "+name+" eq 42")
 				return
 			}
 		case tStr:
-			p.fail(badRequest, name+" is Edm.String: put the value in single quotes, e.g. "+name+" eq 'text'")
+			p.fail(badRequest, reasonTypeMismatch, other.pos, name+" is Edm.String: put the value in single quotes, e.g. "+name+" eq 'text'")
 			return
 		}
-		p.fail(badRequest, name+" is "+side.typ.String()+" and cannot be compared with "+other.typ.String()+"; "+example(side.typ, name))
+		p.fail(badRequest, reasonTypeMismatch, other.pos, name+" is "+side.typ.String()+" and cannot be compared with "+other.typ.String()+"; "+example(side.typ, name))
 		return
 	}
-	p.fail(badRequest, "cannot compare "+l.typ.String()+" with "+r.typ.String())
+	p.fail(badRequest, reasonTypeMismatch, r.pos, "cannot compare "+l.typ.String()+" with "+r.typ.String())
 }
 
 // example shows a comparison of a property of type t.
@@ -374,20 +387,23 @@ func (p *filterParser) value() *expr {
 			return e
 		}
 		p.next()
+		// The parenthesized expression is the operand: a fault in its
+		// type is shown where it begins.
+		e.pos = t.pos
 		return e
 	case tokString:
 		p.next()
-		return &expr{kind: eLit, typ: tStr, val: t.text}
+		return &expr{kind: eLit, typ: tStr, val: t.text, pos: t.pos}
 	case tokNumber:
 		p.next()
 		return p.number(t)
 	case tokAlias:
-		p.unsupported("parameter aliases (" + t.text + ") are not supported")
+		p.unsupported(reasonUnsupportedExpression, t.pos, "parameter aliases ("+t.text+") are not supported")
 		return &expr{}
 	case tokIdent:
 	case tokOther:
 		if t.text == "-" {
-			p.unsupported("negation is not supported")
+			p.unsupported(reasonUnsupportedOperator, t.pos, "negation is not supported")
 			return &expr{}
 		}
 		p.unexpected("a property, a literal or a function")
@@ -399,36 +415,36 @@ func (p *filterParser) value() *expr {
 	// An identifier: a keyword literal, a function, a path or a property.
 	switch {
 	case strings.HasPrefix(t.text, "$"):
-		p.unsupported(t.text + " is not supported")
+		p.unsupported(reasonUnsupportedExpression, t.pos, t.text+" is not supported")
 		return &expr{}
 	case strings.ContainsRune(t.text, '/'):
-		p.unsupported("paths and lambda operators (" + t.text + ") are not supported")
+		p.unsupported(reasonUnsupportedExpression, t.pos, "paths and lambda operators ("+t.text+") are not supported")
 		return &expr{}
 	case p.adjacent('('):
 		return p.call()
 	case p.adjacent('\''):
-		p.syntax("typed literals such as " + t.text + "'...' are not supported: write dates as 2024-03-05, " +
-			"date-times as 2024-03-05T14:07:09Z and strings in single quotes")
+		p.fail(badRequest, reasonBadLiteral, t.pos, "typed literals such as "+t.text+"'...' are not supported at position "+
+			strconv.Itoa(position(p.src, t.pos))+": write dates as 2024-03-05, date-times as 2024-03-05T14:07:09Z and strings in single quotes")
 		return &expr{}
 	}
 	switch t.text {
 	case "null":
 		p.next()
-		return &expr{kind: eLit, typ: tNull}
+		return &expr{kind: eLit, typ: tNull, pos: t.pos}
 	case "true", "false":
 		p.next()
-		return &expr{kind: eLit, typ: tBool, val: t.text == "true"}
+		return &expr{kind: eLit, typ: tBool, val: t.text == "true", pos: t.pos}
 	case "INF", "NaN":
-		p.fail(badRequest, t.text+" is not a value of any property")
+		p.fail(badRequest, reasonBadLiteral, t.pos, t.text+" is not a value of any property")
 		return &expr{}
 	}
-	i, err := p.set.lookup("$filter", t.text)
+	i, err := p.set.lookup(p.option, t.text)
 	if err != nil {
-		p.err = err.(*failure.Error)
+		p.err = at(err, p.src, t.pos)
 		return &expr{}
 	}
 	p.next()
-	return &expr{kind: eProp, typ: kindType(p.set.props[i].kind), prop: i}
+	return &expr{kind: eProp, typ: kindType(p.set.props[i].kind), prop: i, pos: t.pos}
 }
 
 // number types a number-like literal: an integer, a decimal, a date or a
@@ -436,23 +452,23 @@ func (p *filterParser) value() *expr {
 func (p *filterParser) number(t token) *expr {
 	s := t.text
 	if n, ok := parseInt64Literal(s); ok {
-		return &expr{kind: eLit, typ: tInt, val: n}
+		return &expr{kind: eLit, typ: tInt, val: n, pos: t.pos}
 	}
 	if d, ok := decimalLiteral(s); ok {
-		return &expr{kind: eLit, typ: tDec, val: d}
+		return &expr{kind: eLit, typ: tDec, val: d, pos: t.pos}
 	}
 	if len(s) == 10 {
 		if _, err := time.Parse("2006-01-02", s); err == nil {
-			return &expr{kind: eLit, typ: tDate, val: s}
+			return &expr{kind: eLit, typ: tDate, val: s, pos: t.pos}
 		}
 	}
 	if tm, ok := parseDateTimeOffset(s); ok {
-		return &expr{kind: eLit, typ: tDTO, val: tm}
+		return &expr{kind: eLit, typ: tDTO, val: tm, pos: t.pos}
 	}
 	if isIntegerText(s) {
-		p.fail(badRequest, secret.Quote(s)+" is not an integer within Edm.Int64's range")
+		p.fail(badRequest, reasonBadLiteral, t.pos, secret.Quote(s)+" is not an integer within Edm.Int64's range")
 	} else {
-		p.fail(badRequest, secret.Quote(s)+" is not a valid literal: write integers as 42, decimals as 1.5, "+
+		p.fail(badRequest, reasonBadLiteral, t.pos, secret.Quote(s)+" is not a valid literal: write integers as 42, decimals as 1.5, "+
 			"dates as 2024-03-05 and date-times as 2024-03-05T14:07:09Z or 2024-03-05T14:07:09-03:00")
 	}
 	return &expr{}
@@ -510,6 +526,17 @@ var (
 	dateLike = []edm{tDate, tDTO}
 )
 
+// odataFunctions are the canonical functions of OData 4.01 that
+// informe does not implement: a call of one is valid OData, a 501, where a
+// call of any other name is a 400.
+var odataFunctions = map[string]bool{
+	"round": true, "floor": true, "ceiling": true, "now": true, "date": true, "time": true,
+	"totaloffsetminutes": true, "totalseconds": true, "fractionalseconds": true,
+	"maxdatetime": true, "mindatetime": true, "cast": true, "isof": true, "matchesPattern": true,
+	"hassubset": true, "hassubsequence": true, "case": true,
+	"geo.distance": true, "geo.intersects": true, "geo.length": true,
+}
+
 var functions = map[string]signature{
 	"contains":   {args: [][]edm{str1, str1}, min: 2, result: tBool},
 	"startswith": {args: [][]edm{str1, str1}, min: 2, result: tBool},
@@ -531,10 +558,15 @@ var functions = map[string]signature{
 
 // call parses a function call; the current token is its name.
 func (p *filterParser) call() *expr {
-	name := p.tok.text
+	name, pos := p.tok.text, p.tok.pos
 	sig, ok := functions[name]
 	if !ok {
-		p.unsupported("function " + name + "() is not supported (supported are " + supportedFunctions + ")")
+		if odataFunctions[name] {
+			p.unsupported(reasonUnsupportedFunction, pos, "function "+name+"() is not supported (supported are "+supportedFunctions+")")
+		} else {
+			p.fail(badRequest, reasonUnknownFunction, pos, secret.Quote(name)+" at position "+strconv.Itoa(position(p.src, pos))+
+				" is no OData function: the functions are "+supportedFunctions)
+		}
 		return &expr{}
 	}
 	if !p.enter() {
@@ -543,7 +575,7 @@ func (p *filterParser) call() *expr {
 	defer p.leave()
 	p.next() // the name
 	p.next() // '('
-	e := &expr{kind: eFunc, typ: sig.result, name: name}
+	e := &expr{kind: eFunc, typ: sig.result, name: name, pos: pos}
 	for p.err == nil && p.tok.kind != tokRParen {
 		if len(e.args) > 0 {
 			if p.tok.kind != tokComma {
@@ -557,11 +589,11 @@ func (p *filterParser) call() *expr {
 			break
 		}
 		if len(e.args) == len(sig.args) {
-			p.fail(badRequest, name+"() takes at most "+strconv.Itoa(len(sig.args))+" arguments")
+			p.fail(badRequest, reasonArgumentCount, a.pos, name+"() takes at most "+strconv.Itoa(len(sig.args))+" arguments")
 			break
 		}
 		if !containsType(sig.args[len(e.args)], a.typ) {
-			p.fail(badRequest, "argument "+strconv.Itoa(len(e.args)+1)+" of "+name+"() must be "+typeList(sig.args[len(e.args)])+
+			p.fail(badRequest, reasonTypeMismatch, a.pos, "argument "+strconv.Itoa(len(e.args)+1)+" of "+name+"() must be "+typeList(sig.args[len(e.args)])+
 				", not "+a.typ.String())
 			break
 		}
@@ -571,14 +603,14 @@ func (p *filterParser) call() *expr {
 		return e
 	}
 	if len(e.args) < sig.min {
-		p.fail(badRequest, name+"() takes "+strconv.Itoa(sig.min)+" arguments or more, got "+strconv.Itoa(len(e.args)))
+		p.fail(badRequest, reasonArgumentCount, pos, name+"() takes "+strconv.Itoa(sig.min)+" arguments or more, got "+strconv.Itoa(len(e.args)))
 		return e
 	}
 	p.next() // ')'
 	if name == "substring" {
 		for _, a := range e.args[1:] {
 			if n, ok := a.val.(int64); a.kind != eLit || !ok || n < 0 {
-				p.fail(badRequest, "substring() takes its position and length as integer literals of at least 0")
+				p.fail(badRequest, reasonBadArgument, a.pos, "substring() takes its position and length as integer literals of at least 0")
 				return e
 			}
 		}
@@ -647,7 +679,7 @@ func (p *filterParser) next() {
 		for i++; ; i++ {
 			if i == len(s) {
 				p.tok = token{kind: tokEOF, pos: start, end: len(s)}
-				p.fail(badRequest, "string literal starting at position "+strconv.Itoa(start+1)+
+				p.fail(badRequest, reasonSyntax, start, "string literal starting at position "+strconv.Itoa(position(s, start))+
 					" has no closing quote (write a quote inside a string as '')")
 				return
 			}

@@ -157,7 +157,7 @@ func parseFormatOption(raw string) (Format, error) {
 			case "full", "none":
 				return Format{}, notAcceptable("$format", "$format: odata.metadata="+value+" is not supported; "+offered)
 			default:
-				return Format{}, badRequest("$format", "$format: odata.metadata must be minimal, none or full")
+				return Format{}, badRequest("$format", reasonNotAllowed, "$format: odata.metadata must be minimal, none or full")
 			}
 		case "ieee754compatible":
 			switch value {
@@ -165,11 +165,11 @@ func parseFormatOption(raw string) (Format, error) {
 				f.IEEE754Compatible = true
 			case "false":
 			default:
-				return Format{}, badRequest("$format", "$format: IEEE754Compatible must be true or false")
+				return Format{}, badRequest("$format", reasonNotAllowed, "$format: IEEE754Compatible must be true or false")
 			}
 		case "odata.streaming", "streaming":
 			if value != "true" && value != "false" {
-				return Format{}, badRequest("$format", "$format: odata.streaming must be true or false")
+				return Format{}, badRequest("$format", reasonNotAllowed, "$format: odata.streaming must be true or false")
 			}
 		}
 	}

@@ -118,18 +118,23 @@ func TestPageSize(t *testing.T) {
 
 func TestWriteError(t *testing.T) {
 	for _, tt := range []struct {
-		name                  string
-		code, message, target string
-		want                  string
+		name                          string
+		code, message, target, reason string
+		position                      int
+		want                          string
 	}{
-		{"OK", "NotImplemented", `operator "gt"`, "$filter",
+		{"OK", "NotImplemented", `operator "gt"`, "$filter", "", 0,
 			`{"error":{"code":"NotImplemented","message":"operator \"gt\"","target":"$filter"}}`},
-		{"OKNoTarget", "NotFound", "no entity has that key", "",
+		{"OKNoTarget", "NotFound", "no entity has that key", "", "", 0,
 			`{"error":{"code":"NotFound","message":"no entity has that key"}}`},
+		{"OKReason", "BadRequest", "$orderby: ...", "$orderby", "not_property", 3,
+			`{"error":{"code":"BadRequest","message":"$orderby: ...","target":"$orderby","innererror":{"code":"not_property","position":3}}}`},
+		{"OKReasonNoPosition", "BadRequest", "$orderby is empty", "$orderby", "empty", 0,
+			`{"error":{"code":"BadRequest","message":"$orderby is empty","target":"$orderby","innererror":{"code":"empty"}}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := odata.WriteError(&b, tt.code, tt.message, tt.target); err != nil {
+			if err := odata.WriteError(&b, tt.code, tt.message, tt.target, tt.reason, tt.position); err != nil {
 				t.Fatal(err)
 			}
 			if got := b.String(); got != tt.want {

@@ -1,10 +1,16 @@
 package odata
 
+import (
+	"errors"
+
+	"github.com/informe/informe/internal/failure"
+)
+
 // checkLiterals returns the 400 of the first string literal that e compares
 // by eq, ne or in with a property whose literals the set checks
 // ([EntitySetDef.Literals]), or nil. A malformed RUT then says so, rather
 // than matching nothing in silence.
-func checkLiterals(e *expr, set *EntitySet) error {
+func checkLiterals(e *expr, set *EntitySet, src string) error {
 	if e == nil || len(set.def.Literals) == 0 {
 		return nil
 	}
@@ -19,7 +25,12 @@ func checkLiterals(e *expr, set *EntitySet) error {
 			return nil
 		}
 		if err := f(s); err != nil {
-			return badRequest("$filter", name+": "+err.Error())
+			reason, msg := reasonBadLiteral, err.Error()
+			var fe *failure.Error
+			if errors.As(err, &fe) {
+				reason, msg = fe.Reason, fe.Message
+			}
+			return at(badRequest("$filter", reason, name+": "+msg), src, lit.pos)
 		}
 		return nil
 	}
@@ -38,7 +49,7 @@ func checkLiterals(e *expr, set *EntitySet) error {
 		return nil
 	}
 	for _, a := range e.args {
-		if err := checkLiterals(a, set); err != nil {
+		if err := checkLiterals(a, set, src); err != nil {
 			return err
 		}
 	}

@@ -3,10 +3,12 @@ package odata
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
 )
@@ -107,69 +109,62 @@ func (q *Query) Expansions() []Expansion {
 
 // parseExpand parses $expand: navigation properties, comma-separated,
 // each optionally with a nested $select in parentheses, one level:
-// "Client($select=client_rut,client_region),Processes". Any other nested
-// option, a path, a nested $expand or $levels is a 501; an unknown or
-// repeated navigation a 400.
+// "Client($select=client_rut,client_region),Processes". What OData's
+// grammar does not make is a 400; valid OData beyond that (any other
+// nested option, a path, *, $ref, a nested $expand or $levels, $expand on
+// a set without navigations) a 501; an unknown or repeated navigation a
+// 400.
 func parseExpand(raw string, set *EntitySet) ([]expansion, error) {
+	items, err := expandSyntax(raw)
+	if err != nil {
+		return nil, err
+	}
 	if len(set.def.Navigations) == 0 {
-		return nil, notImplemented("$expand", "$expand is not supported on "+set.def.Name+
+		return nil, notImplemented("$expand", reasonUnsupportedExpand, "$expand is not supported on "+set.def.Name+
 			", which has no navigation properties (the entities at their own grain have them: Contracts, Processes, Tasks, Clients, Services); "+supported)
 	}
-	items, err := splitTop(raw, ',')
-	if err != nil {
-		return nil, badRequest("$expand", "$expand: "+err.Error()+" in "+secret.Quote(raw))
-	}
 	var out []expansion
-	for _, item := range items {
-		item = httplist.TrimOWS(item)
-		name, opts := item, ""
-		if i := strings.IndexByte(item, '('); i >= 0 {
-			if !strings.HasSuffix(item, ")") {
-				return nil, badRequest("$expand", "$expand: "+secret.Quote(item)+" must end with the closing parenthesis of its options")
-			}
-			name, opts = httplist.TrimOWS(item[:i]), item[i+1:len(item)-1]
-		}
-		switch {
-		case name == "":
-			return nil, badRequest("$expand", "$expand: empty item in "+secret.Quote(raw)+"; list navigation properties separated by commas")
-		case name == "*" || strings.Contains(name, "/"):
-			return nil, notImplemented("$expand", "$expand "+secret.Quote(name)+" is not supported: name navigation properties of "+
-				set.def.TypeName+" ("+navNames(set)+"), one level, each with an optional $select")
+	for _, it := range items {
+		name := it.name.text
+		if name == "*" || strings.Contains(name, "/") {
+			return nil, at(notImplemented("$expand", reasonUnsupportedExpand, "$expand "+secret.Quote(name)+" is not supported: name navigation properties of "+
+				set.def.TypeName+" ("+navNames(set)+"), one level, each with an optional $select"), raw, it.name.off)
 		}
 		nav := set.navigation(name)
 		if nav == nil {
-			return nil, badRequest("$expand", "$expand: "+set.def.TypeName+" has no navigation property "+secret.Quote(name)+
-				"; it has "+navNames(set))
+			return nil, at(badRequest("$expand", reasonUnknownNav, "$expand: "+set.def.TypeName+" has no navigation property "+secret.Quote(name)+
+				"; it has "+navNames(set)), raw, it.name.off)
 		}
 		for _, e := range out {
 			if e.nav == nav {
-				return nil, badRequest("$expand", "$expand: "+name+" is given more than once")
+				return nil, at(badRequest("$expand", reasonRepeated, "$expand: "+name+" is given more than once"), raw, it.name.off)
 			}
 		}
 		t := target(nav)
 		if t == nil {
 			panic("odata: navigation " + nav.Name + " to an undeclared set " + nav.Target) // the declarations are constants
 		}
-		e := expansion{nav: nav, target: t, raw: item}
-		if opts != "" {
-			parts, err := splitTop(opts, ';')
-			if err != nil {
-				return nil, badRequest("$expand", "$expand: "+err.Error()+" in "+secret.Quote(item))
+		e := expansion{nav: nav, target: t, raw: it.text}
+		seen := false
+		for _, o := range it.opts {
+			if !strings.EqualFold(o.name, "$select") {
+				return nil, at(notImplemented("$expand", reasonUnsupportedExpand, "$expand: "+secret.Quote(o.name)+" inside "+name+"(...) is not supported: "+
+					"only $select is, one level deep"), raw, o.off)
 			}
-			seen := false
-			for _, o := range parts {
-				k, v, _ := strings.Cut(httplist.TrimOWS(o), "=")
-				if !strings.EqualFold(k, "$select") {
-					return nil, notImplemented("$expand", "$expand: "+secret.Quote(k)+" inside "+name+"(...) is not supported: "+
-						"only $select is, one level deep")
+			if seen {
+				return nil, at(badRequest("$expand", reasonRepeated, "$expand: $select is given more than once inside "+name+"(...)"), raw, o.off)
+			}
+			seen = true
+			var err error
+			if e.sel, err = parseSelect(o.value, t); err != nil {
+				// The nested $select's error, placed in $expand.
+				fe := err.(*failure.Error)
+				pos := 0
+				if fe.Position > 0 {
+					pos = position(raw, o.valueOff) - 1 + fe.Position
 				}
-				if seen {
-					return nil, badRequest("$expand", "$expand: $select is given more than once inside "+name+"(...)")
-				}
-				seen = true
-				if e.sel, err = parseSelect(v, t); err != nil {
-					return nil, badRequest("$expand", "$expand: "+name+": "+err.Error())
-				}
+				return nil, &failure.Error{Code: fe.Code, Target: "$expand", Reason: fe.Reason, Position: pos,
+					Message: "$expand: " + name + ": " + fe.Message}
 			}
 		}
 		e.props = e.sel
@@ -186,11 +181,81 @@ func parseExpand(raw string, set *EntitySet) ([]expansion, error) {
 	return out, nil
 }
 
-// splitTop splits s at sep outside parentheses and quoted strings.
-func splitTop(s string, sep byte) ([]string, error) {
-	var out []string
-	depth, start, quoted := 0, 0, false
-	for i := 0; i < len(s); i++ {
+// expandItem is one item of $expand as written: the path it names and
+// the options in its parentheses.
+type expandItem struct {
+	text string // the whole item
+	name item   // the path: a navigation property, *, Nav/$ref, ...
+	opts []expandOption
+}
+
+// expandOption is one option in an item's parentheses: name=value.
+type expandOption struct {
+	name, value   string
+	off, valueOff int // byte offsets in $expand of the name and the value
+}
+
+// expandOptions are the options OData's grammar allows inside an item of
+// $expand, in lower case, with or without their '$' (OData 4.01).
+var expandOptions = map[string]bool{
+	"select": true, "expand": true, "filter": true, "orderby": true, "top": true, "skip": true,
+	"count": true, "search": true, "levels": true, "compute": true, "apply": true,
+}
+
+// expandSyntax splits $expand into its items, or fails with a 400 at the
+// first place where it is not made as OData's grammar makes it: an empty
+// item, a name that is no path of identifiers, unbalanced parentheses or
+// quotes, an option in parentheses that is no option of $expand.
+func expandSyntax(raw string) ([]expandItem, error) {
+	syntax := func(off int, msg string) error {
+		return at(badRequest("$expand", reasonSyntax, "$expand: "+msg+" at position "+strconv.Itoa(position(raw, off))+
+			"; list navigation properties separated by commas, each with an optional ($select=...)"), raw, off)
+	}
+	if httplist.TrimOWS(raw) == "" {
+		return nil, badRequest("$expand", reasonEmpty, "$expand is empty; list navigation properties separated by commas")
+	}
+	parts, bad := splitTop(raw, 0, ',')
+	if bad >= 0 {
+		return nil, syntax(bad, "unbalanced parentheses or quotes")
+	}
+	var items []expandItem
+	for _, part := range parts {
+		it := expandItem{text: part.text, name: part}
+		if it.name.text == "" {
+			return nil, syntax(part.off, "empty item")
+		}
+		opts := ""
+		if i := strings.IndexByte(part.text, '('); i >= 0 {
+			if j := closing(part.text, i); j != len(part.text)-1 {
+				return nil, syntax(part.off+j+1, "expected the end of the item after its closing parenthesis")
+			}
+			it.name = trimItem(part.text[:i], part.off)
+			opts = part.text[i+1 : len(part.text)-1]
+			if httplist.TrimOWS(opts) != "" {
+				ops, _ := splitTop(opts, part.off+i+1, ';') // balanced: within the item's
+				for _, o := range ops {
+					k, v, ok := strings.Cut(o.text, "=")
+					name := strings.ToLower(strings.TrimPrefix(httplist.TrimOWS(k), "$"))
+					if !ok || !expandOptions[name] && !strings.HasPrefix(k, "@") {
+						return nil, syntax(o.off, "expected an option such as $select=... inside the parentheses")
+					}
+					it.opts = append(it.opts, expandOption{name: httplist.TrimOWS(k), value: v, off: o.off, valueOff: o.off + len(k) + 1})
+				}
+			}
+		}
+		if !expandPath(it.name.text) {
+			return nil, syntax(it.name.off, "expected a navigation property")
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// closing returns the index in s of the parenthesis that closes the one
+// at open, outside quoted strings; s is balanced (see [splitTop]).
+func closing(s string, open int) int {
+	depth, quoted := 0, false
+	for i := open; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '\'':
 			quoted = !quoted
@@ -198,18 +263,65 @@ func splitTop(s string, sep byte) ([]string, error) {
 		case c == '(':
 			depth++
 		case c == ')':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(s) - 1
+}
+
+// expandPath reports whether s is a path OData's $expand may name: *, or
+// identifiers (qualified or not) separated by '/', the last of which may
+// be *, $ref, $count or $value.
+func expandPath(s string) bool {
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch {
+		case seg == "*" && (last || i == len(segs)-2 && segs[i+1] == "$ref"):
+		case (seg == "$ref" || seg == "$count" || seg == "$value") && last && i > 0:
+		case seg == "$value" && len(segs) == 1:
+		case isPath(seg):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// splitTop splits s, found at byte offset off of its option, at sep
+// outside parentheses and quoted strings, each item without the
+// whitespace around it. bad is the byte offset where parentheses or quotes
+// fail to balance, or -1.
+func splitTop(s string, off int, sep byte) (items []item, bad int) {
+	depth, start, quoted, open := 0, 0, false, -1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			if !quoted {
+				open = i
+			}
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case c == ')':
 			if depth--; depth < 0 {
-				return nil, fmt.Errorf("unbalanced parentheses")
+				return nil, off + i
 			}
 		case c == sep && depth == 0:
-			out = append(out, s[start:i])
+			items = append(items, trimItem(s[start:i], off+start))
 			start = i + 1
 		}
 	}
 	if depth != 0 || quoted {
-		return nil, fmt.Errorf("unbalanced parentheses or quotes")
+		return nil, off + open
 	}
-	return append(out, s[start:]), nil
+	return append(items, trimItem(s[start:], off+start)), -1
 }
 
 // navNames lists set's navigation properties, for messages.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
 )
@@ -112,6 +113,9 @@ func pageRows(pageSize int) int64 {
 	return int64(pageSize)
 }
 
+// orderByHelp says what $orderby supports.
+const orderByHelp = "order by properties, each followed by asc or desc, separated by commas"
+
 // supported lists the query options a feed accepts, for messages.
 const supported = "supported are $select, $filter, $orderby, $expand, $top, $skip, $count, $skiptoken and $format"
 
@@ -160,14 +164,17 @@ var unsupported = map[string]bool{
 //     same $filter, $orderby, $select and $top, and no $skip.
 //   - $format: see [Negotiate].
 //
-// Errors are *[Error] values, safe to show to clients. A 400 names the
-// option and what is wrong: malformed syntax, an unknown property, a
-// literal of the wrong type or form, null with gt, ge, lt or le, a
-// negative $top, a tampered $skiptoken, an option given twice, an unknown
-// $-option. A 501 says what is supported: has, arithmetic, other functions
-// (round, now, ...), lambdas, parameter aliases, $orderby on expressions,
-// $expand's nested options other than $select, nested $expand, $search,
-// $apply, $compute and the rest.
+// Errors are *failure.Error values, safe to show to clients, with the
+// option as Target, a Reason (see errors.go) and, where the fault is at one
+// place of the option's value, its Position. A 400 names the option and
+// what is wrong: anything OData's grammar does not make ($orderby=1,2,
+// $expand=+1, $select=1), an unknown property, a literal of the wrong type
+// or form, null with gt, ge, lt or le, a negative $top, a tampered
+// $skiptoken, an option given twice, an unknown $-option. A 501 says what
+// is supported: has, arithmetic, other functions (round, now, ...),
+// lambdas, parameter aliases, $orderby on expressions, $expand's nested
+// options other than $select, nested $expand, $search, $apply, $compute
+// and the rest.
 func Parse(values url.Values, set *EntitySet) (*Query, error) {
 	opts, err := systemOptions(values)
 	if err != nil {
@@ -179,7 +186,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		if !validText(raw) {
 			// PostgreSQL refuses such text (22021); no option of informe's
 			// is made of it.
-			return nil, badRequest(name, name+" is not UTF-8 text, or holds a NUL character: "+
+			return nil, badRequest(name, reasonNotText, name+" is not UTF-8 text, or holds a NUL character: "+
 				"send each character as its UTF-8 bytes, percent-encoded (%C3%B1 for ñ)")
 		}
 		switch name {
@@ -190,10 +197,10 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			q.filter = raw
 			if secret.MayHoldToken(raw) {
 				// Next links repeat $filter: it must not carry a token.
-				err = badRequest("$filter", "$filter holds "+secret.LooksLikeToken+
+				err = badRequest("$filter", reasonToken, "$filter holds "+secret.LooksLikeToken+
 					"; send the token in the Authorization header (or the access_token parameter) only")
 			} else if q.where, err = parseFilter(raw, set); err == nil {
-				if err = checkLiterals(q.where, set); err == nil {
+				if err = checkLiterals(q.where, set, raw); err == nil {
 					q.Filter = equalities(q.where, set)
 				}
 			}
@@ -213,7 +220,7 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 				q.Count = true
 			case "false":
 			default:
-				err = badRequest(name, "$count must be true or false, got "+secret.Quote(raw))
+				err = badRequest(name, reasonNotBoolean, "$count must be true or false, got "+secret.Quote(raw))
 			}
 		case "$skiptoken":
 			// Read once every option it is bound to is known.
@@ -223,9 +230,9 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 			q.format = f.option()
 		default:
 			if unsupported[name] {
-				err = notImplemented(name, name+" is not supported; "+supported)
+				err = notImplemented(name, reasonUnsupportedOption, name+" is not supported; "+supported)
 			} else {
-				err = badRequest(name, "unknown system query option "+name+"; "+supported)
+				err = badRequest(name, reasonUnknownOption, "unknown system query option "+name+"; "+supported)
 			}
 		}
 		if err != nil {
@@ -256,7 +263,7 @@ func systemOptions(values url.Values) (map[string]string, error) {
 		}
 		name := strings.ToLower(key)
 		if _, dup := opts[name]; dup || len(values[key]) > 1 {
-			return nil, badRequest(name, name+" is given more than once")
+			return nil, badRequest(name, reasonRepeated, name+" is given more than once")
 		}
 		if len(values[key]) == 1 {
 			opts[name] = values[key][0]
@@ -277,7 +284,7 @@ func option(values url.Values, name string) (string, bool, error) {
 			continue
 		}
 		if found || len(vs) > 1 {
-			return "", false, badRequest(name, name+" is given more than once")
+			return "", false, badRequest(name, reasonRepeated, name+" is given more than once")
 		}
 		v, found = vs[0], true
 	}
@@ -296,11 +303,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // parseCount parses $top or $skip: 1*DIGIT, within int64.
 func parseCount(name, raw string) (int64, error) {
 	if raw == "" || strings.Trim(raw, "0123456789") != "" {
-		return 0, badRequest(name, name+" must be a non-negative integer, got "+secret.Quote(raw))
+		return 0, badRequest(name, reasonNotInteger, name+" must be a non-negative integer, got "+secret.Quote(raw))
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
-		return 0, badRequest(name, name+" is too large: "+raw)
+		return 0, badRequest(name, reasonOutOfRange, name+" is too large: "+raw)
 	}
 	return n, nil
 }
@@ -309,20 +316,26 @@ func parseCount(name, raw string) (int64, error) {
 // selects, in order, without repeats; nil when it holds "*", which selects
 // them all (every other item must still be a property).
 func parseSelect(raw string, set *EntitySet) ([]int, error) {
+	if httplist.TrimOWS(raw) == "" {
+		return nil, badRequest("$select", reasonEmpty, "$select is empty; list property names separated by commas, or *")
+	}
 	sel := []int{}
 	star := false
-	for _, item := range strings.Split(raw, ",") {
-		item = httplist.TrimOWS(item)
+	for _, item := range splitItems(raw, ',') {
 		switch {
-		case item == "":
-			return nil, badRequest("$select", "$select: empty item in "+secret.Quote(raw)+"; list property names separated by commas")
-		case item == "*":
+		case item.text == "":
+			return nil, at(badRequest("$select", reasonSyntax, "$select: empty item at position "+
+				strconv.Itoa(position(raw, item.off))+"; list property names separated by commas"), raw, item.off)
+		case item.text == "*":
 			star = true
 			continue
+		case !isPath(item.text):
+			return nil, at(badRequest("$select", reasonSyntax, "$select: "+secret.Quote(item.text)+" at position "+
+				strconv.Itoa(position(raw, item.off))+" is not a property name; list property names separated by commas, or *"), raw, item.off)
 		}
-		i, err := set.lookup("$select", item)
+		i, err := set.lookup("$select", item.text)
 		if err != nil {
-			return nil, err
+			return nil, at(err, raw, item.off)
 		}
 		if !containsInt(sel, i) {
 			sel = append(sel, i)
@@ -332,6 +345,50 @@ func parseSelect(raw string, set *EntitySet) ([]int, error) {
 		return nil, nil
 	}
 	return sel, nil
+}
+
+// item is one item of an option's comma-separated list: its text, without
+// the whitespace around it, and the byte offset where that text begins.
+type item struct {
+	text string
+	off  int
+}
+
+// splitItems splits raw at sep, trimming each item's whitespace.
+func splitItems(raw string, sep byte) []item {
+	var items []item
+	start := 0
+	for i := 0; i <= len(raw); i++ {
+		if i < len(raw) && raw[i] != sep {
+			continue
+		}
+		items = append(items, trimItem(raw[start:i], start))
+		start = i + 1
+	}
+	return items
+}
+
+// trimItem returns s, found at byte offset off, without the whitespace
+// around it.
+func trimItem(s string, off int) item {
+	t := httplist.TrimOWS(s)
+	if t == "" {
+		return item{off: off}
+	}
+	return item{text: t, off: off + strings.Index(s, t)}
+}
+
+// isPath reports whether s is made as OData writes a path of names:
+// identifiers, possibly qualified by a namespace, separated by '/'.
+func isPath(s string) bool {
+	for _, seg := range strings.Split(s, "/") {
+		for _, part := range strings.Split(seg, ".") {
+			if !isIdentifier(part) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func containsInt(s []int, v int) bool {
@@ -345,7 +402,7 @@ func containsInt(s []int, v int) bool {
 
 // lookup returns the index in props of the property named name, or a 400
 // for option naming it and suggesting a property that differs only in case.
-func (s *EntitySet) lookup(option, name string) (int, error) {
+func (s *EntitySet) lookup(option, name string) (int, *failure.Error) {
 	if i, ok := s.byName[name]; ok {
 		return i, nil
 	}
@@ -356,7 +413,7 @@ func (s *EntitySet) lookup(option, name string) (int, error) {
 			break
 		}
 	}
-	return 0, badRequest(option, msg)
+	return 0, badRequest(option, reasonUnknownProperty, msg)
 }
 
 // orderItem is one $orderby item.
@@ -366,40 +423,65 @@ type orderItem struct {
 }
 
 // parseOrderBy parses $orderby: properties, each optionally asc or desc.
-// Items that restate the set's own order (a prefix of it, ascending) are
-// dropped, so that such a request is served as a plain one.
+// Each item is read as the expression OData's grammar makes it, so that
+// ordering by an expression (valid OData) is a 501 and anything else that
+// is not a property a 400. Items that restate the set's own order (a
+// prefix of it, ascending) are dropped, so that such a request is served
+// as a plain one.
 func parseOrderBy(raw string, set *EntitySet) ([]orderItem, error) {
+	if httplist.TrimOWS(raw) == "" {
+		return nil, badRequest("$orderby", reasonEmpty, "$orderby is empty; "+orderByHelp)
+	}
+	p := &filterParser{src: raw, set: set, option: "$orderby", help: orderByHelp}
+	p.next()
 	var items []orderItem
-	for _, item := range strings.Split(raw, ",") {
-		fields := strings.Fields(item)
-		if len(fields) == 0 {
-			return nil, badRequest("$orderby", "$orderby: empty item in "+secret.Quote(raw))
+	for p.err == nil {
+		if p.tok.kind == tokComma || p.tok.kind == tokEOF {
+			p.syntax("empty item")
+			break
 		}
-		if !isIdentifier(fields[0]) || len(fields) > 2 {
-			return nil, notImplemented("$orderby", "$orderby "+secret.Quote(item)+" is not supported: "+
-				"order by properties, each followed by asc or desc, separated by commas")
+		e := p.or()
+		if p.err != nil {
+			break
 		}
-		i, err := set.lookup("$orderby", fields[0])
-		if err != nil {
-			return nil, err
+		o := orderItem{prop: e.prop}
+		switch e.kind {
+		case eProp:
+		case eLit:
+			p.fail(badRequest, reasonNotProperty, e.pos, "the item at position "+strconv.Itoa(position(raw, e.pos))+
+				" is a literal, which orders nothing; "+orderByHelp)
+		default:
+			p.unsupported(reasonUnsupportedExpression, e.pos, "ordering by an expression (the item at position "+
+				strconv.Itoa(position(raw, e.pos))+") is not supported")
 		}
-		o := orderItem{prop: i}
-		if len(fields) == 2 {
-			switch strings.ToLower(fields[1]) {
-			case "asc":
-			case "desc":
-				o.desc = true
-			default:
-				return nil, badRequest("$orderby", "$orderby: "+secret.Quote(fields[1])+" must be asc or desc")
-			}
+		if p.err != nil {
+			break
+		}
+		switch {
+		case p.isWord("asc"):
+			p.next()
+		case p.isWord("desc"):
+			o.desc = true
+			p.next()
 		}
 		dup := false
 		for _, x := range items {
-			dup = dup || x.prop == i
+			dup = dup || x.prop == o.prop
 		}
 		if !dup { // a second mention orders nothing more
 			items = append(items, o)
 		}
+		if p.tok.kind == tokEOF {
+			break
+		}
+		if p.tok.kind != tokComma {
+			p.unexpected("asc or desc, a comma or the end")
+			break
+		}
+		p.next()
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	// The set's own order, or a prefix of it, ascending, is no order of
 	// its own.
@@ -481,7 +563,7 @@ func ParseCount(values url.Values, set *EntitySet) (*Query, error) {
 func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
 	for name := range values {
 		if n := strings.ToLower(name); strings.HasPrefix(n, "$") && n != "$select" && n != "$expand" && n != "$format" {
-			return nil, badRequest(n, "a request by key accepts $select, $expand and $format only")
+			return nil, badRequest(n, reasonNotAllowed, "a request by key accepts $select, $expand and $format only")
 		}
 	}
 	q, err := Parse(values, set)
@@ -497,18 +579,18 @@ func ParseKey(raw string, values url.Values, set *EntitySet) (*Query, error) {
 		parts = []string{raw}
 	} else {
 		if len(raw) < 2 || raw[0] != '\'' || raw[len(raw)-1] != '\'' {
-			return nil, badRequest("key", set.def.Name+"'s key is a quoted "+set.def.Key+" such as '6-7-7': "+
+			return nil, badRequest("key", reasonBadKey, set.def.Name+"'s key is a quoted "+set.def.Key+" such as '6-7-7': "+
 				set.def.Name+"('6-7-7')")
 		}
 		parts = strings.Split(raw[1:len(raw)-1], "-")
 	}
 	if len(parts) != set.keyParts() {
-		return nil, badRequest("key", "the key of "+set.def.Name+" has "+strconv.Itoa(set.keyParts())+" parts")
+		return nil, badRequest("key", reasonBadKey, "the key of "+set.def.Name+" has "+strconv.Itoa(set.keyParts())+" parts")
 	}
 	for _, part := range parts {
 		n, err := strconv.ParseInt(part, 10, 64)
 		if err != nil || n < 0 || strconv.FormatInt(n, 10) != part {
-			return nil, badRequest("key", "the key of "+set.def.Name+" is made of integers of at least 0")
+			return nil, badRequest("key", reasonBadKey, "the key of "+set.def.Name+" is made of integers of at least 0")
 		}
 		q.key = append(q.key, n)
 	}
@@ -539,13 +621,13 @@ func ParseRead(values url.Values, set *EntitySet) (*Query, error) {
 		case "$filter", "$orderby", "$select":
 			only.Set(name, opts[name])
 		case "$top", "$skip", "$count", "$skiptoken", "$format", "$expand":
-			return nil, badRequest(name, name+" is an option of the OData feed ("+odataPath(set)+"), not of this path, which takes "+
+			return nil, badRequest(name, reasonFeedOnly, name+" is an option of the OData feed ("+odataPath(set)+"), not of this path, which takes "+
 				strings.Join(ReadOptions, ", ")+" of OData's options")
 		default:
 			if unsupported[name] {
-				return nil, notImplemented(name, name+" is not supported; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+				return nil, notImplemented(name, reasonUnsupportedOption, name+" is not supported; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
 			}
-			return nil, badRequest(name, "unknown query option "+name+"; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
+			return nil, badRequest(name, reasonUnknownOption, "unknown query option "+name+"; this path takes "+strings.Join(ReadOptions, ", ")+" of OData's options")
 		}
 	}
 	q, err := Parse(only, set)
@@ -554,7 +636,7 @@ func ParseRead(values url.Values, set *EntitySet) (*Query, error) {
 	}
 	for _, i := range q.sel {
 		if set.props[i].col < 0 {
-			return nil, badRequest("$select", "$select: "+set.props[i].name+" is the OData key, not a column of this path")
+			return nil, badRequest("$select", reasonNotColumn, "$select: "+set.props[i].name+" is the OData key, not a column of this path")
 		}
 	}
 	return q, nil

@@ -1,7 +1,10 @@
 package odata
 
 import (
+	"errors"
+
 	"github.com/informe/informe/entities"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -36,7 +39,16 @@ var (
 		SortIndexed: []string{"costo_servicio"},
 		Literals: map[string]func(string) error{"client_rut": func(s string) error {
 			_, err := rut.Parse(s)
-			return err
+			if err == nil {
+				return nil
+			}
+			// The reasons of the rut parameter's errors: a RUT is
+			// refused alike in $filter.
+			reason := "rut_malformed"
+			if errors.Is(err, rut.ErrCheckDigit) {
+				reason = "rut_check_digit"
+			}
+			return &failure.Error{Code: failure.Invalid, Reason: reason, Message: err.Error(), Err: err}
 		}},
 	}
 	// UsersDef is the users listing, keyed by id.

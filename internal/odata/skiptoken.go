@@ -104,7 +104,7 @@ func (q *Query) binding(top, skip int64) []byte {
 // decodeSkipToken returns the key and sort values a $skiptoken of set in
 // order, for the query options bind ([Query.binding]), holds, or a 400.
 func decodeSkipToken(tok string, set *EntitySet, order []orderItem, bind []byte) ([]int64, []*string, error) {
-	bad := badRequest("$skiptoken", "$skiptoken is not valid: use the @odata.nextLink of a previous response as it is, "+
+	bad := badRequest("$skiptoken", reasonBadSkipToken, "$skiptoken is not valid: use the @odata.nextLink of a previous response as it is, "+
 		"with the same $filter, $orderby, $select and $top, and no $skip")
 	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
 	version := byte(skipTokenVersion)

@@ -220,10 +220,34 @@ func odataErrorSchema(title string, code, message object) object {
 				"code", code,
 				"message", message,
 				"target", obj("type", "string", "description", "The query option or header at fault, e.g. `$filter`."),
+				"innererror", obj(
+					"type", "object",
+					"description", "What is wrong in a stable name, and where, as the other paths' error body gives them.",
+					"required", []string{"code"},
+					"additionalProperties", false,
+					"properties", obj(
+						"code", obj("type", "string", "description", "A stable name of what is wrong: "+reasonList+
+							", or one of the other paths' (`rut_check_digit`, `unknown_parameter`, ...)."),
+						"position", positionSchema,
+					),
+				),
 			),
 		)),
 	)
 }
+
+// reasonList lists the reasons of the errors of OData's query options,
+// for the error schemas.
+const reasonList = "400: `syntax` (not OData's grammar), `empty`, `repeated`, `not_text`, `token_in_parameter`, " +
+	"`unknown_option`, `feed_only` (an option of the feed, on another path), `unknown_property`, `not_column`, " +
+	"`unknown_navigation`, `unknown_function`, `type_mismatch`, `argument_count`, `bad_argument`, `bad_literal`, " +
+	"`not_property` ($orderby by a literal), `too_deep`, `not_integer`, `out_of_range`, `not_boolean`, `not_allowed`, " +
+	"`bad_skiptoken`, `bad_key`; 501: `unsupported_option`, `unsupported_operator`, `unsupported_function`, " +
+	"`unsupported_expression`, `unsupported_expand`"
+
+// positionSchema is the schema of an error's position.
+var positionSchema = obj("type", "integer", "minimum", 1,
+	"description", "Where in the option's value the fault is, in characters from 1 (as decoded from the URL); absent when it is the whole value.")
 
 // odataCodes returns the codes of OData errors.
 func odataCodes() []string {

@@ -236,19 +236,20 @@ func TestODataFeeds(t *testing.T) {
 
 	t.Run("Errors", func(t *testing.T) {
 		schema := schemaOf(t, "ODataError")
-		for _, e := range [][3]string{
-			{"BadRequest", "bad", "$filter"},
-			{"NotImplemented", "no", ""},
-			{"InternalServerError", "Internal Server Error", ""},
+		for _, e := range [][4]string{
+			{"BadRequest", "bad", "$filter", "syntax"},
+			{"NotImplemented", "no", "", ""},
+			{"InternalServerError", "Internal Server Error", "", ""},
 		} {
 			var b bytes.Buffer
-			if err := odata.WriteError(&b, e[0], e[1], e[2]); err != nil {
+			if err := odata.WriteError(&b, e[0], e[1], e[2], e[3], 3); err != nil {
 				t.Fatal(err)
 			}
 			fits(t, "error", schema, b.Bytes())
 		}
 		// And the errors Parse and Negotiate return.
-		for _, raw := range []string{"$top=-1", "$expand=x", "$filter=task eq 1", "$filter=round(task) eq 1", "$orderby=tolower(task)", "$format=xml"} {
+		for _, raw := range []string{"$top=-1", "$expand=x", "$filter=task eq 1", "$filter=round(task) eq 1", "$orderby=tolower(task)", "$format=xml",
+			"$orderby=1,2", "$expand=%2B1", "$select=1"} {
 			values, _ := url.ParseQuery(raw)
 			_, err := odata.Parse(values, sets[0])
 			if err == nil {
@@ -258,7 +259,7 @@ func TestODataFeeds(t *testing.T) {
 				t.Fatalf("%s: no error", raw)
 			}
 			var b bytes.Buffer
-			_ = odata.WriteError(&b, "BadRequest", failure.MessageOf(err), failure.TargetOf(err))
+			_ = odata.WriteError(&b, "BadRequest", failure.MessageOf(err), failure.TargetOf(err), failure.ReasonOf(err), failure.PositionOf(err))
 			fits(t, raw, schema, b.Bytes())
 		}
 	})

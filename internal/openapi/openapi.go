@@ -102,11 +102,11 @@ An ` + "`Accept`" + ` header that excludes all of them is a 406. Bodies other th
 
 ## Parameters
 
-Every parameter is given at most once and never empty; a wrong value is a 400 whose message names the parameter and what it allows. Unknown parameters are ignored. The listings also answer HEAD with the status and headers of a GET and no body, without reading the rows.
+Every parameter is given at most once and never empty; a wrong value is a 400 whose message names the parameter and what it allows. An unknown parameter is a 400 naming it. The listings also answer HEAD with the status and headers of a GET and no body, without reading the rows.
 
 ## Errors
 
-Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `; a 400 about a parameter also carries ` + "`code`" + `, a stable name of what is wrong, and ` + "`target`" + `, the parameter (` + "`{\"message\": \"...\", \"code\": \"rut_check_digit\", \"target\": \"rut\"}`" + `), with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$top\"}}`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included; OData also answers 501 for valid requests it does not support.
+Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + `; a 400 about a parameter also carries ` + "`code`" + `, a stable name of what is wrong, and ` + "`target`" + `, the parameter (` + "`{\"message\": \"...\", \"code\": \"rut_check_digit\", \"target\": \"rut\"}`" + `), and, when the fault is at one place of an OData option's value, ` + "`position`" + `, in characters from 1 (` + "`{\"message\": \"...\", \"code\": \"not_property\", \"target\": \"$orderby\", \"position\": 1}`" + `), with the response's ` + "`X-Request-Id`" + `, which the server's log line carries too. Under ` + "`" + ODataRoot + "`" + ` errors come in OData's shape instead, ` + "`{\"error\": {\"code\": \"BadRequest\", \"message\": \"...\", \"target\": \"$orderby\", \"innererror\": {\"code\": \"not_property\", \"position\": 1}}}`" + `, the same code and position in ` + "`innererror`" + `, with the same statuses and headers (and ` + "`OData-Version`" + `), but for 401, which is the same on every path, OData's included. A malformed ` + "`$filter`" + `, ` + "`$orderby`" + `, ` + "`$select`" + ` or ` + "`$expand`" + ` is a 400 on every path; valid OData that informe does not implement (` + "`$apply`" + `, ` + "`$search`" + `, ordering by an expression, ...) a 501.
 
 | status | when |
 |---|---|
@@ -378,8 +378,10 @@ func schemas() object {
 				"message", obj("type", "string", "description", "What went wrong, safe to show; it names the parameter at fault."),
 				"code", obj("type", "string", "description", "A stable name of what is wrong, for clients that word it themselves: "+
 					"`repeated`, `empty`, `not_text`, `token_in_parameter`, `not_integer`, `not_boolean`, `not_allowed`, `bad_column`, "+
-					"`rut_malformed`, `rut_check_digit`. Absent when informe names none."),
+					"`rut_malformed`, `rut_check_digit`, `unknown_parameter`, `select_and_columns`; for OData's options "+reasonList+
+					". Absent when informe names none."),
 				"target", obj("type", "string", "description", "The parameter at fault, with `code`."),
+				"position", positionSchema,
 			),
 		),
 		"InvalidToken", obj(

@@ -167,7 +167,7 @@ func (s *Source) Options(values url.Values, q *dataset.Query) error {
 	}
 	if oq.Selected() {
 		if _, ok := values["columns"]; ok {
-			return &failure.Error{Code: failure.Invalid, Target: "$select",
+			return &failure.Error{Code: failure.Invalid, Target: "$select", Reason: "select_and_columns",
 				Message: "give columns or $select, not both: they choose the same thing"}
 		}
 		if cols := oq.Columns(); cols != nil { // else "*"
@@ -199,7 +199,7 @@ func Known(values url.Values, accepted []string) error {
 		if len(accepted) == 0 {
 			takes = "this path takes OData's system query options ($select, $filter, ...) and access_token only"
 		}
-		return &failure.Error{Code: failure.Invalid, Target: secret.Redact(name),
+		return &failure.Error{Code: failure.Invalid, Target: secret.Redact(name), Reason: "unknown_parameter",
 			Message: "unknown query parameter " + secret.Quote(name) + "; " + takes}
 	}
 	return nil

@@ -1,0 +1,158 @@
+package api_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/fileexport"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/report"
+)
+
+// optionError is what a door answered about a query option: the status,
+// the reason, the option at fault and the position in its value.
+type optionError struct {
+	Status   int
+	Reason   string
+	Target   string
+	Position int
+}
+
+// TestOptionErrorsOnEveryDoor checks that a malformed $filter, $orderby,
+// $select or $expand is a 400, and valid OData that informe does not
+// implement a 501, with the same reason, target and position on every
+// door: the OData feed (in OData's shape, the reason and position in
+// innererror), the JSON page, the CSV export and informe export.
+func TestOptionErrorsOnEveryDoor(t *testing.T) {
+	ts := newServer(t, pgtest.New(t))
+	reportDoors := []struct {
+		name string
+		get  func(t *testing.T, query string) optionError
+	}{
+		{"feed", func(t *testing.T, query string) optionError {
+			return odataOptionError(t, ts, "/odata/GeneralReport?"+query)
+		}},
+		{"json page", func(t *testing.T, query string) optionError {
+			return jsonOptionError(t, ts, "/api/general-report?"+query)
+		}},
+		{"csv export", func(t *testing.T, query string) optionError {
+			return jsonOptionError(t, ts, "/api/general-report/export?format=csv&"+query)
+		}},
+		{"informe export", func(t *testing.T, query string) optionError {
+			return commandOptionError(t, source.Report(report.Maintained), query)
+		}},
+	}
+	for _, tt := range []struct {
+		name, query string // the query string, as a URL carries it
+		want        optionError
+	}{
+		{"OrderByNumbers", "$orderby=1,2", optionError{400, "not_property", "$orderby", 1}},
+		{"OrderByMinusZero", "$orderby=-0", optionError{400, "not_property", "$orderby", 1}},
+		{"OrderByEmpty", "$orderby=", optionError{400, "empty", "$orderby", 0}},
+		{"OrderByComma", "$orderby=,", optionError{400, "syntax", "$orderby", 1}},
+		{"OrderBySecondItem", "$orderby=task%20desc,%2B", optionError{400, "syntax", "$orderby", 11}},
+		{"OrderByDirection", "$orderby=task%20sideways", optionError{400, "syntax", "$orderby", 6}},
+		{"OrderByUnknown", "$orderby=task,nope", optionError{400, "unknown_property", "$orderby", 6}},
+		{"OrderByFunction", "$orderby=tolower(task)", optionError{501, "unsupported_expression", "$orderby", 1}},
+		{"SelectNumber", "$select=1", optionError{400, "syntax", "$select", 1}},
+		{"SelectEmptyItem", "$select=task,,contract_id", optionError{400, "syntax", "$select", 6}},
+		{"FilterSyntax", "$filter=task%20eq", optionError{400, "syntax", "$filter", 8}},
+		{"FilterType", "$filter=" + url.QueryEscape("task_end_date ge 'x'"), optionError{400, "type_mismatch", "$filter", 18}},
+		{"FilterRUT", "$filter=" + url.QueryEscape("client_rut eq '12.345.678-9'"), optionError{400, "rut_check_digit", "$filter", 15}},
+		{"FilterArithmetic", "$filter=" + url.QueryEscape("contract_id add 1 eq 2"), optionError{501, "unsupported_operator", "$filter", 13}},
+		{"Apply", "$apply=groupby((task))", optionError{501, "unsupported_option", "$apply", 0}},
+	} {
+		for _, d := range reportDoors {
+			t.Run(tt.name+"/"+d.name, func(t *testing.T) {
+				if got := d.get(t, tt.query); got != tt.want {
+					t.Errorf("%s: got %+v, want %+v", tt.query, got, tt.want)
+				}
+			})
+		}
+	}
+	// $expand is the feed's: garbage in it is a 400 there, whatever the
+	// set, and a 400 of its own on the other doors.
+	for _, tt := range []struct {
+		name, target string
+		want         optionError
+	}{
+		{"ExpandPlusOne", "/odata/Contracts?$expand=+1", optionError{400, "syntax", "$expand", 2}},
+		{"ExpandPlusOneNoNavigation", "/odata/GeneralReport?$expand=+1", optionError{400, "syntax", "$expand", 2}},
+		{"ExpandComma", "/odata/Contracts?$expand=,", optionError{400, "syntax", "$expand", 1}},
+		{"ExpandEmpty", "/odata/Contracts?$expand=", optionError{400, "empty", "$expand", 0}},
+		{"ExpandUnknown", "/odata/Contracts?$expand=Client,Nope", optionError{400, "unknown_navigation", "$expand", 8}},
+		{"ExpandNested", "/odata/Contracts?$expand=Processes($top=1)", optionError{501, "unsupported_expand", "$expand", 11}},
+		{"ExpandNoNavigation", "/odata/GeneralReport?$expand=Tasks", optionError{501, "unsupported_expand", "$expand", 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := odataOptionError(t, ts, tt.target); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	for _, target := range []string{"/api/contracts/export?$expand=+1", "/api/general-report?$expand=Tasks"} {
+		if got, want := jsonOptionError(t, ts, target), (optionError{400, "feed_only", "$expand", 0}); got != want {
+			t.Errorf("%s: got %+v, want %+v", target, got, want)
+		}
+	}
+}
+
+// odataOptionError returns the OData error the feed answers target with.
+func odataOptionError(t *testing.T, ts *testServer, target string) optionError {
+	t.Helper()
+	r := ts.get(t, target)
+	var e struct {
+		Error struct {
+			Code, Message, Target string
+			InnerError            struct {
+				Code     string
+				Position int
+			}
+		}
+	}
+	if err := json.Unmarshal(r.Body, &e); err != nil || e.Error.Message == "" {
+		t.Fatalf("%s: body %s, want an OData error", target, r.Body)
+	}
+	if got, want := e.Error.Code, strings.ReplaceAll(http.StatusText(r.Status), " ", ""); got != want {
+		t.Errorf("%s: code %q, want %q", target, got, want)
+	}
+	return optionError{r.Status, e.Error.InnerError.Code, e.Error.Target, e.Error.InnerError.Position}
+}
+
+// jsonOptionError returns the JSON error an API path answers target with.
+func jsonOptionError(t *testing.T, ts *testServer, target string) optionError {
+	t.Helper()
+	r := ts.get(t, target)
+	r.message(t) // the body's shape
+	var e struct {
+		Code, Target string
+		Position     int
+	}
+	if err := json.Unmarshal(r.Body, &e); err != nil {
+		t.Fatalf("%s: body %s: %v", target, r.Body, err)
+	}
+	return optionError{r.Status, e.Code, e.Target, e.Position}
+}
+
+// commandOptionError returns the error informe export gives for the
+// query, with the status the API answers it with.
+func commandOptionError(t *testing.T, src *source.Source, query string) optionError {
+	t.Helper()
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fileexport.NewPlan(fileexport.Flags{Source: src, Query: v, Output: "-", Format: "csv"})
+	var e *failure.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: %v, want the API's error", query, err)
+	}
+	st := map[failure.Code]int{failure.Invalid: 400, failure.NotImplemented: 501}[e.Code]
+	return optionError{st, e.Reason, e.Target, e.Position}
+}
