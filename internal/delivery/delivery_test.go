@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,8 +49,16 @@ func TestReason(t *testing.T) {
 		want string
 	}{
 		{"ClientGone", live, fmt.Errorf("rows: %w", failure.ErrClientGone), delivery.ClientGone},
-		{"BrokenPipe", live, fmt.Errorf("write tcp: %w", syscall.EPIPE), delivery.ClientGone},
-		{"ConnectionReset", live, fmt.Errorf("write tcp: %w", syscall.ECONNRESET), delivery.ClientGone},
+		// A write to the client that failed, as the HTTP layer marks it.
+		{"ClientWriteBrokenPipe", live, fmt.Errorf("%w: write tcp: %w", failure.ErrClientGone, syscall.EPIPE), delivery.ClientGone},
+		{"ClientWriteReset", live, fmt.Errorf("%w: write tcp: %w", failure.ErrClientGone, syscall.ECONNRESET), delivery.ClientGone},
+		// An errno alone says nothing of whose connection failed: the
+		// database's reset is the database's, never the client's.
+		{"DatabaseReset", live, postgres.ClassifyIn(live, fmt.Errorf("rows: %w",
+			&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)})), delivery.DatabaseUnavailable},
+		{"DatabaseResetAtConnect", live, postgres.ClassifyIn(live, fmt.Errorf("acquire: %w",
+			&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)})), delivery.DatabaseUnavailable},
+		{"BareBrokenPipe", live, fmt.Errorf("write tcp: %w", syscall.EPIPE), delivery.Internal},
 		{"RequestContextCanceled", cancelled(nil), context.Canceled, delivery.ClientGone},
 		{"ClientGone57014", live, postgres.ClassifyIn(cancelled(nil), canceled57014), delivery.ClientGone},
 		{"Stalled", live, fmt.Errorf("%w for 2s", spool.ErrStalled), delivery.ClientStalled},
