@@ -137,7 +137,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
 	apiSrv.ConnContext = api.ConnContext
 	httpAddr := "" // the plain-HTTP listener's, with HTTPS on
-	httpSrv, err := cfg.TLS.setUp(apiSrv, apiLn.Addr(), logger)
+	httpSrv, err := cfg.TLS.setUp(apiSrv, apiLn.Addr(), publicURL, logger)
 	if err != nil {
 		apiLn.Close()
 		return err
