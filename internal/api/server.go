@@ -235,14 +235,25 @@ func validHost(h string) bool {
 
 // OpsHandler returns the operations listener's routes, apart from the
 // authenticated API so that load balancers and Prometheus need no token:
-// metrics, liveness and readiness.
+// metrics, liveness and readiness. A request target over [MaxURIBytes]
+// is refused with 414, header fields over [MaxHeaderBytes] with 431, in
+// JSON, as on the API.
 func (s *Server) OpsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		mux.ServeHTTP(w, r)
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "private, no-store")
+		switch {
+		case len(r.RequestURI) > MaxURIBytes:
+			writeFailure(w, errURITooLong)
+		case headerBytes(r) > MaxHeaderBytes:
+			writeFailure(w, errHeadersTooLarge)
+		default:
+			mux.ServeHTTP(w, r)
+		}
 	})
 }
