@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
@@ -57,9 +58,9 @@ func TestOwnAnswersHeaders(t *testing.T) {
 	cfg.TLS.CertFile, cfg.TLS.KeyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	httpstest.WritePair(t, cfg.TLS.CertFile, cfg.TLS.KeyFile, "127.0.0.1")
 	cfg.TLS.HTTPAddr = "127.0.0.1:0"
-	tls := start(t, pool, cfg)
+	secure := start(t, pool, cfg)
 	var redirect string
-	for _, l := range strings.Split(tls.log.String(), "\n") {
+	for _, l := range strings.Split(secure.log.String(), "\n") {
 		var m struct {
 			HTTPAddr string `json:"http_addr"`
 		}
@@ -68,7 +69,7 @@ func TestOwnAnswersHeaders(t *testing.T) {
 		}
 	}
 	if redirect == "" {
-		t.Fatalf("no http_addr logged:\n%s", tls.log)
+		t.Fatalf("no http_addr logged:\n%s", secure.log)
 	}
 	// Past the server's backstop, the request line and header fields that
 	// net/http reads before it answers 431: exactly as many bytes as it
@@ -143,4 +144,53 @@ func TestOwnAnswersHeaders(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHTTP2HeadersTooLarge checks that over HTTP/2 a header block past
+// informe's 64 KiB, up to the limit the server advertises
+// (SETTINGS_MAX_HEADER_LIST_SIZE, which clients keep to), gets the JSON
+// 431, not a dropped connection.
+func TestHTTP2HeadersTooLarge(t *testing.T) {
+	pool := pgtest.New(t)
+	cfg := config(nil)
+	dir := t.TempDir()
+	cfg.TLS.CertFile, cfg.TLS.KeyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	roots := httpstest.WritePair(t, cfg.TLS.CertFile, cfg.TLS.KeyFile, "127.0.0.1")
+	s := start(t, pool, cfg)
+	base := "https://" + strings.TrimPrefix(s.api, "http://")
+	c := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true,
+	}}
+	for _, tt := range []struct {
+		name         string
+		fields, size int // X-Filler fields of size bytes each
+	}{
+		{"ManyFields", 70, 1000},
+		{"OneField", 1, 70 << 10},
+		{"AMebibyte", 1 << 10, 1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, base+"/users", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range tt.fields {
+				req.Header.Add("X-Filler", strings.Repeat("x", tt.size))
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct{ Message string }
+			if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge ||
+				json.Unmarshal(body, &e) != nil || !strings.Contains(e.Message, "64 KiB") {
+				t.Errorf("%s %d %.200q, want HTTP/2 and the JSON 431", resp.Proto, resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options = %q, want nosniff", got)
+			}
+		})
+	}
 }
