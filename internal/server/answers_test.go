@@ -194,3 +194,57 @@ func TestHTTP2HeadersTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectThroughRun runs HTTPS with its plain-HTTP listener and a
+// public URL, and sends it a token in the probe's shapes: the redirect
+// goes to the public URL's host whatever the Host header says, with
+// no-store, and neither its Location, its body nor the log repeats the
+// token.
+func TestRedirectThroughRun(t *testing.T) {
+	pool := pgtest.New(t)
+	cfg := config(nil)
+	dir := t.TempDir()
+	cfg.TLS.CertFile, cfg.TLS.KeyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	httpstest.WritePair(t, cfg.TLS.CertFile, cfg.TLS.KeyFile, "127.0.0.1")
+	cfg.TLS.HTTPAddr = "127.0.0.1:0"
+	cfg.PublicURL = "https://informe.example.cl"
+	s := start(t, pool, cfg)
+	var addr string
+	for _, l := range strings.Split(s.log.String(), "\n") {
+		var m struct {
+			HTTPAddr string `json:"http_addr"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.HTTPAddr != "" {
+			addr = m.HTTPAddr
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no http_addr logged:\n%s", s.log)
+	}
+	const body = "Zq9xWv3TbN7mLk2JhG5fDs8aPo1iUy4RtE6wQc0VbXn"
+	token := "informe_" + body
+	for _, tt := range []struct{ name, target, location string }{
+		{"PathSegment", "/" + token, "/"},
+		{"NameNul", "/users?access_token%00=" + token + "&page=2", "/users?page=2"},
+		{"NamePlus", "/users?access+token=" + token, "/users"},
+		{"NameBrackets", "/users?access_token[]=" + token, "/users"},
+		{"ValueOfAnother", "/users?foo=" + token, "/users"},
+		{"PercentEncoded", "/users?foo=%69nforme%5F" + body, "/users"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, got := rawExchange(t, addr, "GET "+tt.target+" HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+			if want := "https://informe.example.cl" + tt.location; resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != want {
+				t.Errorf("%d Location %q, want 301 %s", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+			if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control = %q, want no-store", got)
+			}
+			if strings.Contains(strings.ToLower(resp.Header.Get("Location")+got), strings.ToLower(body)) {
+				t.Errorf("the redirect repeats the token: Location %q, body %q", resp.Header.Get("Location"), got)
+			}
+		})
+	}
+	if log := s.log.String(); strings.Contains(strings.ToLower(log), strings.ToLower(body)) {
+		t.Errorf("the log repeats the token:\n%s", log)
+	}
+}
