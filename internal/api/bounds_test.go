@@ -240,6 +240,49 @@ func TestNoSniff(t *testing.T) {
 	}
 }
 
+// TestOpsBounds checks that the operations listener bounds requests as
+// the API does: 414 past the request target's limit, 431 past the header
+// fields', in JSON, with nosniff and no-store, and answers within them.
+func TestOpsBounds(t *testing.T) {
+	ts := newOpsServer(t, fixtureDB(t), nil)
+	for _, tt := range []struct {
+		name, target string
+		header       string // a header field's value, or none
+		status       int
+		msg          string
+	}{
+		{"OK", "/healthz", "", http.StatusOK, ""},
+		{"URITooLong", "/healthz?x=" + strings.Repeat("x", api.MaxURIBytes), "", http.StatusRequestURITooLong, "8 KiB"},
+		{"URITooLongUnknownPath", "/" + strings.Repeat("x", api.MaxURIBytes), "", http.StatusRequestURITooLong, "8 KiB"},
+		{"HeadersTooLarge", "/readyz", strings.Repeat("x", api.MaxHeaderBytes), http.StatusRequestHeaderFieldsTooLarge, "64 KiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, ts.Ops+tt.target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.header != "" {
+				req.Header.Set("X-Filler", tt.header)
+			}
+			r := roundTrip(t, req)
+			for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"} {
+				if got := r.Header.Get(k); got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			if r.Status != tt.status {
+				t.Fatalf("status = %d, want %d; body %.300s", r.Status, tt.status, r.Body)
+			}
+			if tt.msg == "" {
+				return
+			}
+			if got := r.message(t); !strings.Contains(got, tt.msg) {
+				t.Errorf("message = %q, want it to contain %q", got, tt.msg)
+			}
+		})
+	}
+}
+
 // TestUnauthorizedIdentical checks that every 401 is byte for byte the
 // same, body and headers (but for the request id and the date), whatever
 // the credentials: none, a wrong token, an expired one, one in the URL;

@@ -188,6 +188,17 @@ func (s *Server) fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// writeFailure answers a request of the operations listener, which knows
+// no gin, with err, a refusal before any work, in the API's JSON shape.
+func writeFailure(w http.ResponseWriter, err error) {
+	body, _ := json.Marshal(struct {
+		Message string `json:"message"`
+	}{secret.Redact(failure.MessageOf(err))})
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status(failure.CodeOf(err)))
+	_, _ = w.Write(body)
+}
+
 // abort ends a response that has already begun: the connection is cut
 // before the chunked body is terminated, so that no client can take a
 // truncated body for a complete one. The cut is logged with its reason, at

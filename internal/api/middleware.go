@@ -114,17 +114,23 @@ func (s *Server) observe(c *gin.Context) {
 // limitHeaders answers 431 in JSON when the request's header fields exceed
 // [MaxHeaderBytes].
 func (s *Server) limitHeaders(c *gin.Context) {
-	n := len(c.Request.RequestURI)
-	for k, vs := range c.Request.Header {
-		for _, v := range vs {
-			n += len(k) + len(v) + 4 // ": " and CRLF
-		}
-	}
-	if n > MaxHeaderBytes {
+	if headerBytes(c.Request) > MaxHeaderBytes {
 		s.fail(c, errHeadersTooLarge)
 		return
 	}
 	c.Next()
+}
+
+// headerBytes is the size of r's request target and header fields, as
+// [MaxHeaderBytes] counts it.
+func headerBytes(r *http.Request) int {
+	n := len(r.RequestURI)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	return n
 }
 
 // limitRequest refuses, before any work, a request larger than informe

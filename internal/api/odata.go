@@ -53,8 +53,10 @@ func (f *feeds) set(name string) *source.Source {
 // listener's own, never the Host header, which anyone may write: a client
 // would be handed a next link, with its token in it, to a host of an
 // attacker's choosing). Behind one of the trusted proxies,
-// X-Forwarded-Proto and X-Forwarded-Host say how the client reached it;
-// from anyone else they are ignored.
+// X-Forwarded-Proto and X-Forwarded-Host say how the client reached it
+// (one that is not http or https, or not a host name with an optional
+// port, is ignored as if absent; see validHost); from anyone else they are
+// ignored.
 func (s *Server) serviceRoot(r *http.Request) string {
 	scheme, host, prefix := "http", "", ""
 	if r.TLS != nil {
@@ -69,7 +71,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 		if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
 			scheme = p
 		}
-		if h := r.Header.Get("X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ,") {
+		if h := r.Header.Get("X-Forwarded-Host"); validHost(h) {
 			host = h
 		}
 	}

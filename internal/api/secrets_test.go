@@ -228,6 +228,66 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 	}
 }
 
+// TestForwardedHostValidated checks that a trusted proxy's
+// X-Forwarded-Host goes into the OData links only when it is a host name
+// or address with an optional port from 1 to 65535; any other is ignored,
+// as if absent, and the links are the listener's.
+func TestForwardedHostValidated(t *testing.T) {
+	pool := fixtureDB(t)
+	own := newServer(t, pool)
+	prefixes, err := api.ParseTrustedProxies("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, &api.Server{
+		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Tokens: auth.NewStore(pool), Metrics: metrics.New(pool), TrustedProxies: prefixes,
+	})
+	ts.Token = own.Token
+	for _, tt := range []struct {
+		name, host, root string // root "" for the listener's own
+	}{
+		{"OKName", "informe.example.cl", "http://informe.example.cl/odata"},
+		{"OKNamePort", "informe.example.cl:8443", "http://informe.example.cl:8443/odata"},
+		{"OKPortMax", "informe.example.cl:65535", "http://informe.example.cl:65535/odata"},
+		{"OKIPv4", "10.0.0.5:8080", "http://10.0.0.5:8080/odata"},
+		{"OKIPv6", "[2001:db8::1]:8443", "http://[2001:db8::1]:8443/odata"},
+		{"OKTrailingDot", "informe.example.cl.", "http://informe.example.cl./odata"},
+		{"ErrQuote", `ev"il.example`, ""},
+		{"ErrPortTooLarge", "evil.example:99999", ""},
+		{"ErrPortZero", "evil.example:0", ""},
+		{"ErrPortEmpty", "evil.example:", ""},
+		{"ErrPortSign", "evil.example:+80", ""},
+		{"ErrTwoHosts", "evil.example, informe.example.cl", ""},
+		{"ErrUserInfo", "user@evil.example", ""},
+		{"ErrPath", "evil.example/x", ""},
+		{"ErrAngle", "evil.example<script>", ""},
+		{"ErrLabelDash", "-evil.example", ""},
+		{"ErrLabelEmpty", "evil..example", ""},
+		{"ErrLabelLong", strings.Repeat("a", 64) + ".example", ""},
+		{"ErrIPv6Bare", "2001:db8::1", ""},
+		{"ErrIPv6Zone", "[fe80::1%25eth0]", ""},
+		{"ErrIPv4InBrackets", "[10.0.0.5]", ""},
+		{"ErrUnicode", "évil.example", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.root
+			if want == "" {
+				want = ts.URL + "/odata"
+			}
+			r := ts.do(t, "GET", "/odata/Users", "Authorization", "Bearer "+ts.Token,
+				"X-Forwarded-Host", tt.host, "Prefer", "odata.maxpagesize=1")
+			var p odataPage
+			if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != 200 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			if !strings.HasPrefix(p.NextLink, want+"/Users?") || !strings.HasPrefix(p.Context, want+"/$metadata") {
+				t.Errorf("next link %s, context %s; want them on %s", p.NextLink, p.Context, want)
+			}
+		})
+	}
+}
+
 func TestParseTrustedProxies(t *testing.T) {
 	for _, tt := range []struct {
 		name, in string

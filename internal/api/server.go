@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,16 +195,65 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 	return false
 }
 
+// validHost reports whether h is a host as a trusted proxy may forward
+// it in X-Forwarded-Host: a DNS name (letters, digits and hyphens in dot
+// separated labels of at most 63 characters, 253 in all), an IPv4 address
+// or a bracketed IPv6 address, with an optional port from 1 to 65535.
+// Anything else (quotes, a second host, a port past 65535) would go into
+// links as it was sent.
+func validHost(h string) bool {
+	name, port := h, ""
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		name, port = h[:i], h[i+1:]
+		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		if n, _ := strconv.Atoi(port); n < 1 || n > 65535 {
+			return false
+		}
+	}
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		a, err := netip.ParseAddr(name[1 : len(name)-1])
+		return err == nil && a.Is6() && a.Zone() == ""
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // OpsHandler returns the operations listener's routes, apart from the
 // authenticated API so that load balancers and Prometheus need no token:
-// metrics, liveness and readiness.
+// metrics, liveness and readiness. A request target over [MaxURIBytes]
+// is refused with 414, header fields over [MaxHeaderBytes] with 431, in
+// JSON, as on the API.
 func (s *Server) OpsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		mux.ServeHTTP(w, r)
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "private, no-store")
+		switch {
+		case len(r.RequestURI) > MaxURIBytes:
+			writeFailure(w, errURITooLong)
+		case headerBytes(r) > MaxHeaderBytes:
+			writeFailure(w, errHeadersTooLarge)
+		default:
+			mux.ServeHTTP(w, r)
+		}
 	})
 }

@@ -135,7 +135,7 @@ func TestACME(t *testing.T) {
 	}
 	_, tlsPort, _ := net.SplitHostPort(tlsLn.Addr().String())
 	m := https.ACME([]string{"informe.test"}, t.TempDir(), directory, "", client)
-	httpSrv := &http.Server{Handler: m.HTTPHandler(https.Redirect(tlsPort))}
+	httpSrv := &http.Server{Handler: m.HTTPHandler(https.Redirect(nil, []string{"informe.test"}, tlsPort))}
 	go httpSrv.Serve(httpLn)
 	defer httpSrv.Close()
 	apiSrv := &http.Server{
@@ -181,14 +181,14 @@ func TestACME(t *testing.T) {
 		t.Logf("certificate for %v issued by %s", resp.TLS.PeerCertificates[0].DNSNames, issuer)
 	}
 
-	// The plain-HTTP listener redirects to HTTPS.
+	// The plain-HTTP listener redirects to HTTPS, on the ACME domain.
 	plain := &http.Client{Timeout: 10 * time.Second, CheckRedirect: browser.CheckRedirect}
 	resp, err = plain.Get("http://" + httpLn.Addr().String() + "/api/general-report?client_id=1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if want := "https://127.0.0.1:" + tlsPort + "/api/general-report?client_id=1"; resp.StatusCode != 301 || resp.Header.Get("Location") != want {
+	if want := "https://informe.test:" + tlsPort + "/api/general-report?client_id=1"; resp.StatusCode != 301 || resp.Header.Get("Location") != want {
 		t.Errorf("plain HTTP: %d Location %s, want 301 %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 }

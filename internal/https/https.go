@@ -19,6 +19,8 @@ import (
 
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
+
+	"github.com/informe/informe/internal/secret"
 )
 
 // CertFiles is a certificate and key read from PEM files, read again when
@@ -108,65 +110,147 @@ func ACME(domains []string, cacheDir, directory, email string, client *http.Clie
 }
 
 // Redirect returns the plain-HTTP listener's handler: it redirects every
-// request to the same host and path over HTTPS, on httpsPort ("443" or ""
-// leaves the port out). GET and HEAD get a 301; other methods a 308, which
-// keeps the method and body. The access_token parameter, in any spelling,
-// is left out of the new URL (its Location and its body): a token sent in
-// the clear is spent, and repeating it would only send it on again. The
+// request to HTTPS, to the same path and query string. GET and HEAD get a
+// 301; other methods a 308, which keeps the method and body. The answer
+// carries Cache-Control: no-store and X-Content-Type-Options: nosniff.
+//
+// The new URL's host is never the request's Host header, which anyone may
+// write: it is public's host when public is not nil (its port too when
+// its scheme is https); else the Host header's name only when it is one of
+// names (the ACME domains, which the operator named), or else names'
+// first; else the address the connection reached. Other than public's
+// port, the port is httpsPort ("443" or "" leaves it out).
+//
+// The new URL names no token, in its Location or in its body: a token sent
+// in the clear is spent, and repeating it would only send it on again. A
+// path that may hold a token becomes /; a query parameter that may hold
+// one, or whose name is access_token in any spelling, is left out. The
 // handler reads no body: a request that announces one gets its answer and
 // the connection is closed, so that a client cannot hold it by sending
 // nothing.
-func Redirect(httpsPort string) http.Handler {
+func Redirect(public *url.URL, names []string, httpsPort string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]" // IPv6 literal
-		}
-		if httpsPort != "" && httpsPort != "443" {
-			host += ":" + httpsPort
-		}
 		code := http.StatusMovedPermanently
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			code = http.StatusPermanentRedirect
 		}
-		target := r.URL.EscapedPath()
-		if q := withoutToken(r.URL.RawQuery); q != "" {
-			target += "?" + q
-		}
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
 		if r.ContentLength != 0 {
 			// Nothing more is read from this connection, neither the body
 			// (net/http would wait for it) nor another request.
 			h.Set("Connection", "close")
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		}
-		http.Redirect(w, r, "https://"+host+target, code)
+		target := "https://" + redirectHost(r, public, names, httpsPort) + sanitise(r.URL)
+		http.Redirect(w, r, target, code)
 	})
 }
 
-// withoutToken returns the query string raw without its access_token
-// parameters, whatever their spelling (ACCESS_TOKEN, access%5Ftoken, ...),
-// the others as they were sent.
-func withoutToken(raw string) string {
-	if raw == "" {
-		return ""
+// redirectHost returns the host, with its port, that [Redirect] sends r
+// to.
+func redirectHost(r *http.Request, public *url.URL, names []string, httpsPort string) string {
+	var name string
+	switch {
+	case public != nil:
+		if public.Scheme == "https" {
+			return public.Host
+		}
+		name = public.Hostname()
+	case len(names) > 0:
+		name = names[0]
+		asked := r.Host
+		if h, _, err := net.SplitHostPort(asked); err == nil {
+			asked = h
+		}
+		for _, n := range names {
+			if strings.EqualFold(asked, n) {
+				name = n
+			}
+		}
+	default:
+		name = "localhost" // only when r came from no connection
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			if h, _, err := net.SplitHostPort(a.String()); err == nil {
+				name = h
+			}
+		}
+	}
+	if strings.Contains(name, ":") {
+		// An IPv6 literal, its zone's % escaped.
+		name = "[" + strings.ReplaceAll(name, "%", "%25") + "]"
+	}
+	if httpsPort != "" && httpsPort != "443" {
+		name += ":" + httpsPort
+	}
+	return name
+}
+
+// sanitise returns u's path and query string for the redirect, without
+// anything that could carry a credential. A path that may hold a token
+// anywhere (see [secret.MayHoldToken]), as sent or decoded once or more,
+// becomes /. Of the query string, a parameter is left out when its name or
+// value, as sent or decoded, may hold a token; when, decoded and stripped
+// of everything but letters and digits, it holds "accesstoken" in any case
+// (access_token, ACCESS_TOKEN, access%5Ftoken, access+token,
+// access_token[], access_token%00, ...); or when it does not decode. The
+// others stay as they were sent.
+func sanitise(u *url.URL) string {
+	path := u.EscapedPath()
+	if path == "" || mayCarry(path, url.PathUnescape, false) || mayCarry(u.Path, url.PathUnescape, false) {
+		path = "/"
+	}
+	if u.RawQuery == "" {
+		return path
 	}
 	var kept []string
-	for _, part := range strings.Split(raw, "&") {
-		name, _, _ := strings.Cut(part, "=")
-		if n, err := url.QueryUnescape(name); err == nil {
-			name = n
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		if !mayCarry(part, url.QueryUnescape, true) {
+			kept = append(kept, part)
 		}
-		if strings.EqualFold(name, "access_token") {
-			continue
-		}
-		kept = append(kept, part)
 	}
-	return strings.Join(kept, "&")
+	if len(kept) == 0 {
+		return path
+	}
+	return path + "?" + strings.Join(kept, "&")
+}
+
+// mayCarry reports whether s, or s decoded by unescape once or again
+// (until it no longer changes), may hold a token, or, when named,
+// access_token under any spelling. Text that does not decode may carry
+// anything.
+func mayCarry(s string, unescape func(string) (string, error), named bool) bool {
+	for range 8 {
+		if secret.MayHoldToken(s) || named && namesAccessToken(s) {
+			return true
+		}
+		d, err := unescape(s)
+		if err != nil {
+			return true
+		}
+		if d == s {
+			return false
+		}
+		s = d
+	}
+	return true // encoded deeper than any client would
+}
+
+// namesAccessToken reports whether s holds "accesstoken", in any case,
+// once everything but ASCII letters and digits is taken out.
+func namesAccessToken(s string) bool {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			b = append(b, c)
+		}
+	}
+	return strings.Contains(string(b), "accesstoken")
 }
 
 // HSTS wraps h so that every response over TLS tells the browser to use

@@ -138,10 +138,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	apiSrv.BaseContext = func(net.Listener) context.Context { return base }
 	apiSrv.ConnContext = api.ConnContext
 	httpAddr := "" // the plain-HTTP listener's, with HTTPS on
-	httpSrv, err := cfg.TLS.setUp(apiSrv, apiLn.Addr(), logger)
+	httpSrv, err := cfg.TLS.setUp(apiSrv, apiLn.Addr(), publicURL, logger)
 	if err != nil {
 		apiLn.Close()
 		return err
+	}
+	if apiSrv.TLSConfig == nil {
+		apiLn = answerOwn(apiSrv, apiLn)
 	}
 	if httpSrv != nil {
 		httpLn, err := net.Listen("tcp", cfg.TLS.HTTPAddr)
@@ -150,7 +153,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 			return err
 		}
 		httpAddr = httpLn.Addr().String()
-		go httpSrv.Serve(httpLn) //nolint:errcheck // ends with Close below
+		go httpSrv.Serve(answerOwn(httpSrv, httpLn)) //nolint:errcheck // ends with Close below
 		defer httpSrv.Close()
 	}
 	opsAddr := ""
@@ -162,7 +165,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 		}
 		opsAddr = opsLn.Addr().String()
 		opsSrv := newHTTPServer(app.OpsHandler(), logger)
-		go opsSrv.Serve(opsLn) //nolint:errcheck // ends with Close below
+		go opsSrv.Serve(answerOwn(opsSrv, opsLn)) //nolint:errcheck // ends with Close below
 		defer opsSrv.Close()
 	}
 	errc := make(chan error, 1)
@@ -220,9 +223,12 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		// informe answers oversized headers itself, in JSON, at
-		// api.MaxHeaderBytes; this is the server's backstop above it.
-		MaxHeaderBytes: 4 * api.MaxHeaderBytes,
+		// informe answers an oversized request target (api.MaxURIBytes)
+		// and header fields (api.MaxHeaderBytes) itself, in JSON; this is
+		// the server's backstop far above them, so that a target of up to
+		// a mebibyte still gets its JSON 414. Past it, net/http answers 431
+		// itself (see answerOwn).
+		MaxHeaderBytes: 1<<20 + api.MaxHeaderBytes,
 		// No WriteTimeout: a whole export to a slow client may rightly take
 		// long; a client that accepts nothing is cut by the delivery's own
 		// stall timeout.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/informe/informe/internal/https"
@@ -38,8 +39,9 @@ type TLS struct {
 
 // setUp turns apiSrv into an HTTPS server when t asks for it: its
 // certificate, HSTS, and the plain-HTTP server (not yet serving) that
-// redirects to apiAddr's port. It returns nil, nil for plain HTTP.
-func (t TLS) setUp(apiSrv *http.Server, apiAddr net.Addr, logger *slog.Logger) (*http.Server, error) {
+// redirects to public, or else to apiAddr's port (see [https.Redirect]). It
+// returns nil, nil for plain HTTP.
+func (t TLS) setUp(apiSrv *http.Server, apiAddr net.Addr, public *url.URL, logger *slog.Logger) (*http.Server, error) {
 	switch {
 	case t.CertFile == "" && t.KeyFile == "" && len(t.ACMEDomains) == 0:
 		return nil, nil
@@ -49,7 +51,7 @@ func (t TLS) setUp(apiSrv *http.Server, apiAddr net.Addr, logger *slog.Logger) (
 		return nil, errors.New("--tls-cert and --acme-domain are alternatives: give one")
 	}
 	_, port, _ := net.SplitHostPort(apiAddr.String())
-	redirect := https.Redirect(port)
+	redirect := https.Redirect(public, t.ACMEDomains, port)
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if t.CertFile != "" {
 		files, err := https.LoadCertFiles(t.CertFile, t.KeyFile)
