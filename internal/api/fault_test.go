@@ -135,6 +135,8 @@ func (ts *faultServer) wantUnavailable(t *testing.T, r response, id, msg string)
 	if gone := logLine(t, logs, "client gone", id); gone != nil {
 		t.Errorf("the database's failure logged as the client's: %v", gone)
 	}
+	t.Logf("saw: %d, Retry-After %s, %q; logged: status %v, %v", r.Status, r.Header.Get("Retry-After"),
+		errorMessage(t, r), line["status"], logLine(t, logs, "request failed", id)["level"])
 }
 
 // logged waits for the request line of id, which is written before the
@@ -280,6 +282,9 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 				t.Errorf("status %d, body ended by %v after %d bytes; want 200 cut short (unexpected EOF)", r.status, r.err, r.body.Len())
 			}
 			ts.wantCut(t, id, "database_unavailable")
+			line := requestLine(t, ts.Logs.String(), id)
+			t.Logf("saw: %d, %d bytes, then %v; logged: status %v at %v, outcome %v, reason %v", r.status, r.body.Len(), r.err,
+				line["status"], line["level"], line["outcome"], line["reason"])
 		})
 	}
 	t.Run("command", func(t *testing.T) {
