@@ -189,11 +189,8 @@ const maxStatementTimeout = math.MaxInt32 * time.Millisecond
 func (s *serving) validate() error {
 	f, l := s.form, s.Limits
 	_, serve := f.flags["database-url"]
-	poolSize, poolFlag := s.poolSize, "--pool-size"
 	if serve {
-		if cfg := databaseURL(f, s.databaseURL); cfg != nil && strings.Contains(s.databaseURL, "pool_max_conns") {
-			poolSize, poolFlag = int(cfg.MaxConns), "pool_max_conns in --database-url"
-		}
+		databaseURL(f, s.databaseURL)
 	}
 	address(f, "addr", s.Addr, false)
 	address(f, "ops-addr", s.OpsAddr, true)
@@ -224,9 +221,6 @@ func (s *serving) validate() error {
 		f.fail("statement-timeout", "must be 0 (keep the database's) or from 1ms to %s, PostgreSQL's limit", maxStatementTimeout)
 	}
 	notNegative(f, "max-exports", l.Exports)
-	if f.ok("max-exports") && f.ok("pool-size") && l.Exports >= poolSize && poolSize > 0 {
-		f.fail("max-exports", "%d must be below the pool's size, %d (%s), so that small requests always find a connection", l.Exports, poolSize, poolFlag)
-	}
 	notNegative(f, "export-queue", l.ExportQueue)
 	atLeast(f, "export-parts", l.ExportParts, 1)
 	notNegative(f, "spool-memory", s.Spool.Memory)
