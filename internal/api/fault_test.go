@@ -267,7 +267,7 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 			ts := newFaultServer(t, nil)
 			open := closeGate(t, ts.mon, "rows")
 			id := faultID("cut")
-			r := ts.stream(t, "/api/general-report/export?format="+format, id)
+			r := ts.start(t, "/api/general-report/export?format="+format, "X-Request-Id", id)
 			waitingAtGate(t, ts.mon)
 			began := waitFor(30*time.Second, func() bool { return r.got.Load() > 0 })
 			ts.proxy.Arm(pgfault.ResetAtRow, minRowFields)
@@ -297,23 +297,6 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 		open()
 		check()
 	})
-}
-
-// stream sends GET target with request id id and reads the response as
-// it comes, in a goroutine.
-func (ts *faultServer) stream(t *testing.T, target, id string) *streamed {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+ts.Token)
-	req.Header.Set("X-Request-Id", id)
-	s := &streamed{done: make(chan struct{}), cancel: cancel}
-	go s.read(req)
-	return s
 }
 
 // TestDatabaseSilent checks a database that stops answering, its sockets
