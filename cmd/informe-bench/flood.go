@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/informe/informe/internal/secret"
+)
+
+const (
+	floodClients = 32              // clients sending made-up tokens
+	floodReads   = 400             // the legitimate client's pages per case
+	floodRounds  = 4               // rounds the reads are split into, the cases alternating
+	floodFor     = 5 * time.Minute // the longest a flood lasts
+	floodMost    = 100000          // the most requests a flood client sends
+)
+
+// floodCase is one informe read by the legitimate client alone and under
+// the flood.
+type floodCase struct {
+	inf             *informe
+	alone, flooded  []time.Duration
+	aloneBad, flBad int            // the legitimate client's answers other than 200
+	statuses        map[string]int // the flood's answers, by status
+	took            time.Duration  // the floods' time in all
+}
+
+// flood measures a client with a valid token reading 100-row JSON pages one
+// at a time, alone and while floodClients clients send requests each with
+// a made-up token of a valid token's shape, on a fresh informe of each
+// build, the cases alternating.
+func (b *bench) flood(ctx context.Context) error {
+	logf("flood: %d 100-row JSON pages alone and under %d clients of made-up tokens, on %d informes", floodReads, floodClients, len(b.launchers))
+	var cs []*floodCase
+	defer func() {
+		for _, c := range cs {
+			c.inf.stop()
+		}
+	}()
+	for _, l := range b.launchers {
+		inf, err := b.session(ctx, l, "flood, "+l.label, floodPath(1), "", 0)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, &floodCase{inf: inf, statuses: map[string]int{}})
+	}
+	per := floodReads / floodRounds
+	var steps []func(context.Context) error
+	for _, c := range cs {
+		aloneRound, floodRound := 0, 0
+		steps = append(steps, func(ctx context.Context) error {
+			ds, bad, err := b.read(ctx, c.inf, aloneRound*per, per)
+			c.alone, c.aloneBad, aloneRound = append(c.alone, ds...), c.aloneBad+bad, aloneRound+1
+			return err
+		}, func(ctx context.Context) error {
+			var ds []time.Duration
+			var bad int
+			began := time.Now()
+			statuses, err := flooding(ctx, c.inf.base+floodPath(1), func(ctx context.Context) (err error) {
+				ds, bad, err = b.read(ctx, c.inf, floodRound*per, per)
+				return err
+			})
+			c.took += time.Since(began)
+			for s, n := range statuses {
+				c.statuses[s] += n
+			}
+			c.flooded, c.flBad, floodRound = append(c.flooded, ds...), c.flBad+bad, floodRound+1
+			return err
+		})
+	}
+	if err := interleave(ctx, floodRounds, steps...); err != nil {
+		return err
+	}
+	t := table{title: "Flood of made-up tokens", header: []string{"informe", "legitimate client", "pages", "not 200", "p50 ms", "p99 ms", "max ms",
+		"flood answered", "flood answers", "flood req/s"},
+		notes: []string{
+			fmt.Sprintf("each informe a fresh process, default limits; one client with a valid token reads %d 100-row JSON pages spread over the report, one at a time, alone and while %d clients send requests for the same endpoint, each request with a new random token of a valid token's shape (%s and %d base64url characters) on a keep-alive connection of its client's own",
+				floodReads, floodClients, secret.TokenPrefix, secret.TokenBodyLen),
+			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them", floodRounds, per),
+			"wall: request sent to last byte; flood answered: responses read whole, those cut short when the flood stopped left out",
+		}}
+	for _, c := range cs {
+		t.add(c.inf.launcher.label, "alone", len(c.alone), c.aloneBad, ms(median(c.alone)), ms(percentile(c.alone, 99)), ms(slices.Max(c.alone)), "-", "-", "-")
+		answered := 0
+		for _, n := range c.statuses {
+			answered += n
+		}
+		t.add(c.inf.launcher.label, "under the flood", len(c.flooded), c.flBad, ms(median(c.flooded)), ms(percentile(c.flooded, 99)), ms(slices.Max(c.flooded)),
+			answered, countsOf(c.statuses), fmt.Sprintf("%.0f", float64(answered)/c.took.Seconds()))
+		if m := metricValues(ctx, c.inf, "informe_token_", "informe_http_refusals"); len(m) > 0 {
+			maps.DeleteFunc(m, func(_ string, v float64) bool { return v == 0 })
+			t.notes = append(t.notes, fmt.Sprintf("%s's token and refusal counters: %v", c.inf.launcher.label, m))
+		}
+		alone, flooded := percentile(c.alone, 99), percentile(c.flooded, 99)
+		subject := "100-row JSON pages under the flood, " + c.inf.launcher.label
+		b.res.check("flood-p99", subject, flooded.Seconds()/alone.Seconds(), "%s vs %s ms alone; p50 %s vs %s ms",
+			ms(flooded), ms(alone), ms(median(c.flooded)), ms(median(c.alone)))
+		b.res.check("flood-legit", subject, float64(c.aloneBad+c.flBad), "")
+	}
+	b.res.tables = append(b.res.tables, t)
+	return nil
+}
+
+// floodPath is the legitimate client's page n of 100 rows.
+func floodPath(n int64) string {
+	return fmt.Sprintf("/api/general-report?result_per_page=%d&page=%d", small, n)
+}
+
+// read reads n 100-row JSON pages spread over the report, from the
+// from-th on, one at a time, and returns their times and how many were not
+// 200.
+func (b *bench) read(ctx context.Context, inf *informe, from, n int) (ds []time.Duration, bad int, err error) {
+	pages := max(b.total/small, 1)
+	for i := from; i < from+n; i++ {
+		s, err := inf.fetch(ctx, floodPath(1+int64(i)*7919%pages), nil, nil)
+		if err != nil {
+			return ds, bad, err
+		}
+		if s.status != http.StatusOK {
+			bad++
+		}
+		ds = append(ds, s.wall)
+	}
+	return ds, bad, nil
+}
+
+// flooding runs legitimate while floodClients clients GET url, each request
+// with a new made-up token, and returns the statuses of the flood's
+// answers ("error" for a request that failed). The flood lasts at most
+// floodFor, each client at most floodMost requests: one that ends before
+// legitimate does is an error, as the flood was thinner.
+func flooding(ctx context.Context, url string, legitimate func(context.Context) error) (map[string]int, error) {
+	fctx, stop := context.WithTimeout(ctx, floodFor)
+	defer stop()
+	var wg, answered sync.WaitGroup
+	answered.Add(floodClients)
+	got := make([]map[string]int, floodClients)
+	ranOut := make([]bool, floodClients)
+	for i := range floodClients {
+		wg.Go(func() { got[i], ranOut[i] = flooder(fctx, url, answered.Done) })
+	}
+	answered.Wait()
+	err := legitimate(fctx)
+	thin := slices.Contains(ranOut, true) // read before stop: only the count ends a client then
+	stop()
+	wg.Wait()
+	statuses := map[string]int{}
+	for _, g := range got {
+		for s, n := range g {
+			statuses[s] += n
+		}
+	}
+	switch {
+	case err != nil && fctx.Err() != nil && ctx.Err() == nil:
+		return statuses, fmt.Errorf("the flood's %s passed before the legitimate client's pages were read", floodFor)
+	case err == nil && thin:
+		return statuses, errors.New("a flood client sent its requests before the legitimate client's pages were read")
+	}
+	return statuses, err
+}
+
+// flooder GETs url again and again, each time with a new made-up token,
+// until ctx ends or it sent floodMost requests (ranOut), and returns the
+// answers' statuses; answered is called once, at its first answer or its
+// end.
+func flooder(ctx context.Context, url string, answered func()) (statuses map[string]int, ranOut bool) {
+	once := sync.OnceFunc(answered)
+	defer once()
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	statuses = map[string]int{}
+	for range floodMost {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Authorization", "Bearer "+madeUpToken())
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return statuses, false
+		case err != nil:
+			statuses["error"]++
+		default:
+			statuses[strconv.Itoa(resp.StatusCode)]++
+		}
+		once()
+	}
+	return statuses, true
+}
+
+// madeUpToken returns a random token of the shape informe issues, which
+// no informe issued.
+func madeUpToken() string {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // never fails (crypto/rand)
+	return secret.TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// countsOf writes counts as "401: 9000, 503: 12", by key.
+func countsOf(counts map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
