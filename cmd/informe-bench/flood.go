@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informe/informe/internal/secret"
@@ -144,15 +145,21 @@ func flooding(ctx context.Context, url string, legitimate func(context.Context) 
 	fctx, stop := context.WithTimeout(ctx, floodFor)
 	defer stop()
 	var wg, answered sync.WaitGroup
+	var ranOut atomic.Bool
 	answered.Add(floodClients)
 	got := make([]map[string]int, floodClients)
-	ranOut := make([]bool, floodClients)
 	for i := range floodClients {
-		wg.Go(func() { got[i], ranOut[i] = flooder(fctx, url, answered.Done) })
+		wg.Go(func() {
+			var out bool
+			got[i], out = flooder(fctx, url, answered.Done)
+			if out {
+				ranOut.Store(true)
+			}
+		})
 	}
 	answered.Wait()
 	err := legitimate(fctx)
-	thin := slices.Contains(ranOut, true) // read before stop: only the count ends a client then
+	thin := ranOut.Load() // before stop: till then only its count ends a client
 	stop()
 	wg.Wait()
 	statuses := map[string]int{}
