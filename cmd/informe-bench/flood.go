@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -77,7 +78,7 @@ func (b *bench) flood(ctx context.Context) error {
 				c.statuses[s] += n
 			}
 			c.flooded, c.flBad, floodRound = append(c.flooded, ds...), c.flBad+bad, floodRound+1
-			return err
+			return cmp.Or(err, b.settle(ctx, c.inf))
 		})
 	}
 	if err := interleave(ctx, floodRounds, steps...); err != nil {
@@ -88,7 +89,7 @@ func (b *bench) flood(ctx context.Context) error {
 		notes: []string{
 			fmt.Sprintf("each informe a fresh process, default limits; one client with a valid token reads %d 100-row JSON pages spread over the report, one at a time, alone and while %d clients send requests for the same endpoint, each request with a new random token of a valid token's shape (%s and %d base64url characters) on a keep-alive connection of its client's own",
 				floodReads, floodClients, secret.TokenPrefix, secret.TokenBodyLen),
-			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them", floodRounds, per),
+			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them; the next case waits until informe serves no request and its backends run no statement", floodRounds, per),
 			"wall: request sent to last byte; flood answered: responses read whole, those cut short when the flood stopped left out",
 		}}
 	for _, c := range cs {
@@ -111,6 +112,27 @@ func (b *bench) flood(ctx context.Context) error {
 	}
 	b.res.tables = append(b.res.tables, t)
 	return nil
+}
+
+// settle waits until informe serves no request and none of its backends
+// runs a statement, so that the flood's last requests, those its clients
+// left when it stopped, and the cancel requests of their lookups weigh on
+// no later case; it gives up after 30 s.
+func (b *bench) settle(ctx context.Context, inf *informe) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for t := time.NewTicker(10 * time.Millisecond); ; <-t.C {
+		var active int
+		err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = 'informe' AND state = 'active'`).Scan(&active)
+		serving, ok := metricValues(ctx, inf, "informe_http_requests_in_flight")["informe_http_requests_in_flight"]
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s still busy 30 s after the flood: %d requests, %d statements", inf.launcher.label, int(serving), active)
+		case err == nil && ok && serving == 0 && active == 0:
+			return nil
+		}
+	}
 }
 
 // floodPath is the legitimate client's page n of 100 rows.
