@@ -89,7 +89,7 @@ func (b *bench) flood(ctx context.Context) error {
 		notes: []string{
 			fmt.Sprintf("each informe a fresh process, default limits; one client with a valid token reads %d 100-row JSON pages spread over the report, one at a time, alone and while %d clients send requests for the same endpoint, each request with a new random token of a valid token's shape (%s and %d base64url characters) on a keep-alive connection of its client's own",
 				floodReads, floodClients, secret.TokenPrefix, secret.TokenBodyLen),
-			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them; the next case waits until informe serves no request and its backends run no statement", floodRounds, per),
+			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them; the next case waits until informe has served no request and its backends have run no statement for a second", floodRounds, per),
 			"wall: request sent to last byte; flood answered: responses read whole, those cut short when the flood stopped left out",
 		}}
 	for _, c := range cs {
@@ -114,13 +114,15 @@ func (b *bench) flood(ctx context.Context) error {
 	return nil
 }
 
-// settle waits until informe serves no request and none of its backends
-// runs a statement, so that the flood's last requests, those its clients
-// left when it stopped, and the cancel requests of their lookups weigh on
-// no later case; it gives up after 30 s.
+// settle waits until informe has served no request and none of its
+// backends has run a statement for a second on end, so that the flood's
+// last requests (those its clients sent just before it stopped, which
+// informe may read after) and the cancel requests of lookups its clients
+// left weigh on no later case; it gives up after 30 s.
 func (b *bench) settle(ctx context.Context, inf *informe) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	quiet := time.Now()
 	for t := time.NewTicker(10 * time.Millisecond); ; <-t.C {
 		var active int
 		err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
@@ -129,7 +131,9 @@ func (b *bench) settle(ctx context.Context, inf *informe) error {
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Errorf("%s still busy 30 s after the flood: %d requests, %d statements", inf.launcher.label, int(serving), active)
-		case err == nil && ok && serving == 0 && active == 0:
+		case err != nil || !ok || serving > 0 || active > 0:
+			quiet = time.Now()
+		case time.Since(quiet) >= time.Second:
 			return nil
 		}
 	}
