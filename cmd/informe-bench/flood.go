@@ -31,11 +31,41 @@ const (
 // floodCase is one informe read by the legitimate client alone and under
 // the flood.
 type floodCase struct {
-	inf             *informe
-	alone, flooded  []time.Duration
-	aloneBad, flBad int            // the legitimate client's answers other than 200
-	statuses        map[string]int // the flood's answers, by status
-	took            time.Duration  // the floods' time in all
+	inf            *informe
+	alone, flooded reads
+	statuses       map[string]int // the flood's answers, by status
+}
+
+// reads are the legitimate client's pages of a case, with the CPU seconds
+// informe and its backends spent meanwhile and the time they took.
+type reads struct {
+	ds         []time.Duration
+	bad        int // answers other than 200
+	cpu, pgCPU float64
+	took       time.Duration
+}
+
+// during reads the from-th to the from+n-th pages from inf, adding them
+// to r, while flood runs them (or reading them at once when flood is nil).
+func (r *reads) during(ctx context.Context, b *bench, inf *informe, from, n int, flood func(context.Context, func(context.Context) error) error) error {
+	read := func(ctx context.Context) error {
+		ds, bad, err := b.read(ctx, inf, from, n)
+		r.ds, r.bad = append(r.ds, ds...), r.bad+bad
+		return err
+	}
+	if flood == nil {
+		flood = func(ctx context.Context, f func(context.Context) error) error { return f(ctx) }
+	}
+	pg0, _ := inf.backendsCPU(ctx) // an error comes again below
+	cpu0, began := procCPU(inf.cmd.Process.Pid), time.Now()
+	err := flood(ctx, read)
+	r.took += time.Since(began)
+	r.cpu += procCPU(inf.cmd.Process.Pid) - cpu0
+	pg1, perr := inf.backendsCPU(ctx)
+	for pid, t := range pg1 {
+		r.pgCPU += t - pg0[pid]
+	}
+	return cmp.Or(err, perr)
 }
 
 // flood measures a client with a valid token reading 100-row JSON pages one
@@ -62,22 +92,17 @@ func (b *bench) flood(ctx context.Context) error {
 	for _, c := range cs {
 		aloneRound, floodRound := 0, 0
 		steps = append(steps, func(ctx context.Context) error {
-			ds, bad, err := b.read(ctx, c.inf, aloneRound*per, per)
-			c.alone, c.aloneBad, aloneRound = append(c.alone, ds...), c.aloneBad+bad, aloneRound+1
-			return err
+			aloneRound++
+			return c.alone.during(ctx, b, c.inf, (aloneRound-1)*per, per, nil)
 		}, func(ctx context.Context) error {
-			var ds []time.Duration
-			var bad int
-			began := time.Now()
-			statuses, err := flooding(ctx, c.inf.base+floodPath(1), func(ctx context.Context) (err error) {
-				ds, bad, err = b.read(ctx, c.inf, floodRound*per, per)
+			floodRound++
+			err := c.flooded.during(ctx, b, c.inf, (floodRound-1)*per, per, func(ctx context.Context, read func(context.Context) error) error {
+				statuses, err := flooding(ctx, c.inf.base+floodPath(1), read)
+				for s, n := range statuses {
+					c.statuses[s] += n
+				}
 				return err
 			})
-			c.took += time.Since(began)
-			for s, n := range statuses {
-				c.statuses[s] += n
-			}
-			c.flooded, c.flBad, floodRound = append(c.flooded, ds...), c.flBad+bad, floodRound+1
 			return cmp.Or(err, b.settle(ctx, c.inf))
 		})
 	}
@@ -85,30 +110,34 @@ func (b *bench) flood(ctx context.Context) error {
 		return err
 	}
 	t := table{title: "Flood of made-up tokens", header: []string{"informe", "legitimate client", "pages", "not 200", "p50 ms", "p99 ms", "max ms",
-		"flood answered", "flood answers", "flood req/s"},
+		"CPU s", "PG CPU s", "flood answered", "flood answers", "flood req/s"},
 		notes: []string{
 			fmt.Sprintf("each informe a fresh process, default limits; one client with a valid token reads %d 100-row JSON pages spread over the report, one at a time, alone and while %d clients send requests for the same endpoint, each request with a new random token of a valid token's shape (%s and %d base64url characters) on a keep-alive connection of its client's own",
 				floodReads, floodClients, secret.TokenPrefix, secret.TokenBodyLen),
 			fmt.Sprintf("%d rounds of %d pages each alone and under the flood, every informe's cases alternating, reversed every other round; the flood starts before the pages, once every flood client has had an answer, and stops after them; the next case waits until informe has served no request and its backends have run no statement for a second", floodRounds, per),
-			"wall: request sent to last byte; flood answered: responses read whole, those cut short when the flood stopped left out",
+			"wall: request sent to last byte; CPU s: informe's, PG CPU s: its backends' (/proc schedstat), in all, over the case's pages; flood answered: responses read whole, those cut short when the flood stopped left out",
 		}}
 	for _, c := range cs {
-		t.add(c.inf.launcher.label, "alone", len(c.alone), c.aloneBad, ms(median(c.alone)), ms(percentile(c.alone, 99)), ms(slices.Max(c.alone)), "-", "-", "-")
+		label := c.inf.launcher.label
+		row := func(what string, r reads, flood ...any) {
+			t.add(append([]any{label, what, len(r.ds), r.bad, ms(median(r.ds)), ms(percentile(r.ds, 99)), ms(slices.Max(r.ds)),
+				fmt.Sprintf("%.2f", r.cpu), fmt.Sprintf("%.2f", r.pgCPU)}, flood...)...)
+		}
 		answered := 0
 		for _, n := range c.statuses {
 			answered += n
 		}
-		t.add(c.inf.launcher.label, "under the flood", len(c.flooded), c.flBad, ms(median(c.flooded)), ms(percentile(c.flooded, 99)), ms(slices.Max(c.flooded)),
-			answered, countsOf(c.statuses), fmt.Sprintf("%.0f", float64(answered)/c.took.Seconds()))
+		row("alone", c.alone, "-", "-", "-")
+		row("under the flood", c.flooded, answered, countsOf(c.statuses), fmt.Sprintf("%.0f", float64(answered)/c.flooded.took.Seconds()))
 		if m := metricValues(ctx, c.inf, "informe_token_", "informe_http_refusals"); len(m) > 0 {
 			maps.DeleteFunc(m, func(_ string, v float64) bool { return v == 0 })
-			t.notes = append(t.notes, fmt.Sprintf("%s's token and refusal counters: %v", c.inf.launcher.label, m))
+			t.notes = append(t.notes, fmt.Sprintf("%s's token and refusal counters: %v", label, m))
 		}
-		alone, flooded := percentile(c.alone, 99), percentile(c.flooded, 99)
-		subject := "100-row JSON pages under the flood, " + c.inf.launcher.label
+		alone, flooded := percentile(c.alone.ds, 99), percentile(c.flooded.ds, 99)
+		subject := "100-row JSON pages under the flood, " + label
 		b.res.check("flood-p99", subject, flooded.Seconds()/alone.Seconds(), "%s vs %s ms alone; p50 %s vs %s ms",
-			ms(flooded), ms(alone), ms(median(c.flooded)), ms(median(c.alone)))
-		b.res.check("flood-legit", subject, float64(c.aloneBad+c.flBad), "")
+			ms(flooded), ms(alone), ms(median(c.flooded.ds)), ms(median(c.alone.ds)))
+		b.res.check("flood-legit", subject, float64(c.alone.bad+c.flooded.bad), "")
 	}
 	b.res.tables = append(b.res.tables, t)
 	return nil
