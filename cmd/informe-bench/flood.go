@@ -45,8 +45,9 @@ type reads struct {
 	took       time.Duration
 }
 
-// during reads the from-th to the from+n-th pages from inf, adding them
-// to r, while flood runs them (or reading them at once when flood is nil).
+// during reads n pages from the from-th on from inf into r, through flood,
+// which runs the reads while it floods informe (nil: no flood), and adds
+// the CPU seconds and the time.
 func (r *reads) during(ctx context.Context, b *bench, inf *informe, from, n int, flood func(context.Context, func(context.Context) error) error) error {
 	read := func(ctx context.Context) error {
 		ds, bad, err := b.read(ctx, inf, from, n)
