@@ -23,7 +23,7 @@ import (
 const (
 	floodClients = 32              // clients sending made-up tokens
 	floodReads   = 400             // the legitimate client's pages per case
-	floodRounds  = 4               // rounds the reads are split into, the cases alternating
+	floodRounds  = 10              // rounds the reads are split into, the cases alternating
 	floodFor     = 5 * time.Minute // the longest a flood lasts
 	floodMost    = 100000          // the most requests a flood client sends
 )
