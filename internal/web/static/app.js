@@ -760,6 +760,10 @@
     return "";
   }
 
+  // sh writes s as one word of a POSIX shell: in single quotes, each '
+  // closing them, escaped, and opening them again.
+  const sh = (s) => "'" + String(s).replace(/'/g, "'\\''") + "'";
+
   // mString writes s as an M text literal: quotes doubled.
   const mString = (s) => '"' + String(s).replace(/"/g, '""') + '"';
 
@@ -774,8 +778,8 @@
     const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
     const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
     if (fmt === "xlsx") {
-      const sheet = d.name === "report" ? "general-report" : "users";
-      return "let\n    Source = Excel.Workbook(" + web + ", true),\n    Data = Source{[Item = " + mString(sheet) + ', Kind = "Sheet"]}[Data]\nin\n    Data';
+      // The workbook's first sheet is named for the dataset.
+      return "let\n    Source = Excel.Workbook(" + web + ", true),\n    Data = Source{[Item = " + mString(d.source) + ', Kind = "Sheet"]}[Data]\nin\n    Data';
     }
     const delim = { comma: mString(","), semicolon: mString(";"), tab: '"#(tab)"' }[state.delimiter];
     const cols = shownColumns();
@@ -809,8 +813,8 @@
     }
     if (filterExpr()) conds.push(filterExpr());
     if (conds.length) od.push(["$filter", conds.join(" and ")]);
-    const file = (d.name === "report" ? "general-report" : "users") + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
-    const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  '" + base + exportPath() + "' \\\n  && mv " + file + ".tmp " + file;
+    const file = d.source + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
+    const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  " + sh(base + exportPath()) + " \\\n  && mv " + file + ".tmp " + file;
     const why = publicHTTPS();
     const items = [
       why
@@ -821,19 +825,18 @@
       { id: "odata", text: base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "") },
       { id: "curl", text: curl },
     ];
-    if (d.name === "report") {
-      const flags = [];
-      if (cols.length) flags.push("--columns " + cols.join(","));
-      for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " '" + state.filters[f].replace(/'/g, "'\\''") + "'");
-      if (filterExpr()) flags.push("--filter '" + filterExpr().replace(/'/g, "'\\''") + "'");
-      if (state.format === "csv") {
-        if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
-        if (state.bom) flags.push("--bom");
-        if (state.header === "false") flags.push("--no-header");
-      }
-      flags.push("--output " + file);
-      items.push({ id: "cli", text: "informe export " + flags.join(" ") });
+    const flags = [];
+    if (d.name !== "report") flags.push("--dataset " + d.source);
+    if (cols.length) flags.push("--columns " + cols.join(","));
+    if (d.filters) for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " " + sh(state.filters[f]));
+    if (filterExpr()) flags.push("--filter " + sh(filterExpr()));
+    if (state.format === "csv") {
+      if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
+      if (state.bom) flags.push("--bom");
+      if (state.header === "false") flags.push("--no-header");
     }
+    flags.push("--output " + file);
+    items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
