@@ -146,3 +146,55 @@ func TestPageConnectTexts(t *testing.T) {
 		})
 	}
 }
+
+// TestPageDecimalComma checks the page's decimal comma: chosen with the
+// semicolon, the download and the curl command ask for decimal=comma and
+// the file holds 12500,5; with the comma delimiter the choice is disabled
+// and left out of every URL.
+func TestPageDecimalComma(t *testing.T) {
+	ts := newWebServer(t, fixtureDB(t))
+	p := openTab(t, ts, tabOptions{})
+	p.signIn(t, ts.Token)
+	p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#ds=services&format=csv&delimiter=semicolon&decimal=comma"))
+	p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
+	p.settled(t)
+	if got := p.eval(t, `String(document.getElementById("decimal").checked && !document.getElementById("decimal").disabled)`); got != "true" {
+		t.Errorf("the decimal comma is not chosen, or disabled, with the semicolon")
+	}
+	link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
+	if !strings.Contains(link, "&delimiter=semicolon&decimal=comma") {
+		t.Errorf("download link = %s", link)
+	}
+	if m := p.eval(t, `document.getElementById("c-m").value`); !strings.Contains(m, `"es-CL")`) {
+		t.Errorf("M does not read the numbers as Chile writes them:\n%s", m)
+	}
+	curl := p.eval(t, `document.getElementById("c-curl").value`)
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", curl)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "INFORME_TOKEN="+ts.Token)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sh -c %s: %v\n%s", curl, err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "services.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ts.get(t, link); !bytes.Equal(got, want.Body) || !bytes.Contains(got, []byte(";12500,5;")) {
+		t.Errorf("curl wrote:\n%s\nthe export %s (%d):\n%s", got, link, want.Status, want.Body)
+	}
+
+	p.choose(t, "delimiter", "comma")
+	p.settled(t)
+	if got := p.eval(t, `String(document.getElementById("decimal").disabled)`); got != "true" {
+		t.Error("the decimal comma stays enabled with the comma delimiter")
+	}
+	for _, id := range []string{"c-web", "c-curl", "c-m"} {
+		if text := p.eval(t, fmt.Sprintf(`document.getElementById(%q).value`, id)); strings.Contains(text, "decimal") {
+			t.Errorf("with the comma delimiter %s asks for decimal:\n%s", id, text)
+		}
+	}
+	if got := p.eval(t, `document.getElementById("count").dataset.total`); got == "" {
+		t.Error("no count with the comma delimiter")
+	}
+}
