@@ -7,6 +7,7 @@ import (
 )
 
 func TestFileName(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name, base, query, want string

@@ -56,8 +56,14 @@ type tabOptions struct {
 	url           string
 }
 
-// openTab starts Chromium on the page of ts. Without a Chromium the test
-// is skipped (failed under CI=true); scripts/test installs one.
+// browserTurn lets one Chromium run at a time: the browser tests run in
+// parallel with the others, but two browsers at once on a small machine
+// would each wait for the other past their steps' bounds.
+var browserTurn = make(chan struct{}, 1)
+
+// openTab starts Chromium on the page of ts, once no other test's Chromium
+// runs. Without a Chromium the test is skipped (failed under CI=true);
+// scripts/test installs one.
 func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	t.Helper()
 	if _, err := ibrowser.Path(); err != nil {
@@ -69,6 +75,8 @@ func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	if o.url == "" {
 		o.url = ts.URL + "/"
 	}
+	browserTurn <- struct{}{}
+	t.Cleanup(func() { <-browserTurn }) // after the browser's end, below
 	dl := t.TempDir()
 	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{
 		ProfileDir: t.TempDir(), DownloadDir: dl, Lang: o.lang, Width: o.width, Height: o.height, Flags: o.flags,
@@ -304,6 +312,7 @@ var datedFile = regexp.MustCompile(`^general-report-client-1-\d{4}-\d{2}-\d{2}\.
 // with why); English; signing out, which forgets the choice. Every screen
 // is checked with axe-core.
 func TestPageInBrowser(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	// A value that would run if the page rendered data as HTML.
 	if _, err := pool.Exec(context.Background(),
@@ -559,6 +568,7 @@ func TestPageInBrowser(t *testing.T) {
 // that ended in a month, as XLSX, chosen by mouse, count and download
 // equal to the API's export with the same $filter.
 func TestPageMonthAsXLSX(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and task_status eq 'En Curso'"
 	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
@@ -605,6 +615,7 @@ func TestPageMonthAsXLSX(t *testing.T) {
 // the page is not replaced, and that the choice is there again after
 // signing in.
 func TestPageSessionEnds(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -649,6 +660,7 @@ func TestPageSessionEnds(t *testing.T) {
 // (resolved to the test server, with its self-signed certificate), offers
 // the formula, its URL at that address.
 func TestPageImportDataHTTPS(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	site, err := web.New()
 	if err != nil {
@@ -695,6 +707,7 @@ func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *testServer {
 // npm): CSV with each header choice and delimiter, XLSX, and filter values
 // with quotes, which M doubles.
 func TestPageMParses(t *testing.T) {
+	t.Parallel()
 	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")
@@ -747,6 +760,7 @@ func TestPageMParses(t *testing.T) {
 // export's, and its download is the export's bytes; the general report
 // says that its costs repeat on each task row.
 func TestPageGrains(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
