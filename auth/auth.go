@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,12 +83,17 @@ type Token struct {
 	CreatedAt time.Time
 	ExpiresAt *time.Time
 	RevokedAt *time.Time
+	// MaxExports is the token's own limit of big responses at once; nil
+	// follows the server's default, 0 is no limit of its own.
+	MaxExports *int
 }
 
-// Principal is who a request acts as: the token's name and scopes.
+// Principal is who a request acts as: the token's name and scopes, and
+// its own limit of big responses at once (nil: the server's default).
 type Principal struct {
-	Name   string
-	Scopes []Scope
+	Name       string
+	Scopes     []Scope
+	MaxExports *int
 }
 
 // Allows reports whether p carries scope.
@@ -118,10 +124,27 @@ func NewStore(pool *pgxpool.Pool) *Store {
 	}
 }
 
+// Option is a setting of a token given to [Store.Create].
+type Option func(*settings)
+
+// settings are a token's settings beyond its name, scopes and expiry.
+type settings struct {
+	maxExports *int
+}
+
+// MaxExports gives a token its own limit of big responses at once (nil:
+// the server's default, 0: no limit of its own); see [ParseMaxExports].
+func MaxExports(n *int) Option { return func(s *settings) { s.maxExports = n } }
+
 // Create issues a token named name with the given scopes (all scopes when
-// none are given) that expires at expires (never when zero), and returns its
-// secret, which is not kept. A name already in use is a failure.Conflict.
-func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires time.Time) (string, error) {
+// none are given) that expires at expires (never when zero), with opts,
+// and returns its secret, which is not kept. A name already in use is a
+// failure.Conflict.
+func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires time.Time, opts ...Option) (string, error) {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
 	if strings.TrimSpace(name) == "" {
 		return "", failure.Errorf(failure.Invalid, "token name must not be empty")
 	}
@@ -139,8 +162,8 @@ func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires
 		exp = &expires
 	}
 	_, err := s.pool.Exec(ctx,
-		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at) VALUES ($1, $2, $3, $4)",
-		name, hash[:], scopeStrings(scopes), exp)
+		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports) VALUES ($1, $2, $3, $4, $5)",
+		name, hash[:], scopeStrings(scopes), exp, set.maxExports)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
@@ -153,25 +176,77 @@ func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires
 
 // List returns all tokens, revoked and expired ones included, by name.
 func (s *Store) List(ctx context.Context) ([]Token, error) {
-	rows, err := s.pool.Query(ctx,
-		"SELECT name, scopes, created_at, expires_at, revoked_at FROM api_tokens ORDER BY name")
-	if err != nil {
-		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
-	}
-	tokens, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
-		var t Token
-		var scopes []string
-		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt)
-		for _, sc := range scopes {
-			t.Scopes = append(t.Scopes, Scope(sc))
-		}
-		return t, err
-	})
+	tokens, err := s.tokens(ctx, "ORDER BY name")
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
 	}
 	return tokens, nil
 }
+
+// Get returns the token named name, revoked or expired. An unknown name
+// is a failure.NotFound.
+func (s *Store) Get(ctx context.Context, name string) (Token, error) {
+	tokens, err := s.tokens(ctx, "WHERE name = $1", name)
+	if err != nil {
+		return Token{}, postgres.Classify(fmt.Errorf("auth: get: %w", err))
+	}
+	if len(tokens) == 0 {
+		return Token{}, failure.Errorf(failure.NotFound, "no token named %q", name)
+	}
+	return tokens[0], nil
+}
+
+// tokens reads the tokens that the SQL after FROM, where, selects.
+func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token, error) {
+	rows, err := s.pool.Query(ctx,
+		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports FROM api_tokens "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
+		var t Token
+		var scopes []string
+		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports)
+		for _, sc := range scopes {
+			t.Scopes = append(t.Scopes, Scope(sc))
+		}
+		return t, err
+	})
+}
+
+// SetMaxExports sets the own limit of big responses at once of the token
+// named name (nil: the server's default, 0: no limit of its own); a
+// server applies it from the token's next request. An unknown name is a
+// failure.NotFound.
+func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
+	tag, err := s.pool.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
+	if err != nil {
+		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
+	}
+	if tag.RowsAffected() == 0 {
+		return failure.Errorf(failure.NotFound, "no token named %q", name)
+	}
+	return nil
+}
+
+// ParseMaxExports reads a token's limit of big responses at once as
+// written to informe token: "default" (nil: the server's default) or a
+// whole number, 0 for no limit of its own. Anything else is a
+// failure.Invalid.
+func ParseMaxExports(s string) (*int, error) {
+	if s == "default" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxExportsLimit {
+		return nil, failure.Errorf(failure.Invalid,
+			"max exports: want default or a whole number from 0 (no limit of its own) to %d", maxExportsLimit)
+	}
+	return &n, nil
+}
+
+// maxExportsLimit bounds a token's own limit, far above any --max-exports.
+const maxExportsLimit = 1000
 
 // Revoke revokes the token named name. An unknown name, or a token already
 // revoked, is a failure.NotFound.
@@ -269,8 +344,8 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		revokedAt *time.Time
 	)
 	err := s.pool.QueryRow(ctx,
-		"SELECT name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
-		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt)
+		"SELECT name, scopes, expires_at, revoked_at, max_exports FROM api_tokens WHERE token_hash = $1",
+		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, ErrUnknown
 	}
