@@ -57,6 +57,8 @@ func (s *serving) flags() []cli.Flag {
 			Usage: "longest database side of a request, from arrival to the last row read; 0 is no limit"},
 		&cli.IntFlag{Name: "max-exports", Value: 4, Sources: cli.EnvVars("INFORME_MAX_EXPORTS"), Destination: &l.Exports,
 			Usage: "big responses (whole exports, pages over 1,000 rows, XLSX) produced at once; keep it below --pool-size"},
+		&cli.IntFlag{Name: "max-exports-per-token", Value: 2, Sources: cli.EnvVars("INFORME_MAX_EXPORTS_PER_TOKEN"), Destination: &l.TokenExports,
+			Usage: "--max-exports turns one token holds at once, its exports' parts included, unless informe token gave it its own; past it its requests wait; 0 is no limit but --max-exports"},
 		&cli.IntFlag{Name: "export-queue", Value: 16, Sources: cli.EnvVars("INFORME_EXPORT_QUEUE"), Destination: &l.ExportQueue,
 			Usage: "big requests that may wait for a turn; past it they get a 503 with Retry-After"},
 		&cli.DurationFlag{Name: "export-wait", Value: 30 * time.Second, Sources: cli.EnvVars("INFORME_EXPORT_WAIT"), Destination: &l.ExportWait, Usage: "longest wait of a big request for its turn before a 503"},

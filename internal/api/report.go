@@ -143,18 +143,18 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	defer stop(nil)
 	extra := 0
 	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
-		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
+		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	q.Typed = out.format.Typed()
 	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
 	if err != nil {
-		s.turns.giveBack(extra)
+		s.fewerTurns(ctx, extra)
 		s.fail(c, err)
 		return
 	}
-	s.turns.giveBack(extra - (len(curs) - 1))
+	s.fewerTurns(ctx, extra-(len(curs)-1))
 	state(c).parts = len(curs)
-	giveParts := sync.OnceFunc(func() { s.turns.giveBack(len(curs) - 1) })
+	giveParts := sync.OnceFunc(func() { s.fewerTurns(ctx, len(curs)-1) })
 	defer giveParts()
 	for _, cur := range curs {
 		defer cur.Close()

@@ -87,6 +87,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
+	if s.turns != nil {
+		s.turns.queued = s.Metrics.TurnWaiting
+	}
 	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
