@@ -106,9 +106,14 @@ func withPool(action func(context.Context, *cli.Command, *pgxpool.Pool) error) c
 	}
 }
 
+// tokenMaxExportsFlag is token create's and change's --max-exports.
+var tokenMaxExportsFlag = &cli.StringFlag{Name: "max-exports", Value: "default", Sources: cli.EnvVars("INFORME_TOKEN_MAX_EXPORTS"),
+	Usage:     "big responses the token may have produced at once: a number (0: no limit of its own, only serve's --max-exports), or default for serve's --max-exports-per-token",
+	Validator: func(v string) error { _, err := auth.ParseMaxExports(v); return err }}
+
 func tokenCommand() *cli.Command {
 	return &cli.Command{
-		Name: "token", Usage: "create, list and revoke API tokens",
+		Name: "token", Usage: "create, list, show, change and revoke API tokens",
 		Commands: []*cli.Command{
 			{
 				Name: "create", Usage: "create a token and print it, alone, on stdout (it is not shown again)",
@@ -117,9 +122,14 @@ func tokenCommand() *cli.Command {
 					&cli.StringFlag{Name: "name", Required: true, Usage: "unique token `name`", Sources: cli.EnvVars("INFORME_TOKEN_NAME")},
 					&cli.StringSliceFlag{Name: "scope", Usage: "scope to grant (report:read, users:read); repeat for several; default both", Sources: cli.EnvVars("INFORME_TOKEN_SCOPES")},
 					&cli.DurationFlag{Name: "expires-in", Usage: "lifetime, e.g. 720h; 0 never expires", Sources: cli.EnvVars("INFORME_TOKEN_EXPIRES_IN")},
+					tokenMaxExportsFlag,
 				},
 				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					scopes, err := auth.ParseScopes(cmd.StringSlice("scope"))
+					if err != nil {
+						return err
+					}
+					maxExports, err := auth.ParseMaxExports(cmd.String("max-exports"))
 					if err != nil {
 						return err
 					}
@@ -127,7 +137,7 @@ func tokenCommand() *cli.Command {
 					if d := cmd.Duration("expires-in"); d > 0 {
 						expires = time.Now().Add(d)
 					}
-					secret, err := auth.NewStore(pool).Create(ctx, cmd.String("name"), scopes, expires)
+					secret, err := auth.NewStore(pool).Create(ctx, cmd.String("name"), scopes, expires, auth.MaxExports(maxExports))
 					if err != nil {
 						return err
 					}
@@ -143,6 +153,36 @@ func tokenCommand() *cli.Command {
 						return err
 					}
 					return auth.WriteTable(os.Stdout, list, time.Now())
+				}),
+			},
+			{
+				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME", Flags: []cli.Flag{databaseURLFlag},
+				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+					if cmd.NArg() != 1 {
+						return errors.New("token show takes exactly one NAME")
+					}
+					t, err := auth.NewStore(pool).Get(ctx, cmd.Args().First())
+					if err != nil {
+						return err
+					}
+					return auth.WriteToken(os.Stdout, t, time.Now())
+				}),
+			},
+			{
+				Name: "change", Usage: "change the settings of the token called NAME", ArgsUsage: "NAME",
+				Flags: []cli.Flag{databaseURLFlag, tokenMaxExportsFlag},
+				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+					if cmd.NArg() != 1 {
+						return errors.New("token change takes exactly one NAME")
+					}
+					if !cmd.IsSet("max-exports") {
+						return errors.New("token change: nothing to change; give --max-exports")
+					}
+					n, err := auth.ParseMaxExports(cmd.String("max-exports"))
+					if err != nil {
+						return err
+					}
+					return auth.NewStore(pool).SetMaxExports(ctx, cmd.Args().First(), n)
 				}),
 			},
 			{
