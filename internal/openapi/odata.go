@@ -335,7 +335,7 @@ func odataCode(st int) string { return strings.ReplaceAll(http.StatusText(st), "
 // same on every path (it tells nothing of which exist).
 var odataErrorStatuses = []int{
 	http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound,
-	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusRequestHeaderFieldsTooLarge,
+	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusRequestHeaderFieldsTooLarge,
 	http.StatusInternalServerError, http.StatusNotImplemented, http.StatusServiceUnavailable,
 }
 
@@ -367,6 +367,9 @@ func odataResponses() object {
 		"ODataNotAcceptable", odataErrorResponse(http.StatusNotAcceptable, "ODataError",
 			"No format this service writes is acceptable.",
 			"Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
+		"ODataTooManyRequests", odataErrorResponse(http.StatusTooManyRequests, "ODataError",
+			"A page of more than 1,000 rows, or a count under a filter, asked with a token that already has as many big responses running or waiting as it may; try again after `Retry-After` seconds.",
+			"Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", "Retry-After"),
 		"ODataRequestHeaderFieldsTooLarge", odataErrorResponse(http.StatusRequestHeaderFieldsTooLarge, "ODataError",
 			"The request's header fields, with its URL, are too large.",
 			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
@@ -394,7 +397,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 	for _, e := range errs {
 		st := map[string]string{
 			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotFound": "404", "NotAcceptable": "406",
-			"RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
+			"TooManyRequests": "429", "RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
 		}[e]
 		name := "OData" + e
 		if e == "Unauthorized" {
@@ -426,7 +429,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 }
 
 func odataPaths() object {
-	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
+	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "TooManyRequests", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
 	okHeaders := headerRefs("X-Request-Id", "Cache-Control", "OData-Version")
 	service := func(id string) object {
 		return odataOperations(id, "OData service document",

@@ -116,6 +116,7 @@ Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + 
 | 404 | the path does not exist (only with a valid token) |
 | 405 | the method is not allowed on the path; ` + "`Allow`" + ` lists the allowed ones |
 | 406 | no offered format satisfies ` + "`Accept`" + ` |
+| 429 | a big response (a whole export, a page of more than 1,000 rows, XLSX) asked with a token that already has its own limit of them running or waiting; ` + "`Retry-After`" + ` says when to try again |
 | 431 | the request's header fields are too large |
 | 500 | ` + "`{\"message\":\"Internal Server Error\"}`" + `; the cause is logged with the request id |
 | 503 | the database cannot be reached, or the server is at capacity; ` + "`Retry-After`" + ` says when to try again |
@@ -289,6 +290,7 @@ func listingPath(l listing) object {
 		"401", ref("responses", "Unauthorized"),
 		"403", ref("responses", "Forbidden"),
 		"406", ref("responses", "NotAcceptable"),
+		"429", ref("responses", "TooManyRequests"),
 		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
 		"500", ref("responses", "InternalServerError"),
 		"503", ref("responses", "ServiceUnavailable"),
@@ -540,6 +542,8 @@ func responses() object {
 			"not acceptable: the offered media types are "+strings.Join(export.Offered, ", "), "Vary"),
 		"RequestHeaderFieldsTooLarge", errorResponse("The request's header fields, with its URL, are too large.",
 			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
+		"TooManyRequests", errorResponse("A big response asked with a token that already has as many big responses running or waiting as it may (its own limit); try again after `Retry-After` seconds, or once some have ended.",
+			"Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", "Retry-After"),
 		"InternalServerError", errorResponse("An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error"),
 		"ServiceUnavailable", errorResponse("The database cannot be reached, a request took longer than the server allows, or the server is at capacity (too many exports at once); try again after `Retry-After` seconds.",
 			"Service Unavailable: the database cannot be reached", "Retry-After"),
