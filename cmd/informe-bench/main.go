@@ -67,6 +67,7 @@ var parts = []struct {
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
 	{"folding", (*bench).folding}, {"typed", (*bench).typed}, {"capacity", (*bench).capacity},
+	{"fair", (*bench).fair},
 }
 
 func main() {
