@@ -240,7 +240,7 @@ func ParseMaxExports(s string) (*int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || n > maxExportsLimit {
 		return nil, failure.Errorf(failure.Invalid,
-			"max exports: want default or a whole number from 0 (no limit of its own) to %d", maxExportsLimit)
+			"max exports must be default or a whole number from 0 (no limit of its own) to %d", maxExportsLimit)
 	}
 	return &n, nil
 }

@@ -22,6 +22,11 @@ type CSVOptions struct {
 	BOM bool
 	// Delimiter separates fields: one of [Delimiters] (',' when zero).
 	Delimiter byte
+	// DecimalComma writes the values of Decimal columns with a comma as
+	// their decimal separator ("12500,5"), and no thousands separator, as
+	// spreadsheets in locales with a decimal comma (Chile's) read numbers.
+	// It needs a Delimiter other than ',': see [ErrDecimalComma].
+	DecimalComma bool
 }
 
 // Delimiters are the CSV delimiters, by the names the API takes: comma
@@ -56,6 +61,12 @@ func Delimiter(name string) byte {
 // other than ',', ';' and '\t'.
 var ErrInvalidDelimiter = errors.New("export: invalid CSV delimiter")
 
+// ErrDecimalComma is returned, wrapped, for [CSVOptions.DecimalComma]
+// with the comma as delimiter: every decimal value would have to be
+// quoted, which spreadsheets that expect a decimal comma, and so a
+// semicolon between fields, do not expect.
+var ErrDecimalComma = errors.New("export: a decimal comma needs a delimiter other than the comma")
+
 func (o CSVOptions) delimiter() byte {
 	if o.Delimiter == 0 {
 		return ','
@@ -65,9 +76,13 @@ func (o CSVOptions) delimiter() byte {
 
 func (o CSVOptions) validate() error {
 	for _, d := range Delimiters {
-		if o.delimiter() == d.Byte {
-			return nil
+		if o.delimiter() != d.Byte {
+			continue
 		}
+		if o.DecimalComma && d.Byte == ',' {
+			return ErrDecimalComma
+		}
+		return nil
 	}
 	return fmt.Errorf("%w %q: allowed are %s", ErrInvalidDelimiter, o.Delimiter, strings.Join(DelimiterNames, ", "))
 }
@@ -79,6 +94,7 @@ type csvEncoder struct {
 	bw     *bufio.Writer
 	names  [][]byte
 	guard  []bool // guard[i]: column i is Text, so values get NeutralizeFormula
+	comma  []bool // comma[i]: column i is Decimal, written with a decimal comma
 	opts   CSVOptions
 	delim  byte
 	quoted [256]bool // bytes that force a field to be quoted
@@ -106,13 +122,18 @@ type csvEncoder struct {
 // not run them as formulas; values of every other kind are written
 // unchanged.
 //
+// With opts.DecimalComma, the point of a Decimal column's value is written
+// as a comma.
+//
 // An invalid opts.Delimiter makes Encode and Close return an error
-// wrapping [ErrInvalidDelimiter], and nothing is written.
+// wrapping [ErrInvalidDelimiter], and DecimalComma with a comma delimiter
+// one wrapping [ErrDecimalComma]; nothing is written.
 func NewCSV(w io.Writer, cols []Column, opts CSVOptions) Encoder {
 	e := &csvEncoder{
 		bw:      bufio.NewWriterSize(w, bufSize),
 		names:   make([][]byte, len(cols)),
 		guard:   make([]bool, len(cols)),
+		comma:   make([]bool, len(cols)),
 		opts:    opts,
 		delim:   opts.delimiter(),
 		scratch: make([]byte, 0, 4096),
@@ -121,6 +142,7 @@ func NewCSV(w io.Writer, cols []Column, opts CSVOptions) Encoder {
 	for i, c := range cols {
 		e.names[i] = []byte(c.Name)
 		e.guard[i] = c.Kind == Text
+		e.comma[i] = opts.DecimalComma && c.Kind == Decimal
 	}
 	e.quoted[e.delim] = true
 	e.quoted['"'] = true
@@ -167,12 +189,28 @@ func (e *csvEncoder) Encode(row [][]byte) error {
 		if i > 0 {
 			b = append(b, e.delim)
 		}
+		if e.comma[i] && len(v) > 0 {
+			// A number holds no delimiter, quote or space: never quoted.
+			b = appendDecimalComma(b, v)
+			continue
+		}
 		b = e.appendField(b, v, e.guard[i], len(row) == 1)
 	}
 	b = append(b, '\r', '\n')
 	e.scratch = b
 	_, e.err = e.bw.Write(b)
 	return e.err
+}
+
+// appendDecimalComma appends the decimal number v with its point written
+// as a comma.
+func appendDecimalComma(b, v []byte) []byte {
+	if i := bytes.IndexByte(v, '.'); i >= 0 {
+		b = append(b, v[:i]...)
+		b = append(b, ',')
+		return append(b, v[i+1:]...)
+	}
+	return append(b, v...)
 }
 
 // Flush writes the records encoded so far to the underlying writer and

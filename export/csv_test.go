@@ -100,6 +100,56 @@ func TestCSVInvalidDelimiter(t *testing.T) {
 	}
 }
 
+// TestCSVDecimalComma checks that DecimalComma writes a comma for the
+// point of Decimal values only, with no thousands separator, and is
+// refused beside a comma delimiter.
+func TestCSVDecimalComma(t *testing.T) {
+	cols := []Column{{Name: "n", Kind: Integer}, {Name: "cost", Kind: Decimal, Nullable: true}, {Name: "note", Kind: Text}}
+	for _, tt := range []struct {
+		name  string
+		delim byte
+		row   []string
+		want  string
+	}{
+		{"Fraction", ';', []string{"1", "12500.5", "1.5"}, "1;12500,5;1.5\r\n"},
+		{"Whole", ';', []string{"2", "1000000", "x"}, "2;1000000;x\r\n"},
+		{"Negative", ';', []string{"3", "-0.25", ""}, "3;-0,25;\r\n"},
+		{"Null", ';', []string{"4", "", "a;b"}, "4;;\"a;b\"\r\n"},
+		{"Tab", '\t', []string{"5", "350000.75", "y"}, "5\t350000,75\ty\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			e, err := NewEncoder(&buf, CSV, cols, Options{CSV: CSVOptions{Delimiter: tt.delim, DecimalComma: true, NoHeader: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := make([][]byte, len(tt.row))
+			for i, v := range tt.row {
+				if v != "" {
+					row[i] = []byte(v)
+				}
+			}
+			if err := e.Encode(row); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := buf.String(), tt.want; got != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+	t.Run("ErrCommaDelimiter", func(t *testing.T) {
+		for _, d := range []byte{0, ','} {
+			var buf bytes.Buffer
+			if _, err := NewEncoder(&buf, CSV, cols, Options{CSV: CSVOptions{Delimiter: d, DecimalComma: true}}); !errors.Is(err, ErrDecimalComma) {
+				t.Errorf("delimiter %q: NewEncoder err = %v, want ErrDecimalComma", d, err)
+			}
+		}
+	})
+}
+
 func TestNeutralizeFormula(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
 		{"Empty", "", ""},

@@ -75,7 +75,8 @@ type Options struct {
 
 // NewEncoder returns an encoder of rows of cols in format f, writing to w.
 // It returns an error for a format it does not know, an invalid
-// CSV delimiter (wrapping [ErrInvalidDelimiter]) or an invalid sheet name;
+// CSV delimiter (wrapping [ErrInvalidDelimiter]), a decimal comma beside
+// a comma delimiter ([ErrDecimalComma]) or an invalid sheet name;
 // nothing has been written to w then.
 func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
 	switch f {

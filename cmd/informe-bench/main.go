@@ -1,8 +1,8 @@
 // Command informe-bench measures informe against about a million report
 // rows in a private PostgreSQL, each case served by a fresh `informe serve`
 // process, next to COPY of the same rows in the same run. Its parts (pages,
-// export, xlsx, parts, odata, slow, burst, gzip, folding, typed, capacity) are the methods of bench of
-// those names; scripts/bench --help says what each measures. The targets
+// export, xlsx, parts, odata, slow, burst, flood, gzip, folding, typed,
+// capacity, fair) are the methods of bench of those names; scripts/bench --help says what each measures. The targets
 // are one table, goals in targets.go: the run prints every table and the
 // targets with PASS or MISS, and writes them as Markdown, with query plans,
 // to OUT/latest.md. Run it through scripts/bench, which makes sure
@@ -65,7 +65,7 @@ var parts = []struct {
 	run  func(*bench, context.Context) error
 }{
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
-	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"gzip", (*bench).gzip},
+	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"flood", (*bench).flood}, {"gzip", (*bench).gzip},
 	{"folding", (*bench).folding}, {"typed", (*bench).typed}, {"capacity", (*bench).capacity},
 	{"fair", (*bench).fair},
 }
@@ -91,7 +91,7 @@ func main() {
 	flag.IntVar(&o.exportRuns, "export-runs", 3, "rounds of whole exports (each format, COPY and informe export interleaved)")
 	flag.IntVar(&o.xlsxRuns, "xlsx-runs", 1, "whole XLSX exports, each next to a CSV export")
 	flag.IntVar(&o.odataRuns, "odata-runs", 3, "full reads of the OData feed, each next to a JSON export")
-	flag.Func("baseline-rev", "also measure the page and typed cases, interleaved, with the informe of each of these comma-separated git `revisions` (or informe binaries); "+
+	flag.Func("baseline-rev", "also measure the page, typed, folding and flood cases, interleaved, with the informe of each of these comma-separated git `revisions` (or informe binaries); "+
 		"the first is the one the guards compare with, the last the one the 100-row pages must keep up with",
 		func(s string) error {
 			for r := range strings.SplitSeq(s, ",") {
@@ -120,12 +120,15 @@ func main() {
 	}
 }
 
+// compared are the parts that measure each baseline too.
+var compared = []string{"pages", "typed", "folding", "flood"}
+
 func (o options) validate() error {
 	switch {
 	case min(o.contracts, o.runs, o.exportRuns, o.xlsxRuns, o.odataRuns) < 1:
 		return errors.New("--contracts and the --*-runs must be at least 1")
-	case len(o.baselines) > 0 && !slices.Contains(o.only, "pages") && !slices.Contains(o.only, "typed") && !slices.Contains(o.only, "folding"):
-		return errors.New("a baseline is compared on the page, typed and folding cases: --only must include pages, typed or folding")
+	case len(o.baselines) > 0 && !slices.ContainsFunc(o.only, func(p string) bool { return slices.Contains(compared, p) }):
+		return fmt.Errorf("a baseline is compared on the cases of %s: --only must include one of them", strings.Join(compared, ", "))
 	}
 	return nil
 }

@@ -46,6 +46,8 @@ var goals = map[string]goal{
 	"slow-hold":          {"connection hold", "<=", 1.5, "x", "fast clients'"},
 	"burst-whole":        {"responses neither whole nor 503", "<=", 0, "", ""},
 	"burst-rss":          {"informe's peak RSS", "<", 256, "MiB", ""},
+	"flood-p99":          {"p99", "<=", 1.5, "x", "alone"},
+	"flood-legit":        {"answers other than 200", "<=", 0, "", ""},
 	"gzip-wall":          {"wall time", "<=", 1.3, "x", "identity"},
 	"gzip-size":          {"bytes", "<", 10, "%", "identity's"},
 	"part-ran":           {"ran to its end", "<=", 0, "", ""},

@@ -277,7 +277,7 @@ func TestSizingFlagsExist(t *testing.T) {
 // demo gets a row, not a 404.
 func TestDocExampleKeys(t *testing.T) {
 	pool := pgtest.NewFrom(t, "demo_default", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: int(contractsFlag.Value), Seed: seedFlag.Value})
+		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: defaultContracts, Seed: defaultSeed})
 		return err
 	})
 	docs, err := filepath.Glob("../../docs/*.md")

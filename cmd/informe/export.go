@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
@@ -30,20 +32,25 @@ var exportParams = []struct{ flag, param, usage string }{
 }
 
 func exportCommand() *cli.Command {
-	var f fileexport.Flags
-	flags := []cli.Flag{
-		databaseURLFlag,
-		&cli.StringFlag{Name: "dataset", Value: "general-report", Usage: "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "`FILE` to write, replaced atomically; - for stdout", Destination: &f.Output},
-		&cli.StringFlag{Name: "format", Usage: "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension", Destination: &f.Format},
-		&cli.BoolFlag{Name: "gzip", Usage: "gzip the output; implied by an output file ending in .gz", Destination: &f.Gzip},
-		&cli.BoolFlag{Name: "bom", Usage: "CSV: start with a UTF-8 byte order mark, for Excel on Windows", Destination: &f.BOM},
-		&cli.BoolFlag{Name: "no-header", Usage: "CSV: leave out the header row", Destination: &f.NoHeader},
-		&cli.IntFlag{Name: "parts", Value: 2, Usage: "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one", Destination: &f.Parts},
-		countsFlag(nil),
+	f := newForm("export")
+	var flags fileexport.Flags
+	var db, datasetName, counts string
+	params := make([]string, len(exportParams))
+	output := f.text("output", "", "", &flags.Output, "`FILE` to write, replaced atomically; - for stdout (required)")
+	output.Aliases = []string{"o"}
+	cliFlags := []cli.Flag{
+		databaseFlag(f, &db),
+		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"),
+		output,
+		f.text("format", "", "", &flags.Format, "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension"),
+		typed(f, "gzip", "", false, &flags.Gzip, "gzip the output; implied by an output file ending in .gz"),
+		typed(f, "bom", "", false, &flags.BOM, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
+		typed(f, "no-header", "", false, &flags.NoHeader, "CSV: leave out the header row"),
+		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
+		countsFlag(f, &counts),
 	}
-	for _, p := range exportParams {
-		flags = append(flags, &cli.StringFlag{Name: p.flag, Usage: p.usage})
+	for i, p := range exportParams {
+		cliFlags = append(cliFlags, f.text(p.flag, "", "", &params[i], p.usage))
 	}
 	return &cli.Command{
 		Name:  "export",
@@ -54,27 +61,13 @@ func exportCommand() *cli.Command {
 			"all: into a temporary file next to it, then synced and renamed over it, so that on any failure,\n" +
 			"Ctrl-C or SIGTERM an existing file is left as it was. On a terminal a progress bar shows on\n" +
 			"stderr; otherwise one summary line is printed there at the end.",
-		Flags: flags,
+		Flags: cliFlags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			counting, err := report.ParseCounting(cmd.String("report-counts"))
+			plan, err := exportPlan(f, &flags, db, datasetName, counts, params)
 			if err != nil {
 				return err
 			}
-			if f.Source, err = source.Named(cmd.String("dataset"), counting); err != nil {
-				return fmt.Errorf("export: --dataset: %w", err)
-			}
-			f.Query = url.Values{}
-			for _, p := range exportParams {
-				// Set but empty is passed on, so that it fails as in the API.
-				if cmd.IsSet(p.flag) {
-					f.Query.Set(p.param, cmd.String(p.flag))
-				}
-			}
-			plan, err := fileexport.NewPlan(f)
-			if err != nil {
-				return fmt.Errorf("export: %w", err)
-			}
-			pool, err := postgres.Open(ctx, cmd.String("database-url"))
+			pool, err := postgres.Open(ctx, db)
 			if err != nil {
 				return err
 			}
@@ -87,4 +80,62 @@ func exportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// exportPlan checks every flag of the export command without opening
+// anything, and returns the plan or all that is wrong as a [usageError].
+// Each filter flag is checked alone, so that its message names it, then
+// the valid ones together with the output and format by
+// [fileexport.NewPlan].
+func exportPlan(f *form, flags *fileexport.Flags, db, datasetName, counts string, params []string) (fileexport.Plan, error) {
+	databaseURL(f, db)
+	counting, err := report.ParseCounting(counts)
+	f.check("report-counts", err)
+	src, err := source.Named(datasetName, counting)
+	f.check("dataset", err)
+	if src == nil {
+		// The other flags are still checked, against the default dataset.
+		src = source.Report(counting)
+	}
+	if flags.Parts < 1 || flags.Parts > fileexport.MaxParts {
+		if f.ok("parts") {
+			f.fail("parts", "must be from 1 to %d, got %d", fileexport.MaxParts, flags.Parts)
+		}
+		flags.Parts = 1
+	}
+	flags.Source, flags.Query = src, url.Values{}
+	for i, p := range exportParams {
+		// Set but empty is passed on, so that it fails as in the API.
+		if !f.set(p.flag) {
+			continue
+		}
+		one := url.Values{p.param: {params[i]}}
+		if _, err := src.Export(one, "delimiter"); err != nil {
+			f.fail(p.flag, "%s", message(err))
+			continue
+		}
+		flags.Query.Set(p.param, params[i])
+	}
+	plan, err := fileexport.NewPlan(*flags)
+	if err == nil {
+		return plan, f.err()
+	}
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		f.extra = append(f.extra, message(e))
+	}
+	return plan, f.err()
+}
+
+// message is err's message for the user: a [failure.Error]'s, without
+// its cause.
+func message(err error) string {
+	var e *failure.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
 }

@@ -280,7 +280,8 @@ func bigDB(t *testing.T) *pgxpool.Pool {
 // TestExportAtomic interrupts exports midway, by ending their database
 // session and by signals, and checks that the target file keeps its old
 // content, no temporary file remains, and the exit status and message say
-// so. It also checks that invalid flags fail before anything is touched.
+// so (TestFlagsCheckedFirst checks that invalid flags fail before anything
+// is touched).
 func TestExportAtomic(t *testing.T) {
 	bin := build(t)
 	pool := bigDB(t)
@@ -470,33 +471,4 @@ func TestExportAtomic(t *testing.T) {
 		}
 		untouched(t, dir, target)
 	})
-
-	// Invalid flags fail before the database is even reached: here it
-	// cannot be, so any other message would show that it was tried.
-	for _, tt := range []struct {
-		name    string
-		args    []string
-		message string
-	}{
-		{"ErrRUT", []string{"--rut", "12.345.678-0"}, `informe: export: rut "12.345.678-0" has a wrong check digit`},
-		{"ErrColumn", []string{"--columns", "contract_id,nope"}, `informe: export: columns: unknown field "nope"`},
-		{"ErrFormat", []string{"--format", "pdf"}, `informe: export: unknown format "pdf"`},
-		{"ErrContractID", []string{"--contract-id", "0"}, "informe: export: contract_id must be an integer of 1 or more"},
-		{"ErrDelimiter", []string{"--delimiter", "pipe"}, "informe: export: delimiter must be one of comma, semicolon, tab"},
-		{"ErrDataset", []string{"--dataset", "nope"}, `informe: export: --dataset: the dataset must be one of general-report, users, contracts, processes, tasks, clients, services, got "nope"`},
-		{"ErrMissingFolder", []string{"--output", "/nonexistent/informe/report.csv"}, "informe: export: the output folder /nonexistent/informe does not exist"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			dir, target := setup(t, "report.csv")
-			args := append([]string{"--output", target}, tt.args...)
-			_, stderr, err := runExportCmd(t, bin, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", args...)
-			if err == nil {
-				t.Fatal("export succeeded")
-			}
-			if !strings.HasPrefix(string(stderr), tt.message) || strings.Count(string(stderr), "\n") != 1 {
-				t.Errorf("stderr = %q, want one line starting %q", stderr, tt.message)
-			}
-			untouched(t, dir, target)
-		})
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,68 +37,133 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := command().Run(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "informe:", err)
-		os.Exit(1)
+	err := command().Run(ctx, os.Args)
+	if err == nil {
+		return
 	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		// Each wrong flag on its own line, and the conventional status of
+		// a command used wrongly.
+		for _, line := range strings.Split(usage.Error(), "\n") {
+			fmt.Fprintln(os.Stderr, "informe:", line)
+		}
+		stop()
+		os.Exit(2)
+	}
+	fmt.Fprintln(os.Stderr, "informe:", err)
+	stop()
+	os.Exit(1)
 }
 
-var (
-	databaseURLFlag = &cli.StringFlag{Name: "database-url", Usage: "PostgreSQL `URL` or DSN", Sources: cli.EnvVars("DATABASE_URL"), Required: true}
-	contractsFlag   = &cli.IntFlag{Name: "contracts", Usage: "number of demo contracts to generate", Value: 1000, Sources: cli.EnvVars("INFORME_CONTRACTS")}
-	seedFlag        = &cli.Int64Flag{Name: "seed", Usage: "random seed: the same contracts and seed give the same data", Value: 1, Sources: cli.EnvVars("INFORME_SEED")}
+// The demo data's default size and seed.
+const (
+	defaultContracts       = 1000
+	defaultSeed      int64 = 1
 )
 
-// countsFlag is --report-counts, read into dst (nil: read it with cmd.String).
-func countsFlag(dst *string) cli.Flag {
-	return &cli.StringFlag{Name: "report-counts", Value: "maintained", Sources: cli.EnvVars("INFORME_REPORT_COUNTS"), Destination: dst,
-		Usage: "where unfiltered report counts come from: maintained (trigger-kept counters) or view (count the general_report view)"}
+// contractsFlag and seedFlag are the demo data's size and seed.
+func contractsFlag(f *form, dst *int) cli.Flag {
+	return typed(f, "contracts", "INFORME_CONTRACTS", defaultContracts, dst, "number of demo contracts to generate")
 }
 
+func seedFlag(f *form, dst *int64) cli.Flag {
+	return typed(f, "seed", "INFORME_SEED", defaultSeed, dst, "random seed: the same contracts and seed give the same data")
+}
+
+// countsFlag is --report-counts, read into dst.
+func countsFlag(f *form, dst *string) cli.Flag {
+	return f.text("report-counts", "INFORME_REPORT_COUNTS", "maintained", dst,
+		"where unfiltered report counts come from: maintained (trigger-kept counters) or view (count the general_report view)")
+}
+
+// command is informe's command line. Every command checks all its flags
+// and environment values (a [form]) before it opens anything, and reports
+// what is wrong as a [usageError]; urfave/cli's own usage errors (a flag
+// that does not exist) are one too.
 func command() *cli.Command {
-	return &cli.Command{
+	root := &cli.Command{
 		Name:  "informe",
 		Usage: "reporting and export API for legal-services data in PostgreSQL",
 		Commands: []*cli.Command{
 			serveCommand(),
-			{
-				Name: "migrate", Usage: "apply the schema migrations that the database has not seen yet", Flags: []cli.Flag{databaseURLFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					n, err := postgres.Migrate(ctx, pool)
-					if err == nil {
-						fmt.Fprintf(os.Stderr, "applied %d migrations\n", n)
-					}
-					return err
-				}),
-			},
-			{
-				Name: "seed", Usage: "load realistic, deterministic demo data into an empty database", Flags: []cli.Flag{databaseURLFlag, contractsFlag, seedFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					start := time.Now()
-					fmt.Fprintf(os.Stderr, "seeding %d contracts (seed %d)...\n", cmd.Int("contracts"), cmd.Int64("seed"))
-					st, err := seed.Seed(ctx, pool, seed.Options{Contracts: cmd.Int("contracts"), Seed: cmd.Int64("seed")})
-					if err == nil {
-						fmt.Fprintf(os.Stderr, "seeded %d contracts, %d report rows, %d users in %s\n",
-							st.Contracts, st.ReportRows, st.Users, time.Since(start).Round(time.Millisecond))
-					}
-					return err
-				}),
-			},
+			migrateCommand(),
+			seedCommand(),
 			exportCommand(),
 			tokenCommand(),
 			demoCommand(),
 			{
 				Name: "columns", Usage: "print the fields of the report and of users, in order, with their kinds (Markdown)",
-				Action: func(context.Context, *cli.Command) error { return catalog.WriteMarkdown(os.Stdout) },
+				Action: func(_ context.Context, cmd *cli.Command) error {
+					if cmd.NArg() > 0 {
+						return &usageError{command: "columns", lines: []string{"takes no arguments"}}
+					}
+					return catalog.WriteMarkdown(os.Stdout)
+				},
 			},
 		},
+		// main reports errors and chooses the exit status.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+	}
+	var walk func(*cli.Command)
+	walk = func(c *cli.Command) {
+		c.OnUsageError = onUsageError
+		for _, sub := range c.Commands {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return root
+}
+
+func migrateCommand() *cli.Command {
+	f := newForm("migrate")
+	var db string
+	return &cli.Command{
+		Name: "migrate", Usage: "apply the schema migrations that the database has not seen yet", Flags: []cli.Flag{databaseFlag(f, &db)},
+		Action: withPool(f, &db, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+			n, err := postgres.Migrate(ctx, pool)
+			if err == nil {
+				fmt.Fprintf(os.Stderr, "applied %d migrations\n", n)
+			}
+			return err
+		}),
 	}
 }
 
-// withPool runs action with a pool on --database-url, closed after it.
-func withPool(action func(context.Context, *cli.Command, *pgxpool.Pool) error) cli.ActionFunc {
+func seedCommand() *cli.Command {
+	f := newForm("seed")
+	var db string
+	var o seed.Options
+	f.validate = func(*cli.Command) { atLeast(f, "contracts", o.Contracts, 1) }
+	return &cli.Command{
+		Name: "seed", Usage: "load realistic, deterministic demo data into an empty database",
+		Flags: []cli.Flag{databaseFlag(f, &db), contractsFlag(f, &o.Contracts), seedFlag(f, &o.Seed)},
+		Action: withPool(f, &db, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+			start := time.Now()
+			fmt.Fprintf(os.Stderr, "seeding %d contracts (seed %d)...\n", o.Contracts, o.Seed)
+			st, err := seed.Seed(ctx, pool, o)
+			if err == nil {
+				fmt.Fprintf(os.Stderr, "seeded %d contracts, %d report rows, %d users in %s\n",
+					st.Contracts, st.ReportRows, st.Users, time.Since(start).Round(time.Millisecond))
+			}
+			return err
+		}),
+	}
+}
+
+// withPool runs action with a pool on the database URL *db, closed after
+// it, once the form f has been checked: the URL and f.validate's checks.
+func withPool(f *form, db *string, action func(context.Context, *cli.Command, *pgxpool.Pool) error) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
-		pool, err := postgres.Open(ctx, cmd.String("database-url"))
+		databaseURL(f, *db)
+		if f.validate != nil {
+			f.validate(cmd)
+		}
+		if err := f.err(); err != nil {
+			return err
+		}
+		pool, err := postgres.Open(ctx, *db)
 		if err != nil {
 			return err
 		}
@@ -106,38 +172,76 @@ func withPool(action func(context.Context, *cli.Command, *pgxpool.Pool) error) c
 	}
 }
 
-// tokenMaxExportsFlag is token create's and change's --max-exports.
-var tokenMaxExportsFlag = &cli.StringFlag{Name: "max-exports", Value: "default", Sources: cli.EnvVars("INFORME_TOKEN_MAX_EXPORTS"),
-	Usage:     "big responses the token may have produced at once: a number (0: no limit of its own, only serve's --max-exports), or default for serve's --max-exports-per-token",
-	Validator: func(v string) error { _, err := auth.ParseMaxExports(v); return err }}
+// oneName is the check of a token command that takes exactly one NAME.
+func oneName(f *form, cmd *cli.Command) {
+	if cmd.NArg() != 1 {
+		f.extra = append(f.extra, "takes exactly one NAME, the token's")
+	}
+}
+
+// tokenMaxExports is token create's and change's --max-exports, read into
+// dst as written; [maxExports] checks it.
+func tokenMaxExports(f *form, dst *string) cli.Flag {
+	return f.text("max-exports", "INFORME_TOKEN_MAX_EXPORTS", "default", dst,
+		"big responses the token may have produced at once: a number (0: no limit of its own, only serve's --max-exports), or default for serve's --max-exports-per-token")
+}
+
+// maxExports checks the --max-exports of f, written s, and returns the
+// token's own limit it gives (nil: the server's default).
+func maxExports(f *form, s string) *int {
+	n, err := auth.ParseMaxExports(s)
+	if err != nil {
+		f.fail("max-exports", "%s, got %q", strings.TrimPrefix(err.Error(), "max exports "), s)
+	}
+	return n
+}
 
 func tokenCommand() *cli.Command {
+	create, list, show, change, revoke := newForm("token create"), newForm("token list"), newForm("token show"),
+		newForm("token change"), newForm("token revoke")
+	var createDB, listDB, showDB, changeDB, revokeDB, name, createMax, changeMax string
+	var scopeNames []string
+	var scopes []auth.Scope
+	var expiresIn time.Duration
+	var createLimit, changeLimit *int
+	create.validate = func(*cli.Command) {
+		if name == "" {
+			create.fail("name", "is required: the token's unique name")
+		}
+		var err error
+		scopes, err = auth.ParseScopes(scopeNames)
+		create.check("scope", err)
+		notNegative(create, "expires-in", expiresIn)
+		createLimit = maxExports(create, createMax)
+	}
+	show.validate = func(cmd *cli.Command) { oneName(show, cmd) }
+	change.validate = func(cmd *cli.Command) {
+		oneName(change, cmd)
+		if !change.set("max-exports") {
+			change.extra = append(change.extra, "nothing to change: give --max-exports")
+			return
+		}
+		changeLimit = maxExports(change, changeMax)
+	}
+	revoke.validate = func(cmd *cli.Command) { oneName(revoke, cmd) }
 	return &cli.Command{
 		Name: "token", Usage: "create, list, show, change and revoke API tokens",
 		Commands: []*cli.Command{
 			{
 				Name: "create", Usage: "create a token and print it, alone, on stdout (it is not shown again)",
 				Flags: []cli.Flag{
-					databaseURLFlag,
-					&cli.StringFlag{Name: "name", Required: true, Usage: "unique token `name`", Sources: cli.EnvVars("INFORME_TOKEN_NAME")},
-					&cli.StringSliceFlag{Name: "scope", Usage: "scope to grant (report:read, users:read); repeat for several; default both", Sources: cli.EnvVars("INFORME_TOKEN_SCOPES")},
-					&cli.DurationFlag{Name: "expires-in", Usage: "lifetime, e.g. 720h; 0 never expires", Sources: cli.EnvVars("INFORME_TOKEN_EXPIRES_IN")},
-					tokenMaxExportsFlag,
+					databaseFlag(create, &createDB),
+					create.text("name", "INFORME_TOKEN_NAME", "", &name, "unique token `name` (required)"),
+					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read); repeat for several; default both"),
+					typed(create, "expires-in", "INFORME_TOKEN_EXPIRES_IN", 0, &expiresIn, "lifetime, e.g. 720h; 0 never expires"),
+					tokenMaxExports(create, &createMax),
 				},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					scopes, err := auth.ParseScopes(cmd.StringSlice("scope"))
-					if err != nil {
-						return err
-					}
-					maxExports, err := auth.ParseMaxExports(cmd.String("max-exports"))
-					if err != nil {
-						return err
-					}
+				Action: withPool(create, &createDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					var expires time.Time
-					if d := cmd.Duration("expires-in"); d > 0 {
-						expires = time.Now().Add(d)
+					if expiresIn > 0 {
+						expires = time.Now().Add(expiresIn)
 					}
-					secret, err := auth.NewStore(pool).Create(ctx, cmd.String("name"), scopes, expires, auth.MaxExports(maxExports))
+					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires, auth.MaxExports(createLimit))
 					if err != nil {
 						return err
 					}
@@ -146,8 +250,8 @@ func tokenCommand() *cli.Command {
 				}),
 			},
 			{
-				Name: "list", Usage: "list tokens (never their secrets)", Flags: []cli.Flag{databaseURLFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+				Name: "list", Usage: "list tokens (never their secrets)", Flags: []cli.Flag{databaseFlag(list, &listDB)},
+				Action: withPool(list, &listDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					list, err := auth.NewStore(pool).List(ctx)
 					if err != nil {
 						return err
@@ -156,11 +260,8 @@ func tokenCommand() *cli.Command {
 				}),
 			},
 			{
-				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME", Flags: []cli.Flag{databaseURLFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					if cmd.NArg() != 1 {
-						return errors.New("token show takes exactly one NAME")
-					}
+				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME", Flags: []cli.Flag{databaseFlag(show, &showDB)},
+				Action: withPool(show, &showDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					t, err := auth.NewStore(pool).Get(ctx, cmd.Args().First())
 					if err != nil {
 						return err
@@ -170,27 +271,14 @@ func tokenCommand() *cli.Command {
 			},
 			{
 				Name: "change", Usage: "change the settings of the token called NAME", ArgsUsage: "NAME",
-				Flags: []cli.Flag{databaseURLFlag, tokenMaxExportsFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					if cmd.NArg() != 1 {
-						return errors.New("token change takes exactly one NAME")
-					}
-					if !cmd.IsSet("max-exports") {
-						return errors.New("token change: nothing to change; give --max-exports")
-					}
-					n, err := auth.ParseMaxExports(cmd.String("max-exports"))
-					if err != nil {
-						return err
-					}
-					return auth.NewStore(pool).SetMaxExports(ctx, cmd.Args().First(), n)
+				Flags: []cli.Flag{databaseFlag(change, &changeDB), tokenMaxExports(change, &changeMax)},
+				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+					return auth.NewStore(pool).SetMaxExports(ctx, cmd.Args().First(), changeLimit)
 				}),
 			},
 			{
-				Name: "revoke", Usage: "revoke the token called NAME", ArgsUsage: "NAME", Flags: []cli.Flag{databaseURLFlag},
-				Action: withPool(func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					if cmd.NArg() != 1 {
-						return errors.New("token revoke takes exactly one NAME")
-					}
+				Name: "revoke", Usage: "revoke the token called NAME", ArgsUsage: "NAME", Flags: []cli.Flag{databaseFlag(revoke, &revokeDB)},
+				Action: withPool(revoke, &revokeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					return auth.NewStore(pool).Revoke(ctx, cmd.Args().First())
 				}),
 			},

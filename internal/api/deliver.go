@@ -70,7 +70,8 @@ func (d responseDest) Write(p []byte) (int, error) {
 
 func (d responseDest) Flush() error { return clientSide(d.rc.Flush()) }
 
-func (d responseDest) DiskFailed(err error) { d.disk(err) }
+func (d responseDest) DiskFailed(err error)               { d.disk(err) }
+func (d responseDest) SetWriteDeadline(t time.Time) error { return d.rc.SetWriteDeadline(t) }
 
 // clientSide marks err, of a write to the client's connection, as the
 // client's: [failure.ErrClientGone], keeping the cause.
@@ -80,7 +81,6 @@ func clientSide(err error) error {
 	}
 	return fmt.Errorf("%w: %w", failure.ErrClientGone, err)
 }
-func (d responseDest) SetWriteDeadline(t time.Time) error { return d.rc.SetWriteDeadline(t) }
 
 // socketDest is a responseDest whose TCP connection can be read: how much
 // its send buffer can take, and what its client has acknowledged.

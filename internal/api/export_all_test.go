@@ -684,9 +684,9 @@ type streamed struct {
 	cancel context.CancelFunc
 }
 
-// start sends GET target with the server's token and reads the response
-// in a goroutine.
-func (ts *testServer) start(tb testing.TB, target string) *streamed {
+// start sends GET target with the server's token and the given header
+// pairs, and reads the response in a goroutine.
+func (ts *testServer) start(tb testing.TB, target string, header ...string) *streamed {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
@@ -695,6 +695,9 @@ func (ts *testServer) start(tb testing.TB, target string) *streamed {
 		tb.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+ts.Token)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	s := &streamed{done: make(chan struct{}), cancel: cancel}
 	go s.read(req)
 	return s

@@ -98,9 +98,11 @@ var faultDoors = []string{
 	"/api/contracts/export?format=csv",
 }
 
-// faultID names a request of the test by its door, for its log lines.
+// faultIDs numbers the requests of the fault tests.
 var faultIDs atomic.Int64
 
+// faultID returns a new request id starting with prefix, to find the
+// request's log lines by.
 func faultID(prefix string) string { return fmt.Sprintf("%s-%d", prefix, faultIDs.Add(1)) }
 
 // wantUnavailable checks that r, whose request id is id, is the 503 of a
@@ -125,8 +127,8 @@ func (ts *faultServer) wantUnavailable(t *testing.T, r response, id, msg string)
 		}
 	}
 	line := ts.logged(t, id)
-	if line["status"] != float64(503) || line["level"] != "INFO" && line["level"] != "ERROR" {
-		t.Errorf("request logged with status %v at %v, want 503", line["status"], line["level"])
+	if line["status"] != float64(503) || line["level"] != "INFO" {
+		t.Errorf("request logged with status %v at %v, want 503 at INFO (the failure has its own line at ERROR)", line["status"], line["level"])
 	}
 	logs := ts.Logs.String()
 	if failed := logLine(t, logs, "request failed", id); failed == nil || failed["level"] != "ERROR" {
@@ -135,6 +137,8 @@ func (ts *faultServer) wantUnavailable(t *testing.T, r response, id, msg string)
 	if gone := logLine(t, logs, "client gone", id); gone != nil {
 		t.Errorf("the database's failure logged as the client's: %v", gone)
 	}
+	t.Logf("saw: %d, Retry-After %s, %q; logged: status %v, %v", r.Status, r.Header.Get("Retry-After"),
+		errorMessage(t, r), line["status"], logLine(t, logs, "request failed", id)["level"])
 }
 
 // logged waits for the request line of id, which is written before the
@@ -265,7 +269,7 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 			ts := newFaultServer(t, nil)
 			open := closeGate(t, ts.mon, "rows")
 			id := faultID("cut")
-			r := ts.stream(t, "/api/general-report/export?format="+format, id)
+			r := ts.start(t, "/api/general-report/export?format="+format, "X-Request-Id", id)
 			waitingAtGate(t, ts.mon)
 			began := waitFor(30*time.Second, func() bool { return r.got.Load() > 0 })
 			ts.proxy.Arm(pgfault.ResetAtRow, minRowFields)
@@ -280,6 +284,9 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 				t.Errorf("status %d, body ended by %v after %d bytes; want 200 cut short (unexpected EOF)", r.status, r.err, r.body.Len())
 			}
 			ts.wantCut(t, id, "database_unavailable")
+			line := requestLine(t, ts.Logs.String(), id)
+			t.Logf("saw: %d, %d bytes, then %v; logged: status %v at %v, outcome %v, reason %v", r.status, r.body.Len(), r.err,
+				line["status"], line["level"], line["outcome"], line["reason"])
 		})
 	}
 	t.Run("command", func(t *testing.T) {
@@ -292,23 +299,6 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 		open()
 		check()
 	})
-}
-
-// stream sends GET target with request id id and reads the response as
-// it comes, in a goroutine.
-func (ts *faultServer) stream(t *testing.T, target, id string) *streamed {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+target, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+ts.Token)
-	req.Header.Set("X-Request-Id", id)
-	s := &streamed{done: make(chan struct{}), cancel: cancel}
-	go s.read(req)
-	return s
 }
 
 // TestDatabaseSilent checks a database that stops answering, its sockets

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,14 +79,19 @@ const (
 
 // paramLimits are the parameters whose values may be longer than
 // [MaxParamBytes]: a list of every column (1,429 bytes for the report's
-// 74), an OData filter or order, and a skip token (which holds the sort
-// values of a page's last row). With these limits the Link header of a
+// 74), an OData filter or order, an expansion (Power Query writes every
+// column ticked in an expanded navigation in its $select: every
+// navigation of a set with all their properties takes 1,321 bytes at
+// most), and a skip token (which holds
+// the sort values of a page's last row). An OData option's name is
+// case-insensitive ($Expand is $expand), and so is its limit. With these limits the Link header of a
 // page and an OData next link stay within a few KiB.
 var paramLimits = map[string]int{
 	"columns":    2 << 10,
 	"$select":    2 << 10,
 	"$filter":    2 << 10,
 	"$orderby":   512,
+	"$expand":    2 << 10,
 	"$skiptoken": 2 << 10,
 }
 
@@ -109,7 +115,11 @@ func checkParams(raw string) error {
 		return nil
 	}
 	for name, vs := range q {
-		limit, ok := paramLimits[name]
+		key := name
+		if strings.HasPrefix(name, "$") {
+			key = strings.ToLower(name)
+		}
+		limit, ok := paramLimits[key]
 		if !ok {
 			limit = MaxParamBytes
 		}

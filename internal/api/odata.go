@@ -119,8 +119,17 @@ func (s *Server) odataService(c *gin.Context) {
 	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.sets...))
 }
 
-// odataMetadata serves GET /odata/$metadata, the CSDL document.
+// odataMetadata serves GET /odata/$metadata, the CSDL document; an
+// unknown parameter is a 400, a $format other than XML a 406.
 func (s *Server) odataMetadata(c *gin.Context) {
+	values, err := odataValues(c)
+	if err == nil {
+		err = odata.ParseMetadata(values)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	c.Data(http.StatusOK, odata.MetadataContentType, s.feeds.metadata)
 }
 

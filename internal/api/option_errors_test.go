@@ -65,6 +65,8 @@ func TestOptionErrorsOnEveryDoor(t *testing.T) {
 		{"FilterSyntax", "$filter=task%20eq", optionError{400, "syntax", "$filter", 8}},
 		{"FilterType", "$filter=" + url.QueryEscape("task_end_date ge 'x'"), optionError{400, "type_mismatch", "$filter", 18}},
 		{"FilterRUT", "$filter=" + url.QueryEscape("client_rut eq '12.345.678-9'"), optionError{400, "rut_check_digit", "$filter", 15}},
+		{"FilterFraction13Digits", "$filter=" + url.QueryEscape("execution_date eq 2021-08-01T15:54:30.0961720001234Z"), optionError{400, "syntax", "$filter", 19}},
+		{"FilterDateOutOfRange", "$filter=" + url.QueryEscape("task_end_date gt 5874898-01-01"), optionError{400, "bad_literal", "$filter", 18}},
 		{"FilterArithmetic", "$filter=" + url.QueryEscape("contract_id add 1 eq 2"), optionError{501, "unsupported_operator", "$filter", 13}},
 		{"Apply", "$apply=groupby((task))", optionError{501, "unsupported_option", "$apply", 0}},
 	} {

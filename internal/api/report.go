@@ -19,7 +19,7 @@ import (
 )
 
 // formatParams are negotiate's parameters: the format and its CSV options.
-var formatParams = []string{"format", "header", "lang", "bom", "delimiter"}
+var formatParams = []string{"format", "header", "lang", "bom", "delimiter", "decimal"}
 
 // pageParams are the parameters of a page of the report other than page:
 // the spec's filters, result_per_page and columns, OData's $filter,

@@ -63,6 +63,21 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 		return nil, out, err
 	}
 	out.csv.Delimiter = export.Delimiter(delim)
+	decimal, err := param.OneOf(values, "decimal", "point", "point", "comma")
+	if err != nil {
+		return nil, out, err
+	}
+	if decimal == "comma" {
+		// A comma inside comma-separated fields would have to be quoted,
+		// which the spreadsheets that read a decimal comma do not expect.
+		switch {
+		case out.format != export.CSV:
+			return nil, out, failure.Invalidf("decimal", "csv_only", "decimal=comma is for CSV and TSV only, not %s", out.format)
+		case delim == "comma":
+			return nil, out, failure.Invalidf("decimal", "comma_delimiter", "decimal=comma needs delimiter=semicolon or delimiter=tab: a decimal comma between comma-separated fields would need quoting")
+		}
+		out.csv.DecimalComma = true
+	}
 	state(c).setFormat(out.format)
 	return values, out, nil
 }

@@ -4,7 +4,29 @@ import (
 	"testing"
 
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/report"
 )
+
+// TestDatasetsNameTheirSource checks that each dataset's Source is the
+// name informe export takes and its XLSX sheet has, the dataset whose
+// export path the page uses.
+func TestDatasetsNameTheirSource(t *testing.T) {
+	sets, err := catalog.Datasets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range sets {
+		src, err := source.Named(d.Source, report.Maintained)
+		if err != nil {
+			t.Errorf("%s: %v", d.Name, err)
+			continue
+		}
+		if got, want := src.Name, d.Source; got != want {
+			t.Errorf("%s: source %q, want %q", d.Name, got, want)
+		}
+	}
+}
 
 // TestDatasetsCoverColumnLists checks that the descriptions name every
 // column of report.Columns and users.Columns once, in order, each with both

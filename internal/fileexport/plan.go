@@ -86,58 +86,69 @@ func answered(err error) error {
 // source's parsing and the delimiter through the API's parameter rules, so
 // their messages are the API's; the format comes from f.Format or else from the output's
 // extension (an ending .gz asks for gzip); the output folder must exist and
-// be writable. It touches nothing. Its errors are messages for the user.
+// be writable. It touches nothing. Its error joins (errors.Join) every
+// problem found, each a message for the user; a query's problem is the
+// API's [failure.Error].
 func NewPlan(f Flags) (Plan, error) {
 	var p Plan
+	var errs []error
 	var err error
 	p.source = f.Source
 	if p.query, err = f.Source.Export(f.Query, "delimiter"); err != nil {
-		return p, answered(err)
+		errs = append(errs, answered(err))
 	}
-	delim, err := param.OneOf(f.Query, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)
-	if err != nil {
-		return p, answered(err)
+	delim, delimErr := param.OneOf(f.Query, "delimiter", export.DelimiterNames[0], export.DelimiterNames...)
+	if delimErr != nil {
+		errs = append(errs, answered(delimErr))
 	}
 	p.csv = export.CSVOptions{Delimiter: export.Delimiter(delim), BOM: f.BOM, NoHeader: f.NoHeader}
-
-	if f.Output == "" {
-		return p, errors.New("--output must name a file, or be - for stdout")
+	if f.Parts < 0 || f.Parts > MaxParts {
+		errs = append(errs, fmt.Errorf("--parts must be from 1 to %d", MaxParts))
 	}
+	p.parts = max(f.Parts, 1)
+	if f.Output == "" {
+		errs = append(errs, errors.New("--output must name a file, or be - for stdout"))
+		return p, errors.Join(errs...)
+	}
+	if err := p.setFormat(f, delim, delimErr == nil); err != nil {
+		errs = append(errs, err)
+	}
+	if p.output, err = checkOutput(f.Output); err != nil {
+		errs = append(errs, fmt.Errorf("--output: %w", err))
+	}
+	return p, errors.Join(errs...)
+}
+
+// setFormat sets p's format and gzip from f, and the delimiter of tsv
+// (delim, if the query's delimiter was valid, is the one asked for).
+func (p *Plan) setFormat(f Flags, delim string, delimOK bool) error {
 	name := strings.TrimSuffix(f.Output, ".gz")
 	p.gzip = f.Gzip || name != f.Output
 	format := strings.ToLower(f.Format)
 	if format == "" {
 		if f.Output == "-" {
-			return p, fmt.Errorf("give --format (%s) to write to stdout", strings.Join(formats, ", "))
+			return fmt.Errorf("give --format (%s) to write to stdout", strings.Join(formats, ", "))
 		}
 		var ok bool
 		if format, ok = extensions[strings.ToLower(filepath.Ext(name))]; !ok {
-			return p, fmt.Errorf("cannot tell the format of %s from its extension: give --format (%s), or name a .csv, .tsv, .ndjson, .jsonl, .json, .xlsx, .parquet or .arrow file, optionally ending in .gz",
+			return fmt.Errorf("cannot tell the format of %s from its extension: give --format (%s), or name a .csv, .tsv, .ndjson, .jsonl, .json, .xlsx, .parquet or .arrow file, optionally ending in .gz",
 				f.Output, strings.Join(formats, ", "))
 		}
 	}
 	switch format {
 	case "tsv":
-		if f.Query.Has("delimiter") && p.csv.Delimiter != '\t' {
-			return p, fmt.Errorf("tsv is tab-separated: --delimiter %s contradicts it (use csv)", delim)
+		if delimOK && f.Query.Has("delimiter") && p.csv.Delimiter != '\t' {
+			return fmt.Errorf("tsv is tab-separated: --delimiter %s contradicts it (use csv)", delim)
 		}
 		p.format, p.csv.Delimiter = export.CSV, '\t'
 	case "csv", "ndjson", "json", "xlsx", "parquet", "arrow":
-		if p.format, err = export.ParseFormat(format); err != nil {
-			return p, err
-		}
+		var err error
+		p.format, err = export.ParseFormat(format)
+		return err
 	default:
-		return p, fmt.Errorf("unknown format %q: allowed values are %s", f.Format, strings.Join(formats, ", "))
+		return fmt.Errorf("--format: unknown format %q: allowed values are %s", f.Format, strings.Join(formats, ", "))
 	}
-
-	if f.Parts < 0 || f.Parts > MaxParts {
-		return p, fmt.Errorf("--parts must be from 1 to %d", MaxParts)
-	}
-	p.parts = max(f.Parts, 1)
-	if p.output, err = checkOutput(f.Output); err != nil {
-		return p, err
-	}
-	return p, nil
+	return nil
 }
 
 // checkOutput returns the absolute path of the file to write, with

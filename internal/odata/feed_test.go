@@ -519,7 +519,7 @@ func TestFeedUsersNextLink(t *testing.T) {
 
 // TestSkipTokenBoundToQuery checks that a next link's $skiptoken is good
 // for that next link only: with another $filter, none, another $select,
-// another $top, a $skip or another $orderby it is a 400 naming
+// another $top, any $skip (even 0) or another $orderby it is a 400 naming
 // $skiptoken.
 func TestSkipTokenBoundToQuery(t *testing.T) {
 	set := reportSet(t)
@@ -536,17 +536,20 @@ func TestSkipTokenBoundToQuery(t *testing.T) {
 	if q, err := odata.Parse(next, set); err != nil || !reflect.DeepEqual(q.After, []int64{1, 1, 1}) {
 		t.Fatalf("the next link: %v, After %v", err, q)
 	}
+	const notValid, withSkip = "$skiptoken is not valid", "$skiptoken cannot be combined with $skip, not even $skip=0"
 	for _, tt := range []struct {
 		name, option, value string // value "" deletes the option
+		msg                 string
 	}{
-		{"ErrOtherFilter", "$filter", "client_id eq 2"},
-		{"ErrNoFilter", "$filter", ""},
-		{"ErrOtherSelect", "$select", "contract_id"},
-		{"ErrNoSelect", "$select", ""},
-		{"ErrOtherTop", "$top", "5"},
-		{"ErrNoTop", "$top", ""},
-		{"ErrSkip", "$skip", "5"},
-		{"ErrOrderBy", "$orderby", "task"},
+		{"ErrOtherFilter", "$filter", "client_id eq 2", notValid},
+		{"ErrNoFilter", "$filter", "", notValid},
+		{"ErrOtherSelect", "$select", "contract_id", notValid},
+		{"ErrNoSelect", "$select", "", notValid},
+		{"ErrOtherTop", "$top", "5", notValid},
+		{"ErrNoTop", "$top", "", notValid},
+		{"ErrSkip", "$skip", "5", withSkip},
+		{"ErrSkipZero", "$skip", "0", withSkip},
+		{"ErrOrderBy", "$orderby", "task", notValid},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			v := url.Values{}
@@ -559,9 +562,9 @@ func TestSkipTokenBoundToQuery(t *testing.T) {
 				v.Set(tt.option, tt.value)
 			}
 			_, err := odata.Parse(v, set)
-			wantErr(t, err, 400, "$skiptoken is not valid", "same $filter, $orderby, $select and $top, and no $skip")
-			if e := err.(*failure.Error); e.Target != "$skiptoken" {
-				t.Errorf("target %q, want $skiptoken", e.Target)
+			wantErr(t, err, 400, tt.msg, "use the @odata.nextLink of a previous response as it is")
+			if e := err.(*failure.Error); e.Target != "$skiptoken" || e.Reason != "bad_skiptoken" {
+				t.Errorf("target %q, reason %q, want $skiptoken, bad_skiptoken", e.Target, e.Reason)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"github.com/informe/informe/internal/secret"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/httplist"
@@ -90,7 +89,8 @@ type expr struct {
 	typ  edm
 	prop int    // eProp: index in set.props
 	name string // eFunc: the function; eCmp: the operator
-	val  any    // eLit: int64 (tInt), string (tDec, tDate, tStr: canonical text), time.Time (tDTO), bool (tBool); nil for null
+	val  any    // eLit: int64 (tInt), string (tDec, tStr: canonical text; tDate: as PostgreSQL reads it), time.Time (tDTO, cut to the microsecond), bool (tBool); nil for null
+	pico int64  // eLit of tDTO: the rest of its fraction of a second, in picoseconds (0 to 999,999)
 	args []*expr
 	pos  int // byte offset of its first token in the source, for errors
 }
@@ -320,10 +320,6 @@ func (p *filterParser) comparable(op string, l, r *expr) {
 		// null eq null is true and null ne null false, for every row.
 		return
 	}
-	if l.kind == eLit && r.kind == eLit {
-		p.unsupported(reasonUnsupportedExpression, l.pos, "comparing two literals is not supported")
-		return
-	}
 	if l.typ == r.typ || l.typ.numeric() && r.typ.numeric() {
 		if l.typ == tBool && op != "eq" && op != "ne" {
 			p.fail(badRequest, reasonTypeMismatch, l.pos, "conditions can only be compared with eq or ne")
@@ -457,13 +453,19 @@ func (p *filterParser) number(t token) *expr {
 	if d, ok := decimalLiteral(s); ok {
 		return &expr{kind: eLit, typ: tDec, val: d, pos: t.pos}
 	}
-	if len(s) == 10 {
-		if _, err := time.Parse("2006-01-02", s); err == nil {
-			return &expr{kind: eLit, typ: tDate, val: s, pos: t.pos}
+	switch v, fault := parseTemporal(s); fault {
+	case temporalOK:
+		if v.typ == tDate {
+			return &expr{kind: eLit, typ: tDate, val: v.date, pos: t.pos}
 		}
-	}
-	if tm, ok := parseDateTimeOffset(s); ok {
-		return &expr{kind: eLit, typ: tDTO, val: tm, pos: t.pos}
+		return &expr{kind: eLit, typ: tDTO, val: v.t, pico: v.pico, pos: t.pos}
+	case tooPrecise:
+		p.fail(badRequest, reasonSyntax, t.pos, "the date-time "+secret.Quote(s)+" at position "+strconv.Itoa(position(p.src, t.pos))+
+			" has more than 12 digits of fractional seconds, which OData's grammar does not allow")
+		return &expr{}
+	case outsidePostgres:
+		p.fail(badRequest, reasonBadLiteral, t.pos, secret.Quote(s)+" is outside the range of PostgreSQL's dates and date-times: "+pgRange)
+		return &expr{}
 	}
 	if isIntegerText(s) {
 		p.fail(badRequest, reasonBadLiteral, t.pos, secret.Quote(s)+" is not an integer within Edm.Int64's range")
@@ -498,20 +500,6 @@ func decimalLiteral(s string) (string, bool) {
 		return "", false
 	}
 	return t, true
-}
-
-// parseDateTimeOffset parses an OData dateTimeOffsetValue:
-// 2024-03-05T14:07[:09[.fraction]] then Z or an offset ±hh:mm.
-func parseDateTimeOffset(s string) (time.Time, bool) {
-	if len(s) < 17 || s[10] != 'T' && s[10] != 't' {
-		return time.Time{}, false
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04Z07:00"} {
-		if t, err := time.Parse(layout, strings.Replace(strings.Replace(s, "t", "T", 1), "z", "Z", 1)); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
 }
 
 // signature is a function's argument types and result.

@@ -73,7 +73,6 @@ func TestFilterErrors(t *testing.T) {
 		{"ErrLambda", "tasks/any(t:t/status eq 'x')", 501, []string{"paths and lambda operators"}},
 		{"ErrIt", "$it eq 1", 501, []string{"$it is not supported"}},
 		{"ErrAlias", "contract_id eq @p1", 501, []string{"parameter aliases (@p1)"}},
-		{"ErrTwoLiterals", "1 eq 1", 501, []string{"comparing two literals"}},
 		// Malformed or ill-typed: 400.
 		{"ErrEmpty", "  ", 400, []string{"$filter is empty", help}},
 		{"ErrUnknown", "contrat_id eq 1", 400, []string{`no property "contrat_id"`}},
@@ -98,6 +97,16 @@ func TestFilterErrors(t *testing.T) {
 		{"ErrDateString", "task_end_date ge '2024-03-01'", 400, []string{"task_end_date is Edm.Date and cannot be compared with Edm.String"}},
 		{"ErrDateTimeForDate", "execution_date ge 2024-03-01", 400, []string{"execution_date is Edm.DateTimeOffset", "2024-03-05T00:00:00Z"}},
 		{"ErrBadDate", "task_end_date ge 2024-02-30", 400, []string{"is not a valid literal"}},
+		{"ErrHour24", "execution_date ge 2024-02-01T24:00:00Z", 400, []string{"is not a valid literal"}},
+		{"ErrYearLeadingZero", "task_end_date ge 02024-02-01", 400, []string{"is not a valid literal"}},
+		{"ErrYearThreeDigits", "task_end_date ge 202-02-01", 400, []string{"is not a valid literal"}},
+		{"ErrFraction13Digits", "execution_date eq 2021-08-01T15:54:30.0961720001234Z", 400,
+			[]string{"has more than 12 digits of fractional seconds, which OData's grammar does not allow", "position 19"}},
+		{"ErrFractionEmpty", "execution_date eq 2021-08-01T15:54:30.Z", 400, []string{"is not a valid literal"}},
+		{"ErrDateAfterPostgres", "task_end_date lt 5874898-01-01", 400, []string{"outside the range of PostgreSQL's dates", "5874897-12-31"}},
+		{"ErrDateBeforePostgres", "task_end_date gt -4713-11-23", 400, []string{"outside the range of PostgreSQL's dates"}},
+		{"ErrYearTenDigits", "task_end_date gt 1000000000-01-01", 400, []string{"outside the range of PostgreSQL's dates"}},
+		{"ErrDateTimeAfterPostgres", "execution_date lt 294277-01-01T00:00:00Z", 400, []string{"outside the range", "294276-12-31T23:59:59.999999Z"}},
 		{"ErrContainsNumber", "contains(task, 1)", 400, []string{"argument 2 of contains() must be Edm.String"}},
 		{"ErrSubstringNegative", "substring(task, -1) eq 'x'", 400, []string{"at least 0"}},
 		{"ErrNotNumber", "not contract_id", 400, []string{"not applies to a condition"}},
@@ -158,6 +167,63 @@ func FuzzFilter(f *testing.F) {
 			seen[e.Property] = true
 		}
 	})
+}
+
+// TestFilterLiteralSQL checks how literals reach the database: date-times
+// at their own precision (up to 12 digits, none rounded into a match),
+// OData's astronomical years in PostgreSQL's eras, substring's position
+// and length within PostgreSQL's integer, and two literals compared.
+func TestFilterLiteralSQL(t *testing.T) {
+	set := reportSet(t)
+	const micro = "2021-08-01 15:54:30.096172+00"
+	for _, tt := range []struct {
+		name, filter string
+		where        string // a part of the conditions
+		args         []any
+	}{
+		{"FractionOf10NeverEqual", "execution_date eq 2021-08-01T15:54:30.0961720001Z", "FALSE", nil},
+		{"FractionOf10InMatchesNothing", "execution_date in (2021-08-01T15:54:30.0961720001Z)", "FALSE", nil},
+		{"FractionOf10Ne", "execution_date ne 2021-08-01T15:54:30.0961720001Z", "TRUE", nil},
+		{"FractionOf10Gt", "execution_date gt 2021-08-01T15:54:30.0961720001Z", "t.execution_date > $1::timestamptz", []any{micro}},
+		{"FractionOf10Ge", "execution_date ge 2021-08-01T15:54:30.0961720001Z", "t.execution_date > $1::timestamptz", []any{micro}},
+		{"FractionOf12Lt", "execution_date lt 2021-08-01T15:54:30.096172000001Z", "t.execution_date <= $1::timestamptz", []any{micro}},
+		{"FractionOf12Le", "2021-08-01T15:54:30.096172000001Z ge execution_date", "t.execution_date <= $1::timestamptz", []any{micro}},
+		{"FractionOf12Zeros", "execution_date eq 2021-08-01T15:54:30.096172000000Z", "t.execution_date = $1::timestamptz", []any{micro}},
+		{"FractionOffset", "execution_date eq 2021-08-01T12:54:30.0961720-03:00", "t.execution_date = $1::timestamptz", []any{micro}},
+		{"YearZeroDate", "task_end_date gt 0000-01-01", "t.task_end_date > $1::date", []any{"0001-01-01 BC"}},
+		{"YearMinus44", "task_end_date ge -0044-03-15", "t.task_end_date >= $1::date", []any{"0045-03-15 BC"}},
+		{"YearFiveDigits", "task_end_date lt 10000-01-01", "t.task_end_date < $1::date", []any{"10000-01-01"}},
+		{"YearZeroDateTime", "execution_date gt 0000-01-01T00:00:00Z", "t.execution_date > $1::timestamptz", []any{"0001-01-01 00:00:00.000000+00 BC"}},
+		{"YearZeroOffsetIntoYearOne", "execution_date ge 0000-12-31T23:00:00-01:00", "t.execution_date >= $1::timestamptz", []any{"0001-01-01 00:00:00.000000+00"}},
+		{"YearAstronomical", "year(task_end_date) eq 0", "(extract(year FROM t.task_end_date) + (extract(year FROM t.task_end_date) < 0)::int)::bigint", []any{int64(0)}},
+		{"SubstringPastInteger", "substring(task,2147483648) eq ''", "substr(t.task, $1::integer)", []any{int64(1<<30 - 1), ""}},
+		{"SubstringMax", "substring(task,9223372036854775807,9223372036854775807) eq ''", "substr(t.task, $1::integer, $2::integer)", []any{int64(1<<30 - 1), int64(1<<30 - 1), ""}},
+		{"SubstringSmall", "substring(task,1,2) eq 'ab'", "substr(t.task, $1::integer, $2::integer)", []any{int64(2), int64(2), "ab"}},
+		{"TwoIntegers", "1 eq 1", "$1::bigint = $2::bigint", []any{int64(1), int64(1)}},
+		{"IntegerAndDecimal", "1 lt 1.5", "$1::numeric > $2::bigint", []any{"1.5", int64(1)}},
+		{"TwoStrings", "'a' ne 'b'", "($1::text <> $2::text OR $1::text IS NULL)", []any{"b", "a"}},
+		{"LiteralIn", "1 in (2, 1)", "($1::bigint = $2::bigint OR $3::bigint = $4::bigint)", []any{int64(2), int64(1), int64(1), int64(1)}},
+		{"TwoDateTimesEqual", "2024-01-01T00:00:00.0000001Z eq 2024-01-01T00:00:00.000000100Z", "TRUE", nil},
+		{"TwoDateTimesFiner", "2024-01-01T00:00:00.0000001Z lt 2024-01-01T00:00:00.000000100001Z", "TRUE", nil},
+		{"TwoDateTimesNotEqual", "2024-01-01T00:00:00.0000001Z eq 2024-01-01T00:00:00.000000100001Z", "FALSE", nil},
+		{"TwoDateTimesIn", "2024-01-01T00:00:00.0000001Z in (2024-01-01T00:00:00.0000002Z, 2024-01-01T00:00:00.0000001Z)", "(FALSE OR TRUE)", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := odata.Parse(url.Values{"$filter": {tt.filter}}, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dq dataset.Query
+			q.Compile(&dq)
+			where, args := dq.Conditions()
+			if !strings.Contains(where, tt.where) {
+				t.Errorf("conditions %s, want %s in them", where, tt.where)
+			}
+			if len(args) != len(tt.args) || len(args) > 0 && !reflect.DeepEqual(args, tt.args) {
+				t.Errorf("args %#v, want %#v", args, tt.args)
+			}
+		})
+	}
 }
 
 // TestFilterSQLJoined checks which tests of an outer-joined table's

@@ -1,17 +1,50 @@
 package odata
 
 import (
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/secret"
 )
 
 // MetadataContentType is the Content-Type of the [Metadata] document. OData
 // 4.0 defines only the XML representation of CSDL, so $metadata is XML
 // whatever the Accept header says.
 const MetadataContentType = "application/xml;charset=utf-8"
+
+// ParseMetadata checks the query options of a request for $metadata:
+// $format alone, xml or application/xml, which changes nothing. $format=json
+// (OData 4.01's CSDL JSON, a document informe does not write) or any other
+// format is a 406; any other $-option a 400 naming it, as on the other
+// paths. The Accept header is not read: the document is XML whatever it
+// says, as OData 4.0 defines no other. Options that do not start with '$'
+// are the caller's. Errors are *failure.Error values with the option as
+// Target.
+func ParseMetadata(values url.Values) error {
+	opts, err := systemOptions(values)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(opts) {
+		if name != "$format" {
+			return badRequest(name, reasonUnknownOption, name+" is not an option of $metadata, which takes $format=xml only")
+		}
+		raw := opts[name]
+		mt, _, ok := parseMediaType(raw)
+		if strings.EqualFold(raw, "xml") || ok && mt == "application/xml" {
+			continue
+		}
+		msg := "$format " + secret.Quote(raw) + " is not supported: $metadata is CSDL XML (application/xml)"
+		if strings.EqualFold(raw, "json") || ok && mt == "application/json" {
+			msg += "; CSDL JSON (OData 4.01) is not written"
+		}
+		return notAcceptable(name, msg)
+	}
+	return nil
+}
 
 // Version is the OData-Version every OData response carries, exactly once
 // (Power Query rejects a doubled header).

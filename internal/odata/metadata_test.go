@@ -3,10 +3,12 @@ package odata_test
 import (
 	"encoding/json"
 	"encoding/xml"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -263,5 +265,44 @@ func TestMetadataCapabilities(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", s.Name, k, got[k], v)
 			}
 		}
+	}
+}
+
+// TestParseMetadata checks the options $metadata takes: $format=xml alone;
+// JSON (CSDL JSON) or any other format is a 406, any other $-option a 400.
+func TestParseMetadata(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		status      int // 0: accepted
+		reason      string
+		msg         string
+	}{
+		{"OKNone", "", 0, "", ""},
+		{"OKXML", "$format=xml", 0, "", ""},
+		{"OKApplicationXML", "$format=application/xml%3Bcharset=utf-8", 0, "", ""},
+		{"OKCustom", "foo=1", 0, "", ""}, // the caller's
+		{"ErrJSON", "$format=json", 406, "", "CSDL JSON (OData 4.01) is not written"},
+		{"ErrApplicationJSON", "$format=application/json", 406, "", "CSDL JSON"},
+		{"ErrAtom", "$format=atom", 406, "", "$metadata is CSDL XML (application/xml)"},
+		{"ErrTop", "$top=1", 400, "unknown_option", "$top is not an option of $metadata"},
+		{"ErrTwice", "$format=xml&$FORMAT=xml", 400, "repeated", "$format is given more than once"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := url.ParseQuery(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = odata.ParseMetadata(v)
+			if tt.status == 0 {
+				if err != nil {
+					t.Fatalf("got %v, want none", err)
+				}
+				return
+			}
+			wantErr(t, err, tt.status, tt.msg)
+			if e := err.(*failure.Error); e.Reason != tt.reason {
+				t.Errorf("reason %q, want %q", e.Reason, tt.reason)
+			}
+		})
 	}
 }

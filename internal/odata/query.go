@@ -141,11 +141,14 @@ var unsupported = map[string]bool{
 //     and length as literals), year, month, day (Edm.Date and
 //     Edm.DateTimeOffset), hour, minute and second (Edm.DateTimeOffset).
 //     Literals are OData's: integers (42), decimals (1.5, 1e5), dates
-//     (2024-03-05), date-times with an offset (2024-03-05T14:07:09Z,
-//     ...-03:00), strings in single quotes with a quote inside written
-//     twice, null, true and false. Comparisons must be of one type (Int64
-//     and Decimal mix): a date compared with a string, or a string
-//     property with a number, is a 400, as OData does not convert. See
+//     (2024-03-05; years are astronomical, 0000 being 1 BC), date-times
+//     with an offset (2024-03-05T14:07:09Z, ...-03:00, with up to 12
+//     digits of fractional seconds, compared at their own precision),
+//     strings in single quotes with a quote inside written twice, null,
+//     true and false; a date or date-time outside PostgreSQL's range is a
+//     400. Two literals compare too (1 eq 1). Comparisons must be of one
+//     type (Int64 and Decimal mix): a date compared with a string, or a
+//     string property with a number, is a 400, as OData does not convert. See
 //     [Query.SQL] for how it reaches the database and [Query.Filter] for
 //     the plain equalities a store serves on its own.
 //   - $orderby: properties, comma-separated, each optionally asc or desc;
@@ -161,16 +164,18 @@ var unsupported = map[string]bool{
 //   - $top, $skip: non-negative integers.
 //   - $count: true or false.
 //   - $skiptoken: only as this package writes it in a next link, with the
-//     same $filter, $orderby, $select and $top, and no $skip.
+//     same $filter, $orderby, $select and $top, and no $skip at all (not
+//     even $skip=0).
 //   - $format: see [Negotiate].
 //
 // Errors are *failure.Error values, safe to show to clients, with the
 // option as Target, a Reason (see errors.go) and, where the fault is at one
 // place of the option's value, its Position. A 400 names the option and
 // what is wrong: anything OData's grammar does not make ($orderby=1,2,
-// $expand=+1, $select=1), an unknown property, a literal of the wrong type
-// or form, null with gt, ge, lt or le, a negative $top, a tampered
-// $skiptoken, an option given twice, an unknown $-option. A 501 says what
+// $expand=+1, $select=1, a date-time with 13 digits of fractional
+// seconds), an unknown property, a literal of the wrong type or form,
+// null with gt, ge, lt or le, a negative $top, a tampered $skiptoken or
+// one beside $skip, an option given twice, an unknown $-option. A 501 says what
 // is supported: has, arithmetic, other functions (round, now, ...),
 // lambdas, parameter aliases, $orderby on expressions, $expand's nested
 // options other than $select, nested $expand, $search, $apply, $compute
@@ -240,6 +245,12 @@ func Parse(values url.Values, set *EntitySet) (*Query, error) {
 		}
 	}
 	if tok, ok := opts["$skiptoken"]; ok {
+		if _, skip := opts["$skip"]; skip {
+			// A next link carries no $skip: one beside its token, even
+			// $skip=0, is not a link informe wrote.
+			return nil, badRequest("$skiptoken", reasonBadSkipToken, "$skiptoken cannot be combined with $skip, not even $skip=0: "+
+				"use the @odata.nextLink of a previous response as it is")
+		}
 		if q.After, q.afterSort, err = decodeSkipToken(tok, set, q.order, q.binding(q.Top, q.Skip)); err != nil {
 			return nil, err
 		}

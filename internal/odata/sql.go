@@ -397,6 +397,14 @@ var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt
 // is true, and a null value is ne any other.
 func (b *sqlBuilder) cmp(e *expr) string {
 	l, r := e.args[0], e.args[1]
+	if l.kind == eLit && r.kind == eLit && l.typ == tDTO && r.typ == tDTO {
+		// Two date-times, compared here at their own precision, which
+		// PostgreSQL's microseconds may not hold.
+		if compareInstants(l, r, e.name) {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
 	if l.kind == eLit {
 		l, r = r, l
 		e = &expr{kind: eCmp, name: flip(e.name), args: []*expr{l, r}}
@@ -406,7 +414,7 @@ func (b *sqlBuilder) cmp(e *expr) string {
 		// with a finer fraction, and those after it are those after it
 		// cut to the microsecond. Rounding it (as PostgreSQL does) would
 		// find 12:53:36.471554 eq 12:53:36.4715544.
-		floor := &expr{kind: eLit, typ: tDTO, val: r.val.(time.Time).Truncate(time.Microsecond)}
+		floor := &expr{kind: eLit, typ: tDTO, val: r.val}
 		switch e.name {
 		case "eq":
 			return "FALSE"
@@ -477,7 +485,7 @@ func (b *sqlBuilder) operands(l, r *expr) (string, string) {
 		}
 	}
 	if l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
-		return b.column(l.prop), b.param(r.val.(time.Time).UTC().Format("2006-01-02 15:04:05.999999"), "timestamp")
+		return b.column(l.prop), b.param(pgTimestamp(r.val.(time.Time), false), "timestamp")
 	}
 	return b.value(l), b.value(r)
 }
@@ -499,8 +507,9 @@ func flip(op string) string {
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
 func (b *sqlBuilder) in(e *expr) string {
 	l := e.args[0]
-	if l.typ == tBool {
-		// Conditions as values, each compared as eq compares them.
+	if l.typ == tBool || l.kind == eLit {
+		// Conditions as values, or a literal, each compared as eq
+		// compares them.
 		var parts []string
 		for _, a := range e.args[1:] {
 			parts = append(parts, b.cmp(&expr{kind: eCmp, typ: tBool, name: "eq", args: []*expr{l, a}}))
@@ -543,8 +552,39 @@ func (b *sqlBuilder) in(e *expr) string {
 // subMicro reports whether e is a date-time literal with a fraction of a
 // second finer than the microsecond, PostgreSQL's precision.
 func subMicro(e *expr) bool {
-	t, ok := e.val.(time.Time)
-	return e.kind == eLit && ok && t.Nanosecond()%1000 != 0
+	return e.kind == eLit && e.typ == tDTO && e.pico != 0
+}
+
+// compareInstants reports whether l op r holds for two date-time
+// literals, each at its own precision.
+func compareInstants(l, r *expr, op string) bool {
+	c := l.val.(time.Time).Compare(r.val.(time.Time))
+	if c == 0 {
+		c = cmpInt(l.pico, r.pico)
+	}
+	switch op {
+	case "eq":
+		return c == 0
+	case "ne":
+		return c != 0
+	case "gt":
+		return c > 0
+	case "ge":
+		return c >= 0
+	case "lt":
+		return c < 0
+	}
+	return c <= 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // value writes a scalar expression.
@@ -561,7 +601,7 @@ func (b *sqlBuilder) value(e *expr) string {
 		case int64:
 			return b.param(v, "bigint")
 		case time.Time:
-			return b.param(v.Format(time.RFC3339Nano), "timestamptz")
+			return b.param(pgTimestamp(v, true), "timestamptz")
 		case string:
 			return b.param(v, map[edm]string{tDec: "numeric", tDate: "date", tStr: "text"}[e.typ])
 		case bool:
@@ -573,6 +613,10 @@ func (b *sqlBuilder) value(e *expr) string {
 	}
 	return b.cond(e)
 }
+
+// maxTextChars bounds the characters of any PostgreSQL text value: its
+// bytes are fewer than 2^30.
+const maxTextChars = 1<<30 - 1
 
 // likeLiteral returns the LIKE pattern matching s itself.
 func likeLiteral(s string) string {
@@ -612,12 +656,22 @@ func (b *sqlBuilder) call(e *expr) string {
 	case "indexof":
 		return "(strpos(" + arg(0) + ", " + arg(1) + ") - 1)::bigint"
 	case "substring":
-		s := "substr(" + arg(0) + ", " + b.param(a[1].val.(int64)+1, "bigint") + "::int"
+		// PostgreSQL's substr takes integers, and no text holds 2^30
+		// characters (a value is at most 1 GB): a position past that is
+		// past the end of every string, and a length past it runs to the
+		// end, as a larger one does. So the literals are cut to fit,
+		// meaning the same, their sum within an integer.
+		s := "substr(" + arg(0) + ", " + b.param(min(a[1].val.(int64), maxTextChars-1)+1, "integer")
 		if len(a) == 3 {
-			s += ", " + arg(2) + "::int"
+			s += ", " + b.param(min(a[2].val.(int64), maxTextChars), "integer")
 		}
 		return s + ")"
-	case "year", "month", "day", "hour", "minute":
+	case "year":
+		// PostgreSQL numbers the years before Christ from -1 (1 BC);
+		// OData's years are astronomical, 1 BC being 0.
+		w := b.wall(a[0])
+		return "(extract(year FROM " + w + ") + (extract(year FROM " + w + ") < 0)::int)::bigint"
+	case "month", "day", "hour", "minute":
 		return "extract(" + e.name + " FROM " + b.wall(a[0]) + ")::bigint"
 	case "second":
 		return "floor(extract(second FROM " + b.wall(a[0]) + "))::bigint"

@@ -442,11 +442,13 @@ func odataPaths() object {
 		ODataRoot, service("ODataServiceRoot"),
 		ODataRoot+"/", service("ODataServiceDocument"),
 		ODataRoot+"/$metadata", odataOperations("ODataMetadata", "OData metadata (CSDL)",
-			"The CSDL XML document of the service: one entity type per set, its properties typed from the column kinds (integer Edm.Int64, decimal Edm.Decimal, date Edm.Date, timestamps Edm.DateTimeOffset, text Edm.String). OData 4.0 defines only the XML representation, so it is XML whatever `Accept` says. Any valid token may read it.",
-			"", nil,
+			"The CSDL XML document of the service: one entity type per set, its properties typed from the column kinds (integer Edm.Int64, decimal Edm.Decimal, date Edm.Date, timestamps Edm.DateTimeOffset, text Edm.String). OData 4.0 defines only the XML representation, so it is XML whatever `Accept` says. `$format=xml` (or `application/xml`) changes nothing; `$format=json` (OData 4.01's CSDL JSON, not written) or any other format is a 406, any other parameter a 400. Any valid token may read it.",
+			"", []any{obj("name", "$format", "in", "query", "required", false,
+				"description", "`xml` or `application/xml`: the only format of `$metadata`.",
+				"schema", obj("type", "string"))},
 			obj("description", "The CSDL document.", "headers", okHeaders,
 				"content", obj(metadataMediaType(), obj("schema", obj("type", "string")))),
-			"Unauthorized", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"),
+			"BadRequest", "Unauthorized", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"),
 	)
 	for _, s := range odataSets {
 		params := []any{

@@ -267,7 +267,7 @@ type listing struct {
 
 // formatParams are the parameters of every listing: format negotiation
 // and the CSV options.
-var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "lang"), ref("parameters", "bom"), ref("parameters", "delimiter")}
+var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "lang"), ref("parameters", "bom"), ref("parameters", "delimiter"), ref("parameters", "decimal")}
 
 func listingPath(l listing) object {
 	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
@@ -456,6 +456,9 @@ func parameters() object {
 		"delimiter", obj("name", "delimiter", "in", "query",
 			"description", "CSV: the field delimiter. `semicolon` is what Excel expects where the decimal separator is a comma (Chile, most of Latin America and much of Europe); `tab` answers `text/tab-separated-values`.",
 			"schema", obj("type", "string", "enum", export.DelimiterNames, "default", export.DelimiterNames[0])),
+		"decimal", obj("name", "decimal", "in", "query",
+			"description", "CSV and TSV: `comma` writes the decimal columns' values with a comma as decimal separator and no thousands separator (`12500,5`), as Excel and LibreOffice read numbers with Chilean regional settings. It needs `delimiter=semicolon` or `delimiter=tab` (a 400 beside the comma delimiter), and is a 400 in any other format.",
+			"schema", obj("type", "string", "enum", []string{"point", "comma"}, "default", "point")),
 	)...)
 	return append(p, odataParameters()...)
 }

@@ -17,6 +17,7 @@
       delimiter: "Separador", comma: "coma", semicolon: "punto y coma", tab: "tabulador",
       header: "Encabezados", headerLabels: "nombres legibles", headerNames: "nombres de la API", headerNone: "sin fila de encabezado",
       bom: "BOM UTF-8 (para Excel en Windows)",
+      decimal: "Decimales con coma, 12500,5 (para Excel en Windows con configuración de Chile; con punto y coma o tabulador)",
       resultTitle: "Resultado", download: "Descargar", previewCaption: "Primeras 20 filas, tal como quedarán en el archivo",
       orderTitle: "Orden en el archivo", orderHint: "Las columnas van en el orden en que las marcó. Muévalas con los botones.",
       orderAll: "Ninguna marcada: van todas, en el orden del informe.",
@@ -83,6 +84,7 @@
       delimiter: "Delimiter", comma: "comma", semicolon: "semicolon", tab: "tab",
       header: "Headers", headerLabels: "readable names", headerNames: "the API's names", headerNone: "no header row",
       bom: "UTF-8 BOM (for Excel on Windows)",
+      decimal: "Decimal comma, 12500,5 (for Excel on Windows with Chilean settings; with semicolon or tab)",
       resultTitle: "Result", download: "Download", previewCaption: "First 20 rows, as the file will hold them",
       orderTitle: "Order in the file", orderHint: "Columns come in the order you ticked them. Move them with the buttons.",
       orderAll: "None ticked: all of them, in the report's order.",
@@ -157,7 +159,7 @@
   let principal = null;
   let token = ""; // only when signed in on this page load, never stored
   let revealed = false;
-  const fresh = () => ({ ds: null, chosen: [], filters: {}, where: [], format: "csv", delimiter: "comma", header: "labels", bom: false });
+  const fresh = () => ({ ds: null, chosen: [], filters: {}, where: [], format: "csv", delimiter: "comma", decimal: false, header: "labels", bom: false });
   let state = fresh();
   let pending = null; // AbortController of the count and preview in flight
   let timer = 0;
@@ -201,6 +203,7 @@
     if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
     if (["labels", "true", "false"].includes(h.get("header"))) s.header = h.get("header");
     s.bom = h.get("bom") === "true";
+    s.decimal = h.get("decimal") === "comma";
     state = s;
   }
 
@@ -214,6 +217,7 @@
     if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
     if (state.header !== "labels") h.set("header", state.header);
     if (state.bom) h.set("bom", "true");
+    if (state.decimal) h.set("decimal", "comma");
     history.replaceState(null, "", "#" + h.toString().replace(/%2C/g, ","));
   }
 
@@ -263,6 +267,7 @@
     $("delimiter").value = state.delimiter;
     $("header").value = state.header;
     $("bom").checked = state.bom;
+    $("decimal").checked = state.decimal;
     renderBuilder();
   }
 
@@ -514,6 +519,7 @@
     if (format === "csv" && !opts.plain) {
       if (state.delimiter !== "comma") p.push(["delimiter", state.delimiter]);
       if (state.bom) p.push(["bom", "true"]);
+      if (decimalComma()) p.push(["decimal", "comma"]);
     }
     if ((format === "csv" && (!opts.plain || opts.headers)) || format === "xlsx") {
       if (state.header === "labels") p.push(["header", "labels"], ["lang", lang]);
@@ -521,6 +527,9 @@
     }
     return p;
   }
+  // decimalComma says the CSV is asked with decimal=comma: chosen, and with
+  // a delimiter other than the comma, which informe requires.
+  const decimalComma = () => state.decimal && state.delimiter !== "comma";
   const exportPath = (opts) => dataset().export + "?" + query(params(opts));
 
   // --- the count, the size, the preview ---
@@ -537,6 +546,7 @@
     $("chosen").textContent = cols.length ? t("chosen", { k: cols.length, n: n }) : t("chosenAll", { n: n });
     for (const e of document.querySelectorAll(".csv-only")) e.hidden = state.format !== "csv";
     for (const e of document.querySelectorAll(".sheet-only")) e.hidden = state.format !== "csv" && state.format !== "xlsx";
+    $("decimal").disabled = state.delimiter === "comma";
     $("download").href = exportPath();
     $("download-error").textContent = "";
     $("download-status").textContent = "";
@@ -760,6 +770,10 @@
     return "";
   }
 
+  // sh writes s as one word of a POSIX shell: in single quotes, each '
+  // closing them, escaped, and opening them again.
+  const sh = (s) => "'" + String(s).replace(/'/g, "'\\''") + "'";
+
   // mString writes s as an M text literal: quotes doubled.
   const mString = (s) => '"' + String(s).replace(/"/g, '""') + '"';
 
@@ -774,8 +788,8 @@
     const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
     const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
     if (fmt === "xlsx") {
-      const sheet = d.name === "report" ? "general-report" : "users";
-      return "let\n    Source = Excel.Workbook(" + web + ", true),\n    Data = Source{[Item = " + mString(sheet) + ', Kind = "Sheet"]}[Data]\nin\n    Data';
+      // The workbook's first sheet is named for the dataset.
+      return "let\n    Source = Excel.Workbook(" + web + ", true),\n    Data = Source{[Item = " + mString(d.source) + ', Kind = "Sheet"]}[Data]\nin\n    Data';
     }
     const delim = { comma: mString(","), semicolon: mString(";"), tab: '"#(tab)"' }[state.delimiter];
     const cols = shownColumns();
@@ -785,7 +799,7 @@
     return "let\n    Source = " + web + ",\n" +
       "    Csv = Csv.Document(Source, [Delimiter = " + delim + ", Columns = " + cols.length + ", Encoding = 65001, QuoteStyle = QuoteStyle.Csv]),\n" +
       "    Promoted = " + promoted + ",\n" +
-      "    Typed = Table.TransformColumnTypes(Promoted, {" + types + '}, "en-US")\nin\n    Typed';
+      "    Typed = Table.TransformColumnTypes(Promoted, {" + types + "}, " + (decimalComma() ? '"es-CL"' : '"en-US"') + ")\nin\n    Typed";
   }
 
   function renderConnect() {
@@ -809,8 +823,8 @@
     }
     if (filterExpr()) conds.push(filterExpr());
     if (conds.length) od.push(["$filter", conds.join(" and ")]);
-    const file = (d.name === "report" ? "general-report" : "users") + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
-    const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  '" + base + exportPath() + "' \\\n  && mv " + file + ".tmp " + file;
+    const file = d.source + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
+    const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  " + sh(base + exportPath()) + " \\\n  && mv " + file + ".tmp " + file;
     const why = publicHTTPS();
     const items = [
       why
@@ -821,19 +835,18 @@
       { id: "odata", text: base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "") },
       { id: "curl", text: curl },
     ];
-    if (d.name === "report") {
-      const flags = [];
-      if (cols.length) flags.push("--columns " + cols.join(","));
-      for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " '" + state.filters[f].replace(/'/g, "'\\''") + "'");
-      if (filterExpr()) flags.push("--filter '" + filterExpr().replace(/'/g, "'\\''") + "'");
-      if (state.format === "csv") {
-        if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
-        if (state.bom) flags.push("--bom");
-        if (state.header === "false") flags.push("--no-header");
-      }
-      flags.push("--output " + file);
-      items.push({ id: "cli", text: "informe export " + flags.join(" ") });
+    const flags = [];
+    if (d.name !== "report") flags.push("--dataset " + d.source);
+    if (cols.length) flags.push("--columns " + cols.join(","));
+    if (d.filters) for (const f of FILTERS) if (state.filters[f]) flags.push("--" + f.replace(/_/g, "-") + " " + sh(state.filters[f]));
+    if (filterExpr()) flags.push("--filter " + sh(filterExpr()));
+    if (state.format === "csv") {
+      if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
+      if (state.bom) flags.push("--bom");
+      if (state.header === "false") flags.push("--no-header");
     }
+    flags.push("--output " + file);
+    items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
@@ -900,6 +913,7 @@
     $("delimiter").addEventListener("change", (e) => { state.delimiter = e.target.value; changed(true); });
     $("header").addEventListener("change", (e) => { state.header = e.target.value; changed(true); });
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
+    $("decimal").addEventListener("change", (e) => { state.decimal = e.target.checked; changed(true); });
     $("download").addEventListener("click", download);
     $("add-cond").addEventListener("click", () => {
       const c = columnsOf(dataset())[0];
