@@ -135,7 +135,7 @@ func headerBytes(r *http.Request) int {
 
 // limitRequest refuses, before any work, a request larger than informe
 // reads: a path and query string over [MaxURIBytes] (414), a parameter
-// value over its limit (400 naming it, see [paramLimit]), a body over
+// value over its limit (400 naming it, see [paramLimits]), a body over
 // [MaxBodyBytes] (413) or one that does not arrive within the body timeout
 // (408). A body within the bounds is read whole here, under a read
 // deadline, so that neither a handler nor net/http (which reads what a

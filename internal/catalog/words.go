@@ -1,6 +1,6 @@
 package catalog
 
-// reportGroups describes [report.Columns], in its order, grouped as the
+// reportGroups describes report.Columns, in its order, grouped as the
 // API spec groups the report row (section 2.2).
 var reportGroups = []group{
 	{"contract", Text{"Contrato", "Contract"}, []described{
@@ -93,7 +93,7 @@ var reportGroups = []group{
 	}},
 }
 
-// usersGroups describes [users.Columns], in its order.
+// usersGroups describes users.Columns, in its order.
 var usersGroups = []group{
 	{"user", Text{"Usuario", "User"}, []described{
 		{"id", Text{"N° de usuario", "User id"}, Text{"Número del usuario", "User id"}},
