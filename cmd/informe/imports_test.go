@@ -420,3 +420,79 @@ func docComments(f *ast.File) []*ast.CommentGroup {
 	})
 	return out
 }
+
+// sqlStrong are signs that a string literal is SQL text by themselves;
+// sqlWords count when two of them meet in one literal, or when one is the
+// whole literal (a fragment such as " AND ").
+var (
+	sqlStrong = regexp.MustCompile(`(?i)\bselect\s[\s\S]*\bfrom\b|\binsert\s+into\b|\bdelete\s+from\b|\bupdate\s+\w+\s+set\b|\bcreate\s+(table|index|view|database|function|or\s+replace)\b|\balter\s+(table|database|role|system)\b|\bjson_agg\(|\bcoalesce\(|\bcount\(\*\)|::(text|bigint|int|integer|numeric|date|timestamp|timestamptz|text\[\])\b`)
+	sqlWords  = regexp.MustCompile(`\b(SELECT|FROM|WHERE|JOIN|ORDER BY|GROUP BY|IS NULL|IS NOT NULL|NOT NULL|AND|OR|NOT|LIMIT|OFFSET|EXISTS|ARRAY|CASE|WHEN|THEN|ELSE|END|BETWEEN|DISTINCT|ASC|DESC|NULLS FIRST|NULLS LAST|IN)\b`)
+)
+
+// isSQL reports whether s, a string literal's value, is SQL text or a
+// fragment of it.
+func isSQL(s string) bool {
+	if sqlStrong.MatchString(s) {
+		return true
+	}
+	words := map[string]bool{}
+	for _, w := range sqlWords.FindAllString(s, -1) {
+		words[w] = true
+	}
+	if len(words) >= 2 {
+		return true
+	}
+	t := strings.Trim(s, " (),")
+	return len(words) == 1 && sqlWords.FindString(t) == t
+}
+
+// sqlHolders are the packages that hold SQL text today, and why. The
+// read path's SQL is to be written by one package; the list only shrinks:
+// a package that gets SQL, or one listed that no longer holds any, fails
+// the test, so the list says where SQL is.
+var sqlHolders = map[string]string{
+	"internal/postgres":        "the pool, snapshots, counts' check: PostgreSQL's own package",
+	"internal/dataset":         "the read path: statements of pages, counts, parts and key tables",
+	"internal/odata":           "the read path: $filter, $orderby and the skip token as conditions on the typed views",
+	"internal/source":          "the read path: $expand's related rows",
+	"report":                   "the read path: the report's plain pages through the maintained counts",
+	"auth":                     "the token store",
+	"internal/seed":            "the demo's data",
+	"internal/demo":            "the demo's checks of its seeded database",
+	"internal/pgserver":        "private servers: their databases",
+	"internal/pgserver/pgtest": "tests' databases cloned from a template",
+	"cmd/informe-bench":        "the benchmark's COPY and psql baselines and its checks",
+}
+
+// TestSQLHome finds the string literals of informe's non-test Go files
+// that are SQL text, and checks that they are in the packages
+// sqlHolders lists, each of which holds some.
+func TestSQLHome(t *testing.T) {
+	held := map[string]string{}
+	for _, f := range moduleFiles(t, filepath.Join("..", "..")) {
+		if f.test {
+			continue
+		}
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && isSQL(s) && held[f.dir] == "" {
+				held[f.dir] = f.fset.Position(lit.Pos()).String() + ": " + strconv.Quote(s)
+			}
+			return true
+		})
+	}
+	for dir, where := range held {
+		if _, ok := sqlHolders[dir]; !ok {
+			t.Errorf("package %s holds SQL text (%.120s): SQL is written by the packages of sqlHolders only", dir, where)
+		}
+	}
+	for dir := range sqlHolders {
+		if held[dir] == "" {
+			t.Errorf("package %s holds no SQL text any more: take it out of sqlHolders", dir)
+		}
+	}
+}
