@@ -233,6 +233,21 @@ func ForPath(path string) (Dataset, bool) {
 	return Dataset{}, false
 }
 
+// ForSource returns the dataset whose [Dataset].Source is name, reporting
+// false when there is none.
+func ForSource(name string) (Dataset, bool) {
+	sets, err := cached()
+	if err != nil {
+		return Dataset{}, false
+	}
+	for _, d := range sets {
+		if d.Source == name {
+			return d, true
+		}
+	}
+	return Dataset{}, false
+}
+
 // Labels returns the labels of d's columns in lang ("es" or "en"), by
 // name.
 func (d Dataset) Labels(lang string) map[string]string {
