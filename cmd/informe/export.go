@@ -46,6 +46,8 @@ func exportCommand() *cli.Command {
 		typed(f, "gzip", "", false, &flags.Gzip, "gzip the output; implied by an output file ending in .gz"),
 		typed(f, "bom", "", false, &flags.BOM, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
 		typed(f, "no-header", "", false, &flags.NoHeader, "CSV: leave out the header row"),
+		f.text("labels", "", "", &flags.Labels, "CSV and XLSX: name the header row's columns by their readable labels in `LANG`, es or en (the API's header=labels&lang=LANG); default the API's names"),
+		typed(f, "decimal-comma", "", false, &flags.DecimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma, 12500,5 (the API's decimal=comma)"),
 		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
 		countsFlag(f, &counts),
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
@@ -131,7 +132,7 @@ func checkParams(raw string) error {
 			if len(name) > 64 || auth.MayHoldToken(name) {
 				shown = "a parameter"
 			}
-			return &failure.Error{Code: failure.Invalid, Target: shown,
+			return &failure.Error{Code: failure.Invalid, Target: shown, Reason: "too_long",
 				Message: fmt.Sprintf("%s: the value may take %d bytes at most", shown, limit)}
 		}
 	}
@@ -490,4 +491,51 @@ func (s *Server) moreTurns(ctx context.Context, k int) int {
 func (s *Server) fewerTurns(ctx context.Context, k int) {
 	token, _ := turnsOf(ctx)
 	s.turns.giveBack(token, k)
+}
+
+// malformedQuery is the 400 of the query string raw, which does not parse,
+// with message: its reason "malformed_query", and its target the first
+// parameter whose name or value does not decode (a stray "%" in a $filter
+// is the $filter's fault), named only when its name decodes and may not
+// hold a token; the position is the character of the decoded value,
+// counted from 1, where it stops decoding.
+func malformedQuery(raw, message string) *failure.Error {
+	e := &failure.Error{Code: failure.Invalid, Reason: "malformed_query", Message: message}
+	for pair := range strings.SplitSeq(raw, "&") {
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, nameErr := url.QueryUnescape(rawName)
+		_, valueErr := url.QueryUnescape(rawValue)
+		if nameErr == nil && valueErr == nil && !strings.Contains(pair, ";") {
+			continue
+		}
+		if nameErr == nil && len(name) <= 64 && !auth.MayHoldToken(name) {
+			e.Target = name
+			if i := badEscape(rawValue); i >= 0 {
+				before, _ := url.QueryUnescape(rawValue[:i])
+				e.Position = utf8.RuneCountInString(before) + 1
+			}
+		}
+		break
+	}
+	return e
+}
+
+// badEscape returns the byte offset in s of its first "%" that does not
+// start a percent-encoded byte, or of its first ";", or -1.
+func badEscape(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ';':
+			return i
+		case '%':
+			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

@@ -82,7 +82,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 func odataValues(c *gin.Context) (url.Values, error) {
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
+		return nil, malformedQuery(c.Request.URL.RawQuery, "the query string is malformed (a ';' must be sent as %3B)")
 	}
 	// OData allows custom query options; informe has none, so one is a
 	// name informe would ignore: a 400, as on every path.

@@ -12,6 +12,7 @@ import (
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/internal/web"
 )
 
 // output is the negotiated representation of a response.
@@ -32,7 +33,7 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	var out output
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, out, failure.Errorf(failure.Invalid, "the query string is malformed")
+		return nil, out, malformedQuery(c.Request.URL.RawQuery, "the query string is malformed")
 	}
 	if f, ok, err := param.Single(values, "format"); err != nil {
 		return nil, out, err
@@ -126,7 +127,13 @@ func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func
 func setContentHeaders(c *gin.Context, out output, file string) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", export.MediaType(out.format, out.csv))
-	name := fileName(file, c.Request.URL.Query(), time.Now()) + "." + export.Extension(out.format, out.csv)
+	name := fileName(file, c.Request.URL.Query(), time.Now())
+	if state(c).page {
+		// The web page's own download: named in its reader's language,
+		// dated in Chile.
+		name = pageFileName(c.Request.URL.Path, file, c.Request.URL.Query(), time.Now(), web.Language(c.Request))
+	}
+	name += "." + export.Extension(out.format, out.csv)
 	h.Set("Content-Disposition", contentDisposition(name))
 }
 

@@ -75,6 +75,9 @@ type Dataset struct {
 	// --dataset, the first sheet of its XLSX export, and the start of its
 	// files' names.
 	Source string `json:"source"`
+	// File is the start of the names of the files the web page saves, in
+	// its reader's language ("informe-general", "general-report").
+	File Text `json:"file"`
 	// Filters says whether the report's four filters apply.
 	Filters bool    `json:"filters"`
 	Groups  []Group `json:"groups"`
@@ -97,7 +100,7 @@ func Datasets() ([]Dataset, error) {
 			Row: Text{"Una fila por tarea de cada proceso de cada contrato; un contrato sin procesos, o un proceso sin tareas, también tiene su fila. Los datos del contrato, del cliente y del servicio, con su costo, se repiten en cada fila de tarea: para sumar costos elija «Una fila por contrato».",
 				"One row per task of each process of each contract; a contract without processes, or a process without tasks, has its row too. The contract's, client's and service's fields, its cost included, repeat on each task row: to add up costs, choose “One row per contract”."},
 			Path: "/api/general-report", Export: "/api/general-report/export", OData: "GeneralReport", Source: "general-report",
-			Filters: true, Groups: rep},
+			File: fileWords["general-report"], Filters: true, Groups: rep},
 	}
 	for _, e := range entities.All {
 		g, err := describeEntity(e.Columns, rep)
@@ -107,13 +110,13 @@ func Datasets() ([]Dataset, error) {
 		w := grainWords[e.Name]
 		out = append(out, Dataset{Name: e.Name, Title: w.title, Row: w.row, Scope: e.Scope,
 			Path: "/api/" + e.Name + "/export", Export: "/api/" + e.Name + "/export",
-			OData: strings.ToUpper(e.Name[:1]) + e.Name[1:], Source: e.Name, Groups: g})
+			OData: strings.ToUpper(e.Name[:1]) + e.Name[1:], Source: e.Name, File: fileWords[e.Name], Groups: g})
 	}
 	return append(out,
 		// /users serves every user in one response: it is its own export.
 		Dataset{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: auth.UsersRead,
 			Row:  Text{"Una fila por usuario.", "One row per user."},
-			Path: "/users", Export: "/users", OData: "Users", Source: "users", Groups: us}), nil
+			Path: "/users", Export: "/users", OData: "Users", Source: "users", File: fileWords["users"], Groups: us}), nil
 }
 
 // describeEntity groups cols, an entity's columns, as the report's groups
@@ -224,6 +227,21 @@ func ForPath(path string) (Dataset, bool) {
 	}
 	for _, d := range sets {
 		if d.Path == path || d.Export == path {
+			return d, true
+		}
+	}
+	return Dataset{}, false
+}
+
+// ForSource returns the dataset whose [Dataset].Source is name, reporting
+// false when there is none.
+func ForSource(name string) (Dataset, bool) {
+	sets, err := cached()
+	if err != nil {
+		return Dataset{}, false
+	}
+	for _, d := range sets {
+		if d.Source == name {
 			return d, true
 		}
 	}

@@ -1,6 +1,6 @@
 package catalog
 
-// reportGroups describes [report.Columns], in its order, grouped as the
+// reportGroups describes report.Columns, in its order, grouped as the
 // API spec groups the report row (section 2.2).
 var reportGroups = []group{
 	{"contract", Text{"Contrato", "Contract"}, []described{
@@ -67,7 +67,7 @@ var reportGroups = []group{
 		{"task_code", Text{"Código de la tarea", "Task code"}, Text{"Código de la tarea", "Task code"}},
 		{"task_end_date", Text{"Término de la tarea", "Task end date"}, Text{"Fecha de término de la tarea", "Task end date"}},
 		{"task_duration", Text{"Duración de la tarea", "Task duration"}, Text{"Duración de la tarea", "Task duration"}},
-		{"task_status", Text{"Estado de la tarea", "Task status"}, Text{"Estado de la tarea (Pendiente, En Curso, Cancelado)", "Task status (Pendiente, En Curso, Cancelado)"}},
+		{"task_status", Text{"Estado de la tarea", "Task status"}, Text{"Estado de la tarea (Pendiente, En Curso, Cancelado o Terminada)", "Task status (Pendiente, En Curso, Cancelado or Terminada)"}},
 		{"task_progress", Text{"Avance de la tarea", "Task progress"}, Text{"Avance de la tarea", "Task progress"}},
 		{"task_executor", Text{"Ejecutor de la tarea", "Task executor"}, Text{"Quién ejecuta la tarea", "Who carries out the task"}},
 		{"execution_date", Text{"Fecha de ejecución", "Execution date"}, Text{"Fecha y hora de ejecución (UTC)", "Execution date and time (UTC)"}},
@@ -93,7 +93,7 @@ var reportGroups = []group{
 	}},
 }
 
-// usersGroups describes [users.Columns], in its order.
+// usersGroups describes users.Columns, in its order.
 var usersGroups = []group{
 	{"user", Text{"Usuario", "User"}, []described{
 		{"id", Text{"N° de usuario", "User id"}, Text{"Número del usuario", "User id"}},
@@ -107,6 +107,26 @@ var usersGroups = []group{
 		{"created_at", Text{"Creado", "Created"}, Text{"Fecha y hora de creación", "Date and time created"}},
 		{"updated_at", Text{"Modificado", "Updated"}, Text{"Fecha y hora de la última modificación", "Date and time last updated"}},
 	}},
+}
+
+// fileWords start the names of a dataset's files, by its source name, in
+// Spanish and English; FileWords has the words of their other parts.
+var fileWords = map[string]Text{
+	"general-report": {"informe-general", "general-report"},
+	"contracts":      {"contratos", "contracts"},
+	"processes":      {"procesos", "processes"},
+	"tasks":          {"tareas", "tasks"},
+	"clients":        {"clientes", "clients"},
+	"services":       {"servicios", "services"},
+	"users":          {"usuarios", "users"},
+}
+
+// FileWords are the words of a file's name after its dataset's (see
+// [Dataset].File): a page of the report and the filter that names it, in
+// Spanish and English, by their English word.
+var FileWords = map[string]Text{
+	"page": {"pagina", "page"}, "contract": {"contrato", "contract"}, "code": {"codigo", "code"},
+	"client": {"cliente", "client"}, "rut": {"rut", "rut"},
 }
 
 // grainWords name each entity's dataset and say what its row is.

@@ -96,7 +96,7 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	// Rows: the count from the snapshot, which XLSX declares as the sheet's
 	// range before the first row. A reader of stdout that is slow is
 	// waited for, never cut as stalled: NoProgress is negative.
-	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
+	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
 	var later *delivery.Parts
 	if len(curs) > 1 {
 		parts := make([]delivery.Part, len(curs)-1)

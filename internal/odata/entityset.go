@@ -64,7 +64,7 @@ type EntitySetDef struct {
 	RowKey []string
 
 	// KeyColumns names the columns of the set's typed view that hold the
-	// key's parts, in order: the view [Query.SQL] writes conditions on,
+	// key's parts, in order: the view [Query.Compile] writes conditions on,
 	// whose columns are the properties' typed values under their own
 	// names. For the report: key_contract_id, key_process_id and
 	// key_task_id, NULL standing for an absent process or task. Empty
@@ -80,7 +80,7 @@ type EntitySetDef struct {
 
 	// OrderBy names the Integer columns whose ascending order is the order
 	// of the rows when $orderby does not say otherwise; a $orderby that
-	// restates it or a prefix of it is a plain request ([Query.Plain]).
+	// restates it or a prefix of it is a plain request ([dataset.Query.Plain]).
 	// The rows must be in key order as well (the key refines OrderBy).
 	OrderBy []string
 
@@ -117,7 +117,7 @@ type EntitySetDef struct {
 	// it (nulls first ascending, last descending), an index gives through
 	// the typed view: a page sorted first by one of them can find its
 	// first sort values in that index before it sorts anything (see
-	// [SQL.Bound]). For the report, costo_servicio (services_cost_idx).
+	// [dataset.Query.Bound]). For the report, costo_servicio (services_cost_idx).
 	SortIndexed []string
 
 	// Navigations relate the set to others (see [Navigation]): the

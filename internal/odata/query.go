@@ -20,7 +20,7 @@ type Query struct {
 	// equalities, joined by and, on the set's filter properties
 	// ([EntitySetDef.Filters]; ids at least 1): a row matches when all
 	// hold. Each property appears at most once. nil otherwise: see
-	// [Query.SQL].
+	// [Query.Compile].
 	Filter []Eq
 
 	// Top is $top, the most rows the client wants over all pages; -1
@@ -149,7 +149,7 @@ var unsupported = map[string]bool{
 //     400. Two literals compare too (1 eq 1). Comparisons must be of one
 //     type (Int64 and Decimal mix): a date compared with a string, or a
 //     string property with a number, is a 400, as OData does not convert. See
-//     [Query.SQL] for how it reaches the database and [Query.Filter] for
+//     [Query.Compile] for how it reaches the database and [Query.Filter] for
 //     the plain equalities a store serves on its own.
 //   - $orderby: properties, comma-separated, each optionally asc or desc;
 //     nulls are smaller than any value. The key's parts order last. The

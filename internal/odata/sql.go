@@ -254,7 +254,7 @@ func (b *sqlBuilder) sortParam(i int, v string) string {
 // order: some leading sort values equal and the next one after, or all
 // equal and the key greater. A bound on the first sort value comes first,
 // so that an index on it can narrow the scan. It also returns
-// [SQL.After] and [SQL.AfterKey].
+// [dataset.Query.AfterValue] and [dataset.Query.AfterFloor].
 func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
 	for j, o := range q.order {

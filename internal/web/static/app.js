@@ -30,7 +30,6 @@
       count: "{n} filas coinciden.", count1: "1 fila coincide.", count0: "Ninguna fila coincide: no hay nada que descargar. Cambie los filtros.",
       counting: "Contando…", checking: "Revisando los filtros…",
       size: "Tamaño estimado: {list}.", sizeWarn: "El archivo {f} tendría unos {s}. Considere filtrar o elegir menos columnas antes de descargar.",
-      downloading: "Descargando {file}: el navegador muestra el avance en sus descargas.",
       signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo; su elección se conserva.",
       kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
       contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
@@ -48,7 +47,6 @@
         not_text: "Este valor tiene caracteres que informe no acepta.",
         token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
         other400: "informe no acepta esta elección ({target}).",
-        cond: "informe no acepta estas condiciones: revise cada valor (un número, una fecha o un texto, según la columna).",
         403: "Este token no puede leer estos datos.",
         503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
         500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
@@ -59,7 +57,7 @@
       noTokenNote: "Para incluir el token en estos textos, ingrese de nuevo en esta página (el token no se guarda donde un script pueda leerlo).",
       importdata: "Google Sheets (IMPORTDATA)",
       importdataHow: "Péguelo en una celda. Google lo lee desde sus servidores.",
-      importdataNo: "No disponible aquí: Google Sheets lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}. Use Excel, Power BI o LibreOffice, o sirva informe en una dirección HTTPS pública (vea «HTTPS» en la guía).",
+      importdataNo: "No disponible aquí: Google Sheets lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}. Use Excel, Power BI o LibreOffice, o pida a quien administra informe que lo sirva en una dirección HTTPS pública (con --tls-cert o --acme-domain).",
       whyHttp: ", que no es HTTPS", whyPrivate: ", una dirección local o privada",
       web: "Excel: desde la Web",
       webHow: "Datos > Obtener datos > De otras fuentes > Desde la Web; pegue la URL; en Acceso a contenido web elija Básica, usuario token y como contraseña su token, nivel la dirección base.",
@@ -73,6 +71,45 @@
       cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
       libre: "LibreOffice Calc",
       libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
+      apps: "Google Sheets con Apps Script (el token no va en la URL)",
+      appsHow: "En la planilla: Extensiones > Apps Script; pegue el código y guarde. En Configuración del proyecto > Propiedades del script añada INFORME_TOKEN con su token. Ejecute instalar una vez y autorícelo: la hoja se actualiza cada hora.",
+      appsNo: "No disponible aquí: Apps Script lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}.",
+      pqLong: "La URL para Power Query tendría {n} caracteres, más de los 2.048 que acepta: se deja fuera la elección de columnas; elíjalas en Power Query (Inicio > Elegir columnas) o marque menos columnas aquí.",
+      pqAll: "Con todas las columnas marcadas, las URL para Power Query no las nombran (así no pasan de los 2.048 caracteres que Power Query acepta).",
+      pqTooLong: "Esta URL tiene {n} caracteres, más de los 2.048 que Power Query acepta: marque menos columnas o use el código M.",
+      linkTitle: "Este enlace pide algo que esta página no puede aplicar",
+      linkDataset: "Los datos «{name}» no existen o este token no puede leerlos: se muestran «{shown}», sin la elección del enlace.",
+      linkColumns: "Columnas que «{ds}» no tiene, no marcadas: {list}.",
+      linkConds: "Condiciones que no se aplican (más filas que las de quien envió el enlace): {list}.",
+      linkFilters: "Filtros que «{ds}» no admite, no aplicados: {list}.",
+      linkValue: "Opciones con valores desconocidos, dejadas como estaban: {list}.",
+      linkUnknown: "Partes del enlace que esta página no conoce, ignoradas: {list}.",
+      dismiss: "Entendido", condAt: "Condición {n}:",
+      returnNote: "Ingrese para descargar el archivo que abrió ({path}); después de ingresar se descarga solo.",
+      returning: "Abriendo {path}…",
+      dlProgress: "Descargando {file}: {got} de unos {est}.",
+      dlProgressNoEst: "Descargando {file}: {got}.",
+      dlDone: "Descargado {file}: {got}, completo.",
+      dlFailed: "La descarga de {file} falló después de {got}: {why}",
+      dlCut: "informe cortó la respuesta o se perdió la conexión; el archivo quedaría incompleto y no se guardó.",
+      retry: "Reintentar",
+      cancel: "Cancelar", dlCancelled: "Descarga cancelada.",
+      ce: {
+        syntax: "informe no entiende esta condición: revise el valor.",
+        type_mismatch: "El valor no es del tipo de la columna (un número, una fecha o un texto).",
+        bad_literal: "Este valor no es válido para la columna (una fecha inexistente o un número fuera de rango).",
+        unknown_property: "Esta columna no existe en estos datos.",
+        not_column: "Esta columna no se puede usar en una condición.",
+        rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
+        rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
+        too_long: "Las condiciones son demasiado largas: quite algunas.",
+        malformed_query: "Este valor tiene un carácter que no se pudo enviar.",
+        too_deep: "Las condiciones son demasiado complejas.",
+        unsupported_operator: "informe no hace esta comparación.",
+        unsupported_function: "informe no hace esta comparación.",
+        unsupported_expression: "informe no hace esta comparación.",
+        other: "informe no acepta esta condición ({code}): revise el valor.",
+      },
     },
     en: {
       skip: "Skip to content", signOut: "Sign out", switchTo: "Español", switchLang: "es",
@@ -97,7 +134,6 @@
       count: "{n} rows match.", count1: "1 row matches.", count0: "No row matches: there is nothing to download. Change the filters.",
       counting: "Counting…", checking: "Checking the filters…",
       size: "Estimated size: {list}.", sizeWarn: "The {f} file would be about {s}. Consider filtering or choosing fewer columns before downloading.",
-      downloading: "Downloading {file}: the browser shows the progress in its downloads.",
       signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again; your choice is kept.",
       kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
       contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
@@ -115,7 +151,6 @@
         not_text: "This value has characters informe does not take.",
         token_in_parameter: "This looks like a token: do not type it in a filter.",
         other400: "informe does not take this choice ({target}).",
-        cond: "informe does not take these conditions: check each value (a number, a date or a text, as the column says).",
         403: "This token may not read these data.",
         503: "informe is busy or cannot reach its database. Try again in a few seconds.",
         500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
@@ -126,7 +161,7 @@
       noTokenNote: "To put the token in these texts, sign in again on this page (the token is not kept where a script can read it).",
       importdata: "Google Sheets (IMPORTDATA)",
       importdataHow: "Paste it into a cell. Google fetches it from its own servers.",
-      importdataNo: "Not available here: Google Sheets fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}. Use Excel, Power BI or LibreOffice, or serve informe at a public HTTPS address (see “HTTPS” in the guide).",
+      importdataNo: "Not available here: Google Sheets fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}. Use Excel, Power BI or LibreOffice, or ask whoever runs informe to serve it at a public HTTPS address (with --tls-cert or --acme-domain).",
       whyHttp: ", which is not HTTPS", whyPrivate: ", a local or private address",
       web: "Excel: From Web",
       webHow: "Data > Get Data > From Other Sources > From Web; paste the URL; in Access Web content pick Basic, user name token and your token as the password, level the base address.",
@@ -140,12 +175,52 @@
       cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
       libre: "LibreOffice Calc",
       libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
+      apps: "Google Sheets with Apps Script (no token in the URL)",
+      appsHow: "In the spreadsheet: Extensions > Apps Script; paste the code and save. In Project Settings > Script Properties add INFORME_TOKEN with your token. Run instalar once and authorise it: the sheet is refreshed every hour.",
+      appsNo: "Not available here: Apps Script fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}.",
+      pqLong: "The URL for Power Query would be {n} characters long, over the 2,048 it takes: the choice of columns is left out; choose them in Power Query (Home > Choose Columns) or tick fewer columns here.",
+      pqAll: "With every column ticked, the URLs for Power Query do not name them (so they stay within the 2,048 characters Power Query takes).",
+      pqTooLong: "This URL is {n} characters long, over the 2,048 Power Query takes: tick fewer columns or use the M code.",
+      linkTitle: "This link asks for something this page cannot apply",
+      linkDataset: "The data “{name}” do not exist or this token may not read them: “{shown}” are shown, without the link's choice.",
+      linkColumns: "Columns “{ds}” does not have, not ticked: {list}.",
+      linkConds: "Conditions not applied (more rows than the sender saw): {list}.",
+      linkFilters: "Filters “{ds}” does not take, not applied: {list}.",
+      linkValue: "Options with unknown values, left as they were: {list}.",
+      linkUnknown: "Parts of the link this page does not know, ignored: {list}.",
+      dismiss: "Got it", condAt: "Condition {n}:",
+      returnNote: "Sign in to download the file you opened ({path}); once signed in it downloads by itself.",
+      returning: "Opening {path}…",
+      dlProgress: "Downloading {file}: {got} of about {est}.",
+      dlProgressNoEst: "Downloading {file}: {got}.",
+      dlDone: "Downloaded {file}: {got}, complete.",
+      dlFailed: "The download of {file} failed after {got}: {why}",
+      dlCut: "informe cut the response or the connection was lost; the file would be incomplete and was not saved.",
+      retry: "Retry",
+      cancel: "Cancel", dlCancelled: "Download cancelled.",
+      ce: {
+        syntax: "informe does not understand this condition: check the value.",
+        type_mismatch: "The value is not of the column's type (a number, a date or a text).",
+        bad_literal: "This value is not valid for the column (a date that does not exist, or a number out of range).",
+        unknown_property: "This column does not exist in these data.",
+        not_column: "This column cannot be used in a condition.",
+        rut_check_digit: "This RUT's check digit is wrong: check the number.",
+        rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
+        too_long: "The conditions are too long: remove some.",
+        malformed_query: "This value has a character that could not be sent.",
+        too_deep: "The conditions are too complex.",
+        unsupported_operator: "informe does not make this comparison.",
+        unsupported_function: "informe does not make this comparison.",
+        unsupported_expression: "informe does not make this comparison.",
+        other: "informe does not take this condition ({code}): check the value.",
+      },
     },
   };
   const FILTERS = ["contract_id", "code_contract", "client_id", "rut"];
   const FORMATS = ["csv", "xlsx", "json", "ndjson", "parquet", "arrow"];
   const FORMAT_NAMES = { csv: "CSV", xlsx: "Excel", json: "JSON", ndjson: "NDJSON", parquet: "Parquet", arrow: "Arrow" };
   const BIG = 50 * 1024 * 1024; // warn above this estimated size
+  const PQ_MAX = 2048; // the longest URL Power Query's connectors take by default
   const $ = (id) => document.getElementById(id);
   const el = (tag, props, ...kids) => {
     const e = document.createElement(tag);
@@ -182,16 +257,21 @@
     $("lang").lang = t("switchLang");
     if (principal) $("who").textContent = t("signedInAs", { name: principal.name });
     if (catalog && principal) renderBuilder();
+    if (returnTo) $("return-note").textContent = t("returnNote", { path: returnTo });
   }
 
   // --- the choice in the URL's fragment ---
 
   // readHash takes the choice from the fragment: ds, cols, the filters,
-  // format, delimiter, header, bom. Unknown names are ignored.
+  // format, delimiter, header, bom. What it cannot take (an unknown name,
+  // an unknown value) is kept in link, for showBuilder to tell.
+  let link = null; // what the last link asked for that the page could not read, until told
+  const HASH_KEYS = ["ds", "cols", "w", "format", "delimiter", "header", "bom", "decimal"].concat(FILTERS);
   function readHash() {
     const h = new URLSearchParams(location.hash.slice(1));
-    if (!h.has("ds")) return;
+    if (!h.has("ds")) return false;
     const s = fresh();
+    link = { ds: h.get("ds"), unknown: [], values: [] };
     s.ds = h.get("ds");
     s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
     for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
@@ -199,12 +279,21 @@
       const [col, op, ...v] = w.split("~");
       return { col: col, op: op, v: v.join("~") };
     });
-    if (FORMATS.includes(h.get("format"))) s.format = h.get("format");
-    if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
-    if (["labels", "true", "false"].includes(h.get("header"))) s.header = h.get("header");
-    s.bom = h.get("bom") === "true";
-    s.decimal = h.get("decimal") === "comma";
+    const pick = (name, allowed, def) => {
+      const v = h.get(name);
+      if (v === null) return def;
+      if (allowed.includes(v)) return v;
+      link.values.push(name + "=" + v);
+      return def;
+    };
+    s.format = pick("format", FORMATS, s.format);
+    s.delimiter = pick("delimiter", ["comma", "semicolon", "tab"], s.delimiter);
+    s.header = pick("header", ["labels", "true", "false"], s.header);
+    s.bom = pick("bom", ["true", "false"], "false") === "true";
+    s.decimal = pick("decimal", ["comma"], "") === "comma";
+    for (const k of new Set(h.keys())) if (!HASH_KEYS.includes(k)) link.unknown.push(k);
     state = s;
+    return true;
   }
 
   function writeHash() {
@@ -250,15 +339,30 @@
   function showBuilder(p) {
     principal = p;
     const allowed = catalog.datasets.filter((d) => p.scopes.includes(d.scope));
+    const issues = [];
     if (!state.ds || !allowed.some((d) => d.name === state.ds)) {
       const keep = state.ds;
       state = fresh();
       state.ds = allowed[0].name;
-      if (keep) writeHash();
+      if (keep) {
+        issues.push(t("linkDataset", { name: keep, shown: words(dataset().title) }));
+        writeHash();
+      }
     }
     const names = new Set(allColumns());
+    const ds = words(dataset().title);
+    const lost = state.chosen.filter((n) => !names.has(n));
+    if (lost.length) issues.push(t("linkColumns", { ds: ds, list: lost.join(", ") }));
     state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
-    state.where = state.where.filter((w) => names.has(w.col) && opsFor(column(w.col)).includes(w.op));
+    const badConds = state.where.filter((w) => !names.has(w.col) || !opsFor(column(w.col)).includes(w.op));
+    if (badConds.length) issues.push(t("linkConds", { list: badConds.map((w) => [w.col, w.op, w.v].join(" ")).join("; ") }));
+    state.where = state.where.filter((w) => !badConds.includes(w));
+    const badFilters = dataset().filters ? [] : Object.keys(state.filters);
+    if (badFilters.length) issues.push(t("linkFilters", { ds: ds, list: badFilters.map((f) => f + "=" + state.filters[f]).join(", ") }));
+    if (link && link.values.length) issues.push(t("linkValue", { list: link.values.join(", ") }));
+    if (link && link.unknown.length) issues.push(t("linkUnknown", { list: link.unknown.join(", ") }));
+    link = null;
+    showLinkIssues(issues);
     $("sign-in").hidden = true;
     $("builder").hidden = false;
     $("sign-out").hidden = false;
@@ -269,6 +373,18 @@
     $("bom").checked = state.bom;
     $("decimal").checked = state.decimal;
     renderBuilder();
+  }
+
+  // showLinkIssues tells, above the builder, what a link asked for that
+  // the page could not apply; nothing of it is applied in silence.
+  function showLinkIssues(issues) {
+    const box = $("link-issues");
+    if (!issues.length) { box.hidden = true; box.replaceChildren(); return; }
+    const ok = el("button", { type: "button", id: "link-issues-ok", className: "link", textContent: t("dismiss") });
+    ok.addEventListener("click", () => { box.hidden = true; box.replaceChildren(); $("builder-title").focus(); });
+    box.replaceChildren(el("h2", { id: "link-issues-title", textContent: t("linkTitle") }),
+      el("ul", {}, ...issues.map((i) => el("li", { textContent: i }))), ok);
+    box.hidden = false;
   }
 
   async function signIn(ev) {
@@ -294,6 +410,29 @@
     $("token").value = "";
     showBuilder(body);
     $("builder-title").focus();
+    if (returnTo) goBack();
+  }
+
+  // returnTo is the API path a browser opened without a session, which
+  // informe sent here to sign in first (?return=), "" for none: only a
+  // path of this origin.
+  const returnTo = (() => {
+    const r = new URLSearchParams(location.search).get("return") || "";
+    if (!r.startsWith("/") || r.startsWith("//") || r.startsWith("/\\")) return "";
+    try {
+      const u = new URL(r, location.origin);
+      return u.origin === location.origin ? u.pathname + u.search : "";
+    } catch (e) {
+      return "";
+    }
+  })();
+
+  // goBack opens returnTo, now that the page is signed in: an export
+  // downloads, and the page stays.
+  function goBack() {
+    history.replaceState(null, "", location.pathname + location.hash);
+    $("download-status").textContent = t("returning", { path: returnTo });
+    location.assign(returnTo);
   }
 
   async function signOut() {
@@ -319,12 +458,16 @@
   function renderBuilder() {
     const allowed = catalog.datasets.filter((d) => principal.scopes.includes(d.scope));
     const box = $("datasets");
+    // Arrow keys move among the radios, each move a change that renders
+    // them again: the focus stays on the one chosen.
+    const hadFocus = box.contains(document.activeElement);
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
       input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
+    if (hadFocus && $("ds-" + state.ds)) $("ds-" + state.ds).focus();
     $("ds-row").textContent = words(dataset().row);
     renderGroups();
     renderOrder();
@@ -513,7 +656,9 @@
     const format = opts.format || state.format;
     const p = [["format", format]];
     const cols = chosenColumns();
-    if (cols.length) p.push(["columns", cols.join(",")]);
+    // For Power Query (opts.pq), every column in the dataset's order is
+    // left out, which means the same, so that its URL stays short.
+    if (cols.length && !(opts.pq && cols.join(",") === allColumns().join(","))) p.push(["columns", cols.join(",")]);
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) p.push([f, state.filters[f]]);
     if (filterExpr()) p.push(["$filter", filterExpr()]);
     if (format === "csv" && !opts.plain) {
@@ -550,6 +695,7 @@
     $("download").href = exportPath();
     $("download-error").textContent = "";
     $("download-status").textContent = "";
+    $("download-retry").hidden = true;
     writeHash();
     renderConnect();
     checking = true;
@@ -585,7 +731,7 @@
 
   async function failure(res) {
     const body = res.status === 401 || res.bodyUsed ? {} : await res.json().catch(() => ({}));
-    return { status: res.status, code: body.code, target: body.target, message: body.message };
+    return { status: res.status, code: body.code, target: body.target, position: body.position, message: body.message };
   }
 
   // refresh asks informe for the count (HEAD, X-Total-Count) and the first
@@ -603,6 +749,8 @@
     }
     $("query-error").textContent = "";
     $("conds-error").textContent = "";
+    for (const e of document.querySelectorAll("#conds .cond-error")) e.remove();
+    for (const e of document.querySelectorAll("#conds [aria-invalid]")) { e.removeAttribute("aria-invalid"); e.removeAttribute("aria-describedby"); }
     try {
       const pp = params({ format: "ndjson" });
       if (d.filters) pp.push(["result_per_page", "20"]);
@@ -626,8 +774,8 @@
       renderPreview([]);
       renderSize();
       const { text, field } = errorText(e);
-      if (e.status === 400 && e.target === "$filter") {
-        $("conds-error").textContent = t("err").cond;
+      if ((e.status === 400 || e.status === 501) && e.target === "$filter") {
+        showCondError(e);
       } else if (field && $("f-" + field)) {
         $("f-" + field + "-error").textContent = text;
         $("f-" + field).setAttribute("aria-invalid", "true");
@@ -642,6 +790,47 @@
         document.body.dataset.loading = "false";
       }
     }
+  }
+
+  // condSpans are where each condition's expression lies in the $filter
+  // that filterExpr writes: its index in state.where, and its first and
+  // last character, counted from 1 as informe counts a position (in
+  // characters, not UTF-16 units).
+  function condSpans() {
+    const spans = [];
+    let at = 1;
+    state.where.forEach((w, i) => {
+      const x = condition(w);
+      if (!x) return;
+      if (spans.length) at += " and ".length;
+      const len = [...x].length;
+      spans.push({ i: i, from: at, to: at + len });
+      at += len;
+    });
+    return spans;
+  }
+
+  // showCondError words informe's refusal of the $filter (its code) in the
+  // page's language, beside the condition that wrote the part of the
+  // $filter at the refusal's position, or under the conditions when no
+  // one condition is at fault.
+  function showCondError(e) {
+    const CE = t("ce");
+    const text = CE[e.code] || CE.other.replace("{code}", e.code || e.status);
+    const span = e.position ? condSpans().find((sp) => e.position >= sp.from && e.position <= sp.to) : null;
+    const li = span ? $("conds").children[span.i] : null;
+    if (!li) {
+      $("conds-error").textContent = text;
+      return;
+    }
+    const id = "w" + span.i + "-error";
+    li.append(el("p", { id: id, className: "error cond-error", textContent: text }));
+    const v = $("w" + span.i + "-v");
+    if (v) {
+      v.setAttribute("aria-invalid", "true");
+      v.setAttribute("aria-describedby", id);
+    }
+    $("conds-error").textContent = t("condAt", { n: span.i + 1 }) + " " + text;
   }
 
   async function firstRows(url, n, signal) {
@@ -710,36 +899,84 @@
 
   // --- downloading ---
 
-  // download checks the export with a HEAD of the same URL, and only when
-  // it would succeed lets the browser download it (a link with download:
-  // the browser's own download manager shows the progress and the name).
-  // A refusal is told in the page, which stays as it is.
+  // download fetches the export and saves it as a file: the download line
+  // tells the bytes received against the page's estimate, then that the
+  // file is complete, or why it failed, with a retry. The response is read
+  // chunk by chunk into one Blob (the chunks are let go as the Blob takes
+  // them), which a link with download saves under the name informe gives
+  // it. A refusal before the first byte (a wrong filter, the session
+  // ended) is told in the page, which stays as it is.
+  let downloading = null; // AbortController of the download in flight
   async function download(ev) {
-    ev.preventDefault();
+    if (ev) ev.preventDefault();
     const a = $("download");
     if (a.getAttribute("aria-disabled") === "true") return;
+    if (downloading) downloading.abort();
     const url = a.getAttribute("href");
+    const est = total ? estimate(state.format) : 0;
+    const ctl = new AbortController();
+    downloading = ctl;
     $("download-error").textContent = "";
-    $("download-status").textContent = "";
-    let res;
+    delete $("download-status").dataset.done;
+    $("download-retry").hidden = true;
+    $("download-cancel").hidden = false;
+    let file = "", got = 0;
+    const status = (key, vars) => { $("download-status").textContent = t(key, Object.assign({ file: file, got: bytes(got).replace("≈ ", "") }, vars || {})); };
+    const failed = (why) => {
+      $("download-status").textContent = "";
+      $("download-error").textContent = t("dlFailed", { file: file || "", got: bytes(got).replace("≈ ", "") }).replace("{why}", why);
+      $("download-retry").hidden = false;
+    };
     try {
-      res = await fetch(url, { method: "HEAD" });
-    } catch (e) {
-      $("download-error").textContent = t("err").network;
-      return;
+      let res;
+      try {
+        res = await fetch(url, { signal: ctl.signal });
+      } catch (e) {
+        if (e.name === "AbortError") return;
+        failed(t("err").network);
+        return;
+      }
+      if (res.status === 401) { sessionEnded(); return; }
+      if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
+      if (!res.ok) {
+        failed(errorText(await failure(res)).text);
+        return;
+      }
+      file = fileName(res.headers.get("Content-Disposition")) || dataset().source;
+      status(est ? "dlProgress" : "dlProgressNoEst", { est: bytes(est) });
+      const reader = res.body.getReader();
+      const chunks = [];
+      for (;;) {
+        let r;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          if (e.name === "AbortError") return;
+          failed(t("dlCut"));
+          return;
+        }
+        if (r.done) break;
+        chunks.push(r.value);
+        got += r.value.length;
+        status(est ? "dlProgress" : "dlProgressNoEst", { est: bytes(Math.max(est, got)) });
+      }
+      const blob = new Blob(chunks, { type: res.headers.get("Content-Type") || "application/octet-stream" });
+      chunks.length = 0;
+      const href = URL.createObjectURL(blob);
+      const go = el("a", { href: href, download: file, hidden: true });
+      document.body.append(go);
+      go.click();
+      go.remove();
+      // The browser has taken the file once the click's task has run.
+      setTimeout(() => URL.revokeObjectURL(href), 60000);
+      status("dlDone");
+      $("download-status").dataset.done = "true";
+    } finally {
+      if (downloading === ctl) {
+        downloading = null;
+        $("download-cancel").hidden = true;
+      }
     }
-    if (res.status === 401) { sessionEnded(); return; }
-    if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
-    if (!res.ok) {
-      $("download-error").textContent = errorText({ status: res.status }).text;
-      return;
-    }
-    const file = fileName(res.headers.get("Content-Disposition")) || "";
-    const go = el("a", { href: url, download: file, hidden: true });
-    document.body.append(go);
-    go.click();
-    go.remove();
-    $("download-status").textContent = t("downloading", { file: file });
   }
 
   // fileName returns the file name of a Content-Disposition: filename*
@@ -785,7 +1022,7 @@
     const base = location.origin;
     const rel = d.export.slice(1);
     const field = (k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : "#" + mString(k);
-    const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
+    const qrec = params({ format: fmt, pq: true }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
     const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
     if (fmt === "xlsx") {
       // The workbook's first sheet is named for the dataset.
@@ -802,6 +1039,51 @@
       "    Typed = Table.TransformColumnTypes(Promoted, {" + types + "}, " + (decimalComma() ? '"es-CL"' : '"en-US"') + ")\nin\n    Typed";
   }
 
+  // appsScript is a Google Apps Script that fetches the choice as CSV with
+  // the token in an Authorization header (kept in the script's
+  // properties, never in the URL or the sheet), writes it to a sheet named
+  // for the dataset, numbers as numbers, and installs an hourly trigger.
+  // Every value is written as a JSON string, which JavaScript reads as
+  // the same string whatever quotes, apostrophes, accents or & it holds.
+  function appsScript() {
+    const d = dataset();
+    const url = location.origin + d.export + "?" + query(params({ format: "csv", plain: true, headers: true }));
+    const numbers = [];
+    shownColumns().forEach((c, i) => { if (c.type === "number" || c.type === "amount") numbers.push(i); });
+    const sheet = state.header === "labels" ? words(d.title).slice(0, 90) : d.source;
+    const j = (v) => JSON.stringify(v);
+    return [
+      "// informe: " + words(d.title),
+      "const INFORME_URL = " + j(url) + ";",
+      "const HOJA = " + j(sheet) + ";",
+      "const NUMEROS = " + j(numbers) + "; // " + (lang === "es" ? "columnas con números" : "columns of numbers"),
+      "",
+      "function actualizar() {",
+      "  const token = PropertiesService.getScriptProperties().getProperty('INFORME_TOKEN');",
+      "  const res = UrlFetchApp.fetch(INFORME_URL, {headers: {Authorization: 'Bearer ' + token}, muteHttpExceptions: true});",
+      "  if (res.getResponseCode() !== 200) {",
+      "    throw new Error('informe: ' + res.getResponseCode() + ' ' + res.getContentText().slice(0, 300));",
+      "  }",
+      "  const filas = Utilities.parseCsv(res.getContentText('UTF-8'));",
+      "  for (let i = " + (state.header === "false" ? 0 : 1) + "; i < filas.length; i++) {",
+      "    for (const k of NUMEROS) if (filas[i][k] !== '') filas[i][k] = Number(filas[i][k]);",
+      "  }",
+      "  const libro = SpreadsheetApp.getActive();",
+      "  const hoja = libro.getSheetByName(HOJA) || libro.insertSheet(HOJA);",
+      "  hoja.clearContents();",
+      "  if (filas.length) hoja.getRange(1, 1, filas.length, filas[0].length).setValues(filas);",
+      "}",
+      "",
+      "function instalar() {",
+      "  for (const t of ScriptApp.getProjectTriggers()) {",
+      "    if (t.getHandlerFunction() === 'actualizar') ScriptApp.deleteTrigger(t);",
+      "  }",
+      "  ScriptApp.newTrigger('actualizar').timeBased().everyHours(1).create();",
+      "  actualizar();",
+      "}",
+    ].join("\n");
+  }
+
   function renderConnect() {
     const d = dataset();
     const base = location.origin;
@@ -811,7 +1093,10 @@
     const tokenURL = (tk) => base + dataset().export + "?" + query(params({ format: "csv", plain: true, headers: true })) + "&access_token=" + tk;
     const od = [];
     const cols = chosenColumns();
-    if (cols.length) od.push(["$select", cols.join(",")]);
+    // Every column ticked is no choice at all: Power Query's URLs leave
+    // it out, so that they stay within the 2,048 characters it takes.
+    const every = cols.length === allColumns().length;
+    if (cols.length && !every) od.push(["$select", cols.join(",")]);
     const conds = [];
     if (d.filters) {
       for (const f of FILTERS) {
@@ -823,6 +1108,17 @@
     }
     if (filterExpr()) conds.push(filterExpr());
     if (conds.length) od.push(["$filter", conds.join(" and ")]);
+    let odURL = base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "");
+    const pqNotes = {};
+    if (every) pqNotes.odata = t("pqAll");
+    if (odURL.length > PQ_MAX && od[0] && od[0][0] === "$select") {
+      pqNotes.odata = t("pqLong", { n: number(odURL.length) });
+      od.shift();
+      odURL = base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "");
+    }
+    if (odURL.length > PQ_MAX) pqNotes.odata = t("pqTooLong", { n: number(odURL.length) });
+    const webURL = base + exportPath({ format: fmt, pq: true });
+    if (webURL.length > PQ_MAX) pqNotes.web = t("pqTooLong", { n: number(webURL.length) });
     const file = d.source + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
     const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  " + sh(base + exportPath()) + " \\\n  && mv " + file + ".tmp " + file;
     const why = publicHTTPS();
@@ -830,9 +1126,9 @@
       why
         ? { id: "importdata", unavailable: t("importdataNo", { origin: base, why: t(why) }) }
         : { id: "importdata", text: '=IMPORTDATA("' + tokenURL(tok) + '")', copy: '=IMPORTDATA("' + tokenURL(real) + '")', secret: true },
-      { id: "web", text: base + exportPath({ format: fmt }) },
+      { id: "web", text: webURL, note: pqNotes.web },
       { id: "m", text: mCode(fmt) },
-      { id: "odata", text: base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "") },
+      { id: "odata", text: odURL, note: pqNotes.odata },
       { id: "curl", text: curl },
     ];
     const flags = [];
@@ -843,11 +1139,14 @@
     if (state.format === "csv") {
       if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
       if (state.bom) flags.push("--bom");
+      if (decimalComma()) flags.push("--decimal-comma");
       if (state.header === "false") flags.push("--no-header");
     }
+    if ((state.format === "csv" || state.format === "xlsx") && state.header === "labels") flags.push("--labels " + lang);
     flags.push("--output " + file);
     items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
+    items.push(why ? { id: "apps", unavailable: t("appsNo", { origin: base, why: t(why) }) } : { id: "apps", text: appsScript() });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
       const kids = [el("h3", { id: "h-" + it.id, textContent: t(it.id) })];
@@ -862,6 +1161,7 @@
       btn.addEventListener("click", () => copy(area, btn));
       kids.push(el("p", { className: "hint", textContent: t(it.id + "How") }));
       if (it.secret) kids.push(el("p", { className: "warn", textContent: token ? t("secret") : t("noTokenNote") }));
+      if (it.note) kids.push(el("p", { id: "c-" + it.id + "-note", className: "warn", textContent: it.note }));
       kids.push(el("label", { htmlFor: area.id, className: "visually-hidden", textContent: t(it.id) }), area, btn);
       return el("div", { className: "connect-item" }, ...kids);
     }));
@@ -915,6 +1215,11 @@
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
     $("decimal").addEventListener("change", (e) => { state.decimal = e.target.checked; changed(true); });
     $("download").addEventListener("click", download);
+    $("download-retry").addEventListener("click", () => download());
+    $("download-cancel").addEventListener("click", () => {
+      if (downloading) downloading.abort();
+      $("download-status").textContent = t("dlCancelled");
+    });
     $("add-cond").addEventListener("click", () => {
       const c = columnsOf(dataset())[0];
       state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
@@ -943,8 +1248,22 @@
       if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
     }
     catalog = cat;
-    if (who.signed_in) showBuilder(who);
-    else showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
+    if (who.signed_in) {
+      showBuilder(who);
+      if (returnTo) goBack();
+    } else {
+      showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
+    }
+    $("return-note").textContent = returnTo ? t("returnNote", { path: returnTo }) : "";
+    $("return-note").hidden = !returnTo;
+    // A link pasted into this open tab is applied, and told like any
+    // other (the page's own changes replace the fragment, which fires no
+    // hashchange).
+    window.addEventListener("hashchange", () => {
+      if (!readHash() || !principal) return;
+      $("search").value = "";
+      showBuilder(principal);
+    });
     document.body.dataset.ready = "true";
     performance.mark("informe-ready");
   }
