@@ -109,6 +109,14 @@ var usersGroups = []group{
 	}},
 }
 
+// relatedWords name the rows of each collection navigation, as the
+// page's conditions on related rows are headed: «Tareas: Estado».
+var relatedWords = map[string]Text{
+	"Processes": {"Procesos", "Processes"},
+	"Tasks":     {"Tareas", "Tasks"},
+	"Contracts": {"Contratos", "Contracts"},
+}
+
 // grainWords name each entity's dataset and say what its row is.
 var grainWords = map[string]struct{ title, row Text }{
 	"contracts": {Text{"Una fila por contrato", "One row per contract"}, Text{
