@@ -66,6 +66,12 @@ func New() (*Site, error) {
 		if err != nil {
 			return nil, fmt.Errorf("web: %w", err)
 		}
+		if name == "app.js" {
+			if bytes.ContainsRune(b, '`') {
+				return nil, fmt.Errorf("web: app.js has a template literal, whose lines trimScript would change")
+			}
+			b = trimScript(b)
+		}
 		files[name] = b
 	}
 	for name, b := range files {
@@ -278,6 +284,28 @@ func compact(sets []catalog.Dataset) []catalog.Dataset {
 				out[i].Groups[j].Columns[k] = c
 			}
 		}
+	}
+	return out
+}
+
+// trimScript returns the page's script without what a browser does not
+// need: each line's indentation, comments on their own line or after a
+// statement ("; // "), and empty lines. The script has no template
+// literal, so that no string spans lines, and no string holds "; // ".
+func trimScript(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) == 0 || bytes.HasPrefix(line, []byte("//")) {
+			continue
+		}
+		// A comment after a statement, a list item or a brace.
+		for _, end := range []string{"; // ", ", // ", "{ // "} {
+			if i := bytes.Index(line, []byte(end)); i >= 0 {
+				line = line[:i+1]
+			}
+		}
+		out = append(append(out, line...), '\n')
 	}
 	return out
 }

@@ -38,7 +38,14 @@
       condsTitle: "Condiciones", condsHint: "Filas cuyas columnas cumplen todas estas condiciones.", addCond: "Añadir una condición",
       condCol: "Columna de la condición {n}", condOp: "Comparación de la condición {n}", condValue: "Valor de la condición {n}", condRemove: "Quitar la condición {n}",
       ops: { eq: "es", ne: "no es", contains: "contiene", startswith: "empieza con", gt: "más de", ge: "al menos", lt: "menos de", le: "como máximo" },
-      dateOps: { ge: "desde el", lt: "antes del", eq: "el día" },
+      dateOps: { ge: "desde el", lt: "antes del", eq: "el día", year: "en el año" },
+      exact: "Distinguir tildes y mayúsculas",
+      condsIncomplete: "Complete cada condición (o quítela) para contar y descargar.",
+      condsInvalid: "Corrija las condiciones marcadas para contar y descargar.",
+      connectInvalid: "Complete o corrija las condiciones para ver estos textos.",
+      grainWarn: "{cols} se repite en cada fila de tarea: una suma saldría varias veces más alta. «{ds}» lo trae una vez.",
+      grainSwitch: "Cambiar a «{ds}»",
+      grainDropped: "«{ds}» no tiene {list}: se quitaron. Lo demás se mantiene.",
       err: {
         rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
         rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
@@ -49,6 +56,14 @@
         token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
         other400: "informe no acepta esta elección ({target}).",
         cond: "informe no acepta estas condiciones: revise cada valor (un número, una fecha o un texto, según la columna).",
+        condColumn: "Elija una columna de estos datos.",
+        condEmpty: "Escriba un valor o quite la condición.",
+        dateBad: "Fecha incompleta o inválida: escriba día, mes y año.",
+        yearBad: "Escriba el año con cuatro cifras, como 2026.",
+        numAmbiguous: "¿Decimales o miles? Escriba 1.500 o 1,5.",
+        numMarks: "El punto separa los miles (100.000) y la coma los decimales (12,5): escriba 100,5 o 100.500.",
+        numBad: "Escriba un número, como 100.000 o 12.500,5.",
+        numInteger: "Escriba un número entero, sin decimales.",
         403: "Este token no puede leer estos datos.",
         503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
         500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
@@ -105,7 +120,14 @@
       condsTitle: "Conditions", condsHint: "Rows whose columns meet all of these conditions.", addCond: "Add a condition",
       condCol: "Column of condition {n}", condOp: "Comparison of condition {n}", condValue: "Value of condition {n}", condRemove: "Remove condition {n}",
       ops: { eq: "is", ne: "is not", contains: "contains", startswith: "begins with", gt: "more than", ge: "at least", lt: "less than", le: "at most" },
-      dateOps: { ge: "from", lt: "before", eq: "on" },
+      dateOps: { ge: "from", lt: "before", eq: "on", year: "in the year" },
+      exact: "Match accents and capitals",
+      condsIncomplete: "Complete each condition (or remove it) to count and download.",
+      condsInvalid: "Correct the marked conditions to count and download.",
+      connectInvalid: "Complete or correct the conditions to see these texts.",
+      grainWarn: "{cols} repeats on each task row: a sum would come out several times too high. “{ds}” has it once.",
+      grainSwitch: "Switch to “{ds}”",
+      grainDropped: "“{ds}” has no {list}: removed. The rest is kept.",
       err: {
         rut_check_digit: "This RUT's check digit is wrong: check the number.",
         rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
@@ -116,6 +138,14 @@
         token_in_parameter: "This looks like a token: do not type it in a filter.",
         other400: "informe does not take this choice ({target}).",
         cond: "informe does not take these conditions: check each value (a number, a date or a text, as the column says).",
+        condColumn: "Choose a column of these data.",
+        condEmpty: "Type a value or remove the condition.",
+        dateBad: "Incomplete or invalid date: type day, month and year.",
+        yearBad: "Type the year with four digits, such as 2026.",
+        numAmbiguous: "Decimals or thousands? Write 1,500 or 1.5 (Chile writes a hundred thousand 100.000).",
+        numMarks: "Write decimals with a point (12.5) and thousands with commas (12,500).",
+        numBad: "Type a number, such as 100,000 or 12,500.5.",
+        numInteger: "Type a whole number, without decimals.",
         403: "This token may not read these data.",
         503: "informe is busy or cannot reach its database. Try again in a few seconds.",
         500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
@@ -195,9 +225,13 @@
     s.ds = h.get("ds");
     s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
     for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
+    // A text condition that ignores accents and capitals is written with
+    // its comparison prefixed by "i" (w=client_commune~icontains~mar); a
+    // link without it compares exactly, as links always did.
     s.where = h.getAll("w").map((w) => {
       const [col, op, ...v] = w.split("~");
-      return { col: col, op: op, v: v.join("~") };
+      const fold = /^i(eq|ne|contains|startswith)$/.test(op);
+      return { col: col, op: fold ? op.slice(1) : op, v: v.join("~"), fold: fold };
     });
     if (FORMATS.includes(h.get("format"))) s.format = h.get("format");
     if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
@@ -212,7 +246,10 @@
     h.set("ds", state.ds);
     if (state.chosen.length) h.set("cols", state.chosen.join(","));
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) h.set(f, state.filters[f]);
-    for (const w of state.where) h.append("w", w.col + "~" + w.op + "~" + w.v);
+    for (const w of state.where) {
+      const c = condColumn(w.col);
+      h.append("w", w.col + "~" + (w.fold && c && foldable(c) ? "i" : "") + w.op + "~" + w.v);
+    }
     h.set("format", state.format);
     if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
     if (state.header !== "labels") h.set("header", state.header);
@@ -258,7 +295,7 @@
     }
     const names = new Set(allColumns());
     state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
-    state.where = state.where.filter((w) => names.has(w.col) && opsFor(column(w.col)).includes(w.op));
+    state.where = state.where.filter((w) => condColumn(w.col) && opsFor(condColumn(w.col)).includes(w.op));
     $("sign-in").hidden = true;
     $("builder").hidden = false;
     $("sign-out").hidden = false;
@@ -322,7 +359,7 @@
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
-      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
+      input.addEventListener("change", () => switchGrain(d.name));
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
     $("ds-row").textContent = words(dataset().row);
@@ -332,6 +369,57 @@
     renderConds();
     $("filters").hidden = !dataset().filters;
     changed(true);
+  }
+
+  // switchGrain changes the dataset, keeping the chosen columns and the
+  // conditions that the new one has (by name), and the report's filters as
+  // conditions where it has their column; it says what it dropped.
+  function switchGrain(name) {
+    const from = dataset();
+    if (name === from.name) return;
+    const label = (n) => { const c = condColumn(n, from) || { label: { es: n, en: n } }; return condLabel(c); };
+    if (from.filters) {
+      for (const f of FILTERS) {
+        const v = state.filters[f];
+        if (!v) continue;
+        const col = f === "rut" ? "client_rut" : f;
+        state.where.push({ col: col, op: "eq", v: v, fold: false, filter: f });
+      }
+      state.filters = {};
+    }
+    state.ds = name;
+    const d = dataset();
+    const dropped = [];
+    const names = new Set(allColumns());
+    state.chosen = state.chosen.filter((n) => names.has(n) || (dropped.push(label(n)), false));
+    state.where = state.where.filter((w) => {
+      const c = condColumn(w.col);
+      // A RUT compares in any typed form only where informe normalizes it
+      // (the report, clients): elsewhere the filter is not a condition.
+      const keep = c && opsFor(c).includes(w.op) && !(w.filter === "rut" && d.name !== "clients");
+      if (keep && w.filter && d.filters) { state.filters[w.filter] = w.v; return false; }
+      if (!keep) dropped.push(w.filter ? t(w.filter) : label(w.col));
+      delete w.filter;
+      return keep;
+    });
+    renderBuilder();
+    $("grain-note").textContent = dropped.length
+      ? t("grainDropped", { list: [...new Set(dropped)].join(", "), ds: words(d.title) }) : "";
+  }
+
+  // renderGrainWarn warns when an amount (a cost) is chosen on a dataset
+  // that repeats it on several rows (the report repeats a contract's cost
+  // on each task row), offering the first dataset that has it once.
+  function renderGrainWarn() {
+    const d = dataset();
+    const amounts = d.name === "report" ? state.chosen.map(column).filter((c) => c && c.type === "amount") : [];
+    const better = amounts.length && catalog.datasets.find((x) => x.name !== d.name && x.name !== "report" &&
+      principal.scopes.includes(x.scope) && amounts.every((c) => columnsOf(x).some((k) => k.name === c.name)));
+    $("grain-warn").hidden = !better;
+    if (!better) return;
+    $("grain-warn-text").textContent = t("grainWarn", { cols: amounts.map((c) => words(c.label)).join(", "), ds: words(better.title) });
+    $("grain-switch").textContent = t("grainSwitch", { ds: words(better.title) });
+    $("grain-switch").onclick = () => { switchGrain(better.name); $("ds-" + better.name).focus(); };
   }
 
   function renderGroups() {
@@ -435,67 +523,218 @@
 
   // --- conditions: OData's $filter, which every path takes ---
 
+  // condColumn returns the column a condition names: one of the dataset's
+  // ("costo_servicio"), or of a related dataset's through its navigation
+  // ("Tasks/task_status"), with nav and rel then set; undefined when the
+  // dataset has no such column.
+  function condColumn(name, d) {
+    d = d || dataset();
+    const i = name.indexOf("/");
+    if (i < 0) return columnsOf(d).find((c) => c.name === name);
+    const rel = (d.related || []).find((r) => r.nav === name.slice(0, i));
+    const target = rel && catalog.datasets.find((x) => x.name === rel.dataset);
+    const c = target && columnsOf(target).find((k) => k.name === name.slice(i + 1));
+    return c && Object.assign({}, c, { nav: rel.nav, rel: rel });
+  }
+  const condLabel = (c) => c.rel ? words(c.rel.title) + ": " + words(c.label) : words(c.label);
+  const isDate = (c) => c.type === "date" || c.type === "datetime";
+  // foldable: a text typed freely, compared ignoring accents and capitals
+  // unless the condition asks for an exact match.
+  const foldable = (c) => c.type === "text" && !c.values;
+
   const opsFor = (c) => c.values ? ["eq", "ne"] : c.type === "text" ? ["eq", "ne", "contains", "startswith"]
-    : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
-  const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
+    : isDate(c) ? ["ge", "lt", "eq", "year"] : ["eq", "ne", "gt", "ge", "lt", "le"];
+  const opName = (c, op) => (isDate(c) ? t("dateOps") : t("ops"))[op];
+
+  // readNumber reads a number as the page's language writes it: in
+  // Spanish points group thousands and the comma is the decimal mark
+  // (100.000, 1.000.000, 12.500,5, $ 100.000); in English commas group
+  // and the point is the decimal mark (100,000, 12,500.5). A number the
+  // other language would read otherwise is refused: three digits after
+  // the decimal mark of a number below a thousand (1,500 in Spanish,
+  // 100.000 in English, where Chile writes a hundred thousand so), or the
+  // other decimal mark (100.00 or 1.5 in Spanish). It returns
+  // { value } (as OData writes it: 100000, 12500.5) or { error }.
+  function readNumber(raw, integer) {
+    let s = raw.replace(/[\s\u00a0]/g, "");
+    let sign = "";
+    if (s.startsWith("-")) { sign = "-"; s = s.slice(1); }
+    s = s.replace(/^\$/, "");
+    const [th, dec] = lang === "es" ? [".", ","] : [",", "."];
+    const q = (c) => "\\" + c;
+    let int, frac;
+    if (new RegExp("^\\d{1,3}(" + q(th) + "\\d{3})+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      int = int.split(th).join("");
+    } else if (new RegExp("^\\d+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      if (frac !== undefined && frac.length === 3 && /^[1-9]\d{0,2}$/.test(int)) return { error: "numAmbiguous" };
+    } else if (new RegExp("^[\\d" + q(th) + q(dec) + "]+$").test(s) && /\d/.test(s)) {
+      return { error: "numMarks" };
+    } else {
+      return { error: "numBad" };
+    }
+    if (integer && frac !== undefined) return { error: "numInteger" };
+    int = int.replace(/^0+(?=\d)/, "");
+    return { value: sign + int + (frac !== undefined ? "." + frac : "") };
+  }
+
+  // check returns what condition w asks for: { lit, read } when it is
+  // complete and valid (lit the OData literal, read the number understood,
+  // if any), else { error, incomplete }.
+  function check(w) {
+    const c = condColumn(w.col);
+    if (!c) return { error: "condColumn" };
+    if (w.bad) return { error: "dateBad" };
+    if (!w.v) return { error: "condEmpty", incomplete: true };
+    if (c.type === "text") return { lit: "'" + w.v.replace(/'/g, "''") + "'" };
+    if (isDate(c) && w.op === "year") return /^(19|2\d)\d\d$/.test(w.v) ? { lit: w.v } : { error: "yearBad" };
+    // A year before 1900 is one half typed (202 for 2024).
+    if (isDate(c)) return /^(19|2\d)\d\d-\d\d-\d\d$/.test(w.v) && !isNaN(new Date(w.v + "T00:00:00")) ? { lit: w.v } : { error: "dateBad" };
+    const n = readNumber(w.v, c.kind === "integer");
+    return n.error ? { error: n.error } : { lit: n.value, read: n.value };
+  }
+
+  // condExpr writes w, checked as k, over the property path ref (the
+  // column, or the lambda variable's "r/column").
+  function condExpr(w, k, ref) {
+    const c = condColumn(w.col);
+    let lit = k.lit;
+    const iso = (d) => d.toISOString().replace(/\.000Z$/, "Z");
+    // A day, or a year, of a date-time column starts at midnight where
+    // the analyst is.
+    if (isDate(c) && (w.op === "year" || (c.type === "datetime" && w.op !== "year"))) {
+      const from = w.op === "year" ? new Date(Number(w.v), 0, 1) : new Date(w.v + "T00:00:00");
+      const to = new Date(from.getTime());
+      if (w.op === "year") to.setFullYear(to.getFullYear() + 1); else to.setDate(to.getDate() + 1);
+      const at = (d) => c.type === "datetime" ? iso(d) : d.getFullYear().toString().padStart(4, "0") + "-" +
+        String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0");
+      if (w.op === "year" || w.op === "eq") return "(" + ref + " ge " + at(from) + " and " + ref + " lt " + at(to) + ")";
+      lit = at(from);
+    }
+    if (foldable(c) && w.fold) {
+      const f = (x) => "Informe.fold(text=" + x + ")";
+      if (w.op === "contains" || w.op === "startswith") return w.op + "(" + f(ref) + "," + f(lit) + ")";
+      return f(ref) + " " + w.op + " " + f(lit);
+    }
+    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + ref + "," + lit + ")";
+    return ref + " " + w.op + " " + lit;
+  }
+
+  // condsValid says every condition is complete and valid: until then
+  // nothing is counted, downloaded or offered to connect.
+  const condsValid = () => state.where.every((w) => !check(w).error);
+
+  // filterExpr is the conditions' $filter, joined by and; the conditions
+  // on one related dataset speak of one same related row:
+  // Tasks/any(r:r/task_status eq 'Pendiente' and r/task_end_date ge ...).
+  function filterExpr() {
+    const own = [], byNav = new Map();
+    for (const w of state.where) {
+      const k = check(w);
+      if (k.error) continue;
+      const c = condColumn(w.col);
+      if (!c.nav) { own.push(condExpr(w, k, w.col)); continue; }
+      if (!byNav.has(c.nav)) byNav.set(c.nav, []);
+      byNav.get(c.nav).push(condExpr(w, k, "r/" + c.name));
+    }
+    for (const [nav, list] of byNav) own.push(nav + "/any(r:" + list.join(" and ") + ")");
+    return own.join(" and ");
+  }
+
+  // markCond shows condition i's fault, or the number it understood,
+  // beside its value.
+  function markCond(i) {
+    const w = state.where[i];
+    const v = $("w" + i + "-v");
+    if (!v) return;
+    const k = check(w);
+    const shown = k.error && !(k.incomplete && !w.touched);
+    $("w" + i + "-error").textContent = shown ? t("err")[k.error] : "";
+    $("w" + i + "-read").textContent = k.read !== undefined ? "= " + k.read : "";
+    if (shown) v.setAttribute("aria-invalid", "true"); else v.removeAttribute("aria-invalid");
+  }
 
   function renderConds(focus) {
-    const cols = columnsOf(dataset());
+    const d = dataset();
+    const own = columnsOf(d).map((k) => el("option", { value: k.name, textContent: words(k.label) }));
+    const rel = (d.related || []).map((r) => el("optgroup", { label: words(r.title) },
+      ...columnsOf(catalog.datasets.find((x) => x.name === r.dataset)).map((k) =>
+        el("option", { value: r.nav + "/" + k.name, textContent: words(r.title) + ": " + words(k.label) }))));
     $("conds").replaceChildren(...state.where.map((w, i) => {
       const n = i + 1;
-      const c = column(w.col);
+      const c = condColumn(w.col);
       const id = "w" + i;
       const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
-      const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
+      const col = labelled(el("select", { id: id + "-col" }, ...own.map((o) => o.cloneNode(true)), ...rel.map((o) => o.cloneNode(true))), "condCol");
+      col.value = w.col;
       const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
-      // A status is chosen among its values; anything else is typed.
+      // A status is chosen among its values; a date on a calendar; a year
+      // and anything else is typed.
+      const dateInput = isDate(c) && w.op !== "year";
       const value = labelled(c.values
         ? el("select", { id: id + "-v" }, el("option", { value: "", textContent: "—" }),
           ...c.values.map((v) => el("option", { value: v, textContent: v, selected: v === w.v })))
-        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
-      if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
+        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: dateInput ? "date" : "text" }), "condValue");
+      if (c.type === "number" || c.type === "amount" || w.op === "year") value.inputMode = w.op === "year" || c.kind === "integer" ? "numeric" : "decimal";
+      if (w.op === "year") value.placeholder = String(new Date().getFullYear());
+      value.setAttribute("aria-describedby", id + "-read " + id + "-error");
+      const read = el("span", { id: id + "-read", className: "read" });
+      read.setAttribute("aria-live", "polite");
+      const err = el("p", { id: id + "-error", className: "error" });
       const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
+      const kids = [col, op, value, read];
+      if (foldable(c)) {
+        const box = el("input", { type: "checkbox", id: id + "-exact", checked: !w.fold });
+        box.addEventListener("change", () => { w.fold = !box.checked; changed(true); });
+        kids.push(el("span", { className: "exact" }, box, el("label", { htmlFor: box.id, textContent: t("exact") })));
+      }
+      kids.push(remove, err);
       col.addEventListener("change", () => {
         w.col = col.value;
-        const k = column(w.col);
+        const k = condColumn(w.col);
         if (!opsFor(k).includes(w.op)) w.op = opsFor(k)[0];
         w.v = "";
+        w.bad = false;
+        w.touched = false;
+        w.fold = foldable(k);
         renderConds(id + "-col");
         changed(true);
       });
-      op.addEventListener("change", () => { w.op = op.value; changed(true); });
-      value.addEventListener(c.values ? "change" : "input", () => { w.v = value.value.trim(); changed(value.type === "date" || !!c.values); });
+      op.addEventListener("change", () => {
+        const wasYear = w.op === "year";
+        w.op = op.value;
+        if (wasYear !== (w.op === "year") && isDate(c)) { w.v = ""; w.bad = false; renderConds(id + "-op"); }
+        changed(true);
+      });
+      // A half-typed date (01/01/aaaa) has no value but is not empty:
+      // the browser says so by validity.badInput, heard on every key.
+      const take = () => {
+        w.v = value.value.trim();
+        w.bad = !!(value.validity && value.validity.badInput);
+        w.touched = true;
+        markCond(i);
+      };
+      value.addEventListener(c.values ? "change" : "input", () => { take(); changed(value.type === "date" || !!c.values); });
+      if (value.type === "date") {
+        for (const ev of ["keyup", "blur", "change"]) value.addEventListener(ev, () => {
+          const before = w.bad + "|" + w.v;
+          take();
+          if (before !== w.bad + "|" + w.v) changed(true);
+        });
+      }
+      value.addEventListener("blur", () => { w.touched = true; markCond(i); });
       remove.addEventListener("click", () => {
         state.where.splice(i, 1);
         renderConds();
         changed(true);
         $("add-cond").focus();
       });
-      return el("li", { className: "cond" }, col, op, value, remove);
+      return el("li", { className: "cond" }, ...kids);
     }));
+    state.where.forEach((w, i) => markCond(i));
     if (focus && $(focus)) $(focus).focus();
   }
-
-  // condition returns the OData expression of w, "" while it has no value.
-  function condition(w) {
-    const c = column(w.col);
-    if (!w.v) return "";
-    let lit = w.v;
-    if (c.type === "text") lit = "'" + w.v.replace(/'/g, "''") + "'";
-    // A day of a date-time column starts at midnight where the analyst is.
-    if (c.type === "datetime" && /^\d{4}-\d{2}-\d{2}$/.test(w.v)) {
-      const day = new Date(w.v + "T00:00:00");
-      lit = isNaN(day) ? w.v : day.toISOString().replace(/\.000Z$/, "Z");
-      if (w.op === "eq") {
-        const next = new Date(day.getTime());
-        next.setDate(next.getDate() + 1);
-        return "(" + w.col + " ge " + lit + " and " + w.col + " lt " + next.toISOString().replace(/\.000Z$/, "Z") + ")";
-      }
-    }
-    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + w.col + "," + lit + ")";
-    return w.col + " " + w.op + " " + lit;
-  }
-  const filterExpr = () => state.where.map(condition).filter(Boolean).join(" and ");
 
   // --- URLs ---
 
@@ -547,16 +786,33 @@
     for (const e of document.querySelectorAll(".csv-only")) e.hidden = state.format !== "csv";
     for (const e of document.querySelectorAll(".sheet-only")) e.hidden = state.format !== "csv" && state.format !== "xlsx";
     $("decimal").disabled = state.delimiter === "comma";
-    $("download").href = exportPath();
+    renderGrainWarn();
+    const valid = condsValid();
+    if (valid) $("download").href = exportPath(); else $("download").removeAttribute("href");
     $("download-error").textContent = "";
     $("download-status").textContent = "";
     writeHash();
     renderConnect();
-    checking = true;
     total = null;
+    clearTimeout(timer);
+    if (!valid) {
+      // Nothing is counted, downloaded or connected while a condition is
+      // incomplete or invalid: its rows would not be those it asks for.
+      if (pending) pending.abort();
+      pending = null;
+      checking = false;
+      setDownload();
+      const incomplete = state.where.every((w) => { const k = check(w); return !k.error || k.incomplete; });
+      $("count").textContent = t(incomplete ? "condsIncomplete" : "condsInvalid");
+      delete $("count").dataset.total;
+      document.body.dataset.loading = "false";
+      renderPreview([]);
+      renderSize();
+      return;
+    }
+    checking = true;
     setDownload();
     $("count").textContent = now ? t("counting") : t("checking");
-    clearTimeout(timer);
     timer = setTimeout(refresh, now ? 0 : 150);
   }
 
@@ -804,6 +1060,11 @@
 
   function renderConnect() {
     const d = dataset();
+    if (!condsValid()) {
+      $("connect").replaceChildren(el("p", { id: "connect-invalid", className: "warn", textContent: t("connectInvalid") }));
+      $("reveal").hidden = true;
+      return;
+    }
     const base = location.origin;
     const tok = revealed && token ? token : token ? "informe_" + "•".repeat(12) : t("noToken");
     const real = token || t("noToken");
@@ -917,7 +1178,7 @@
     $("download").addEventListener("click", download);
     $("add-cond").addEventListener("click", () => {
       const c = columnsOf(dataset())[0];
-      state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
+      state.where.push({ col: c.name, op: opsFor(c)[0], v: "", fold: foldable(c) });
       renderConds("w" + (state.where.length - 1) + "-col");
       changed(true);
     });
