@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +93,7 @@ func TestPageConditionsChile(t *testing.T) {
 			p.typeValue(t, id, typed)
 			p.wantRefused(t, id, "scriba")
 		}
+		p.screen(t, "18-number-refused", "filters-title")
 		p.typeValue(t, id, "1.000.000")
 		p.wantCount(t, pgtest.Int(t, pool, "SELECT count(*) FROM contracts c JOIN services s ON s.id = c.service_id WHERE s.cost > 1000000"))
 	})
@@ -122,6 +127,7 @@ func TestPageConditionsChile(t *testing.T) {
 		p.typeValue(t, id2, "valparaiso")
 		both := pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE "+spanishFold("last_name")+" = 'nunez' AND strpos("+spanishFold("commune")+", 'valparaiso') > 0")
 		p.wantCount(t, both)
+		p.screen(t, "19-accents", "filters-title")
 		// The download and the feed give the same rows.
 		link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
 		head := ts.do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
@@ -152,6 +158,7 @@ func TestPageConditionsChile(t *testing.T) {
 		id2 := p.addCond(t, "Tasks/task_end_date", "year")
 		p.typeValue(t, id2, "2025")
 		p.wantCount(t, pgtest.Int(t, pool, "SELECT count(*) FROM contracts c WHERE EXISTS ("+tasks+" AND k.end_date >= '2025-01-01' AND k.end_date < '2026-01-01')"))
+		p.screen(t, "20-related-rows", "filters-title")
 		if got := p.eval(t, `document.getElementById("c-cli").value`); !strings.Contains(got, `--filter 'Tasks/any(r:r/task_status eq '\''Pendiente'\'' and (r/task_end_date ge 2025-01-01 and r/task_end_date lt 2026-01-01))'`) {
 			t.Errorf("informe export's text = %s", got)
 		}
@@ -165,6 +172,7 @@ func TestPageConditionsChile(t *testing.T) {
 		// Day and month, no year: 01-01-aaaa.
 		p.do(t, chromedp.SendKeys(chromedp.ID(id+"-v"), "0101"))
 		p.wantRefused(t, id, "Fecha incompleta")
+		p.screen(t, "21-half-typed-date", "filters-title")
 	})
 
 	t.Run("GrainKeepsTheWork", func(t *testing.T) {
@@ -176,6 +184,7 @@ func TestPageConditionsChile(t *testing.T) {
 		if got := p.text(t, "grain-warn-text"); !strings.Contains(got, "se repite en cada fila de tarea") {
 			t.Errorf("the warning says %q", got)
 		}
+		p.screen(t, "22-grain-warning", "ds-title")
 		p.do(t, chromedp.Click(chromedp.ID("grain-switch")))
 		p.wait(t, `document.getElementById("ds-contracts").checked`)
 		p.wantCount(t, costly)
@@ -189,6 +198,49 @@ func TestPageConditionsChile(t *testing.T) {
 			t.Error("the warning stays at one row per contract")
 		}
 	})
+}
+
+// TestPageConditionsMParse parses, with Power Query's own parser, the M
+// text of conditions that fold accents and speak of related rows: the
+// $filter M carries is the URL's, its quotes doubled.
+func TestPageConditionsMParse(t *testing.T) {
+	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
+	if !ok {
+		t.Skip("no Power Query parser")
+	}
+	ts := newWebServer(t, fixtureDB(t))
+	p := openTab(t, ts, tabOptions{})
+	p.signIn(t, ts.Token)
+	type text struct {
+		Name string `json:"name"`
+		Text string `json:"text"`
+	}
+	var texts []text
+	for _, frag := range []string{
+		"ds=clients&cols=client_id,last_name_client&w=last_name_client~ieq~Núñez \"O'Brien\"&format=csv",
+		"ds=contracts&cols=contract_id&w=Tasks/task_status~eq~Pendiente&w=Tasks/task_end_date~year~2026&w=costo_servicio~gt~100.000&format=xlsx",
+	} {
+		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+(&url.URL{Fragment: frag}).EscapedFragment()))
+		p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
+		texts = append(texts, text{frag, p.eval(t, `document.getElementById("c-m").value`)})
+	}
+	if m := texts[0].Text; !strings.Contains(m, `#"$filter" = "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez ""O''Brien""')"`) {
+		t.Errorf("the folded condition is not the M query's $filter:\n%s", m)
+	}
+	if m := texts[1].Text; !strings.Contains(m, `#"$filter" = "costo_servicio gt 100000 and Tasks/any(r:r/task_status eq 'Pendiente' and (r/task_end_date ge 2026-01-01 and r/task_end_date lt 2027-01-01))"`) {
+		t.Errorf("the conditions on tasks are not the M query's $filter:\n%s", m)
+	}
+	in, err := json.Marshal(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "../../scripts/check-m.d/parse.js", filepath.Dir(parser))
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.CombinedOutput()
+	t.Logf("Power Query parser:\n%s", out)
+	if err != nil {
+		t.Errorf("the parser refuses an M text: %v", err)
+	}
 }
 
 // evalBool evaluates a JavaScript expression into a bool.
