@@ -159,11 +159,14 @@ func content(n int) []byte {
 	return b
 }
 
-// tinyFS mounts a tmpfs of size bytes on a new folder, read-only if ro,
-// unmounted at the test's end; a machine where mount is refused misses it.
-func tinyFS(t *testing.T, size string, ro bool) string {
+// tinyFS mounts a tmpfs of size bytes on dir (a new folder if ""),
+// read-only if ro, unmounted at the test's end; a machine where mount is
+// refused misses it.
+func tinyFS(t *testing.T, dir, size string, ro bool) string {
 	t.Helper()
-	dir := t.TempDir()
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	opts := "size=" + size + ",mode=0777"
 	if ro {
 		opts += ",ro"
@@ -273,8 +276,8 @@ func TestFileDestination(t *testing.T) {
 		reason string
 	}{
 		{"ErrNoFolder", func(t *testing.T) string { return filepath.Join(t.TempDir(), "missing") }, destination.ReasonNotFound},
-		{"ErrReadOnly", func(t *testing.T) string { return tinyFS(t, "64k", true) }, destination.ReasonPermission},
-		{"ErrFull", func(t *testing.T) string { return tinyFS(t, "64k", false) }, destination.ReasonFull},
+		{"ErrReadOnly", func(t *testing.T) string { return tinyFS(t, "", "64k", true) }, destination.ReasonPermission},
+		{"ErrFull", func(t *testing.T) string { return tinyFS(t, "", "64k", false) }, destination.ReasonFull},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := tt.dir(t)
