@@ -226,4 +226,3 @@ func (s *Server) WriteKnownHosts(tb testing.TB, path string) {
 		tb.Fatal(err)
 	}
 }
-
