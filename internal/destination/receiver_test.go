@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // The receiver's check of an https:// delivery, as docs/schedules.md shows
@@ -30,4 +33,22 @@ func verified(r *http.Request, secret []byte) ([]byte, bool) {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
 	return body, hmac.Equal(sig, mac.Sum(nil))
+}
+
+// TestSignatureDocumented checks that docs/schedules.md shows receivers
+// the check that TestHTTPSDestination's receiver runs.
+func TestSignatureDocumented(t *testing.T) {
+	src, err := os.ReadFile("receiver_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(src), "// verified reads")
+	end := strings.Index(string(src), "\n}\n") + 2
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "schedules.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snippet := string(src[start:end]); !strings.Contains(string(doc), "```go\n"+snippet+"\n```") {
+		t.Errorf("docs/schedules.md does not show the receiver's check as receiver_test.go runs it:\n%s", snippet)
+	}
 }
