@@ -16,6 +16,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -81,6 +82,19 @@ type Dataset struct {
 	// Filters says whether the report's four filters apply.
 	Filters bool    `json:"filters"`
 	Groups  []Group `json:"groups"`
+	// Related are the datasets several of whose rows relate to one of
+	// this one's (a contract's tasks): the page's conditions can keep the
+	// rows with a related row meeting them, through $filter's any on
+	// the OData navigation Nav.
+	Related []Related `json:"related,omitempty"`
+}
+
+// Related is a dataset related to another by an OData collection
+// navigation.
+type Related struct {
+	Nav     string `json:"nav"`     // the navigation property: "Tasks"
+	Dataset string `json:"dataset"` // the related dataset's name: "tasks"
+	Title   Text   `json:"title"`   // what the page calls its rows: "Tareas"
 }
 
 // Datasets returns the report and the users, described. It fails only if
@@ -108,9 +122,18 @@ func Datasets() ([]Dataset, error) {
 			return nil, fmt.Errorf("catalog: %s: %w", e.Name, err)
 		}
 		w := grainWords[e.Name]
+		set := strings.ToUpper(e.Name[:1]) + e.Name[1:]
+		var related []Related
+		for _, n := range odata.Named(set).Collections() {
+			title, ok := relatedWords[n.Name]
+			if !ok {
+				return nil, fmt.Errorf("catalog: %s: navigation %s has no words", e.Name, n.Name)
+			}
+			related = append(related, Related{Nav: n.Name, Dataset: strings.ToLower(n.Target), Title: title})
+		}
 		out = append(out, Dataset{Name: e.Name, Title: w.title, Row: w.row, Scope: e.Scope,
 			Path: "/api/" + e.Name + "/export", Export: "/api/" + e.Name + "/export",
-			OData: strings.ToUpper(e.Name[:1]) + e.Name[1:], Source: e.Name, File: fileWords[e.Name], Groups: g})
+			OData: set, Source: e.Name, File: fileWords[e.Name], Groups: g, Related: related})
 	}
 	return append(out,
 		// /users serves every user in one response: it is its own export.

@@ -129,6 +129,14 @@ var FileWords = map[string]Text{
 	"client": {"cliente", "client"}, "rut": {"rut", "rut"},
 }
 
+// relatedWords name the rows of each collection navigation, as the
+// page's conditions on related rows are headed: «Tareas: Estado».
+var relatedWords = map[string]Text{
+	"Processes": {"Procesos", "Processes"},
+	"Tasks":     {"Tareas", "Tasks"},
+	"Contracts": {"Contratos", "Contracts"},
+}
+
 // grainWords name each entity's dataset and say what its row is.
 var grainWords = map[string]struct{ title, row Text }{
 	"contracts": {Text{"Una fila por contrato", "One row per contract"}, Text{

@@ -15,6 +15,7 @@ import (
 	"github.com/informe/informe/internal/compress"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
+	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/spool"
 )
@@ -81,9 +82,9 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	total := cur.Total()
 
 	dst := stdout
-	var file *atomicFile
+	var file *destination.File
 	if p.output != "-" {
-		if file, err = createAtomic(p.output); err != nil {
+		if file, err = destination.CreateFile(p.output); err != nil {
 			return Summary{}, p.failed(ctx, err)
 		}
 		defer file.Abort() // after a Commit, nothing

@@ -121,9 +121,16 @@ type EntitySetDef struct {
 	SortIndexed []string
 
 	// Navigations relate the set to others (see [Navigation]): the
-	// navigation properties of its entity type, which $expand follows.
-	// Only a set whose key is a column has them.
+	// navigation properties of its entity type, which $expand follows
+	// and $filter's any and all range over. Only a set whose key is a
+	// column has them.
 	Navigations []Navigation
+
+	// Typed names the typed view the set's conditions are written over
+	// (see KeyColumns): where the lambda operators of a set with a
+	// navigation to this one read its rows. Required of a navigation's
+	// target.
+	Typed string
 }
 
 // EntitySet is a checked [EntitySetDef], ready for [Metadata], [Parse] and

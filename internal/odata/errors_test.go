@@ -105,7 +105,8 @@ func TestOptionErrors(t *testing.T) {
 		{"FilterNotText", report, "$filter", "task eq '\xff'", 400, "not_text", 0},
 		{"FilterArithmetic", report, "$filter", "contract_id add 1 eq 2", 501, "unsupported_operator", 13},
 		{"FilterRound", report, "$filter", "round(costo_servicio) eq 2", 501, "unsupported_function", 1},
-		{"FilterLambda", report, "$filter", "tasks/any(t:t/status eq 'x')", 501, "unsupported_expression", 1},
+		{"FilterLambdaNoNavigation", report, "$filter", "tasks/any(t:t/status eq 'x')", 400, "unknown_navigation", 1},
+		{"FilterPath", report, "$filter", "contract_id/x eq 1", 501, "unsupported_expression", 1},
 		{"FilterAlias", report, "$filter", "contract_id eq @p1", 501, "unsupported_expression", 16},
 		// The other options
 		{"TopNegative", report, "$top", "-1", 400, "not_integer", 0},

@@ -63,7 +63,8 @@ const Version = "4.0"
 // and no $search. Navigation properties ([EntitySetDef.Navigations]) whose
 // targets are among sets are declared with their partners, the to-one ones
 // with a ReferentialConstraint, and bound to their target sets in the
-// container. The document is the same on every call: build it once.
+// container. The schema declares $filter's own function, Informe.fold.
+// The document is the same on every call: build it once.
 func Metadata(sets ...*EntitySet) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
@@ -107,6 +108,10 @@ func Metadata(sets ...*EntitySet) []byte {
 		}
 		b.WriteString("</EntityType>\n")
 	}
+	// $filter's own function: unbound, called by its qualified name with
+	// its parameter named, Informe.fold(text=client_commune).
+	b.WriteString(`<Function Name="` + strings.TrimPrefix(foldFunction, Namespace+".") + `">` +
+		`<Parameter Name="` + foldParameter + `" Type="Edm.String"/><ReturnType Type="Edm.String"/></Function>` + "\n")
 	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
 	for _, s := range sets {
 		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `">` + "\n")

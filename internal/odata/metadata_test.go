@@ -252,7 +252,7 @@ func TestMetadataCapabilities(t *testing.T) {
 			}
 		}
 		want := map[string]string{
-			"Capabilities.FilterFunctions":               "contains,startswith,endswith,tolower,toupper,trim,length,concat,indexof,substring,year,month,day,hour,minute,second",
+			"Capabilities.FilterFunctions":               "contains,startswith,endswith,tolower,toupper,trim,length,concat,indexof,substring,year,month,day,hour,minute,second,Informe.fold",
 			"Capabilities.FilterRestrictions/Filterable": "true",
 			"Capabilities.SortRestrictions/Sortable":     "true",
 			"Capabilities.CountRestrictions/Countable":   "true",

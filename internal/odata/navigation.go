@@ -59,6 +59,26 @@ func (s *EntitySet) navigation(name string) *Navigation {
 	return nil
 }
 
+// Collections returns the set's collection navigation properties, which
+// $filter's any and all range over, in their declared order.
+func (s *EntitySet) Collections() []Navigation {
+	var out []Navigation
+	for _, n := range s.def.Navigations {
+		if n.Many {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Named returns the declared entity set called name ("Contracts"), or nil.
+func Named(name string) *EntitySet {
+	if v, ok := declared.Load(name); ok {
+		return v.(*EntitySet)
+	}
+	return nil
+}
+
 // expansion is one item of $expand: a navigation and the target's
 // properties to write, in order, the key first unless $select put it
 // elsewhere.

@@ -64,7 +64,7 @@ var (
 // keyed by its id and filterable and sortable on every property.
 var (
 	ContractsDef = EntitySetDef{
-		Name: "Contracts", TypeName: "Contract", Columns: entities.ContractColumns,
+		Name: "Contracts", TypeName: "Contract", Typed: entities.Contracts.Typed, Columns: entities.ContractColumns,
 		Key: "contract_id", KeyColumns: []string{"key_contract_id"}, OrderBy: []string{"contract_id"},
 		Navigations: []Navigation{
 			{Name: "Client", Target: "Clients", Partner: "Contracts", Property: "client_id", Column: "key_client_id"},
@@ -74,7 +74,7 @@ var (
 		},
 	}
 	ProcessesDef = EntitySetDef{
-		Name: "Processes", TypeName: "Process", Columns: entities.ProcessColumns,
+		Name: "Processes", TypeName: "Process", Typed: entities.Processes.Typed, Columns: entities.ProcessColumns,
 		Key: "process_id", KeyColumns: []string{"key_process_id"}, OrderBy: []string{"process_id"},
 		Navigations: []Navigation{
 			{Name: "Contract", Target: "Contracts", Partner: "Processes", Property: "contract_id", Column: "key_contract_id"},
@@ -82,7 +82,7 @@ var (
 		},
 	}
 	TasksDef = EntitySetDef{
-		Name: "Tasks", TypeName: "Task", Columns: entities.TaskColumns,
+		Name: "Tasks", TypeName: "Task", Typed: entities.Tasks.Typed, Columns: entities.TaskColumns,
 		Key: "task_id", KeyColumns: []string{"key_task_id"}, OrderBy: []string{"task_id"},
 		Navigations: []Navigation{
 			{Name: "Process", Target: "Processes", Partner: "Tasks", Property: "process_id", Column: "key_process_id"},
@@ -90,7 +90,7 @@ var (
 		},
 	}
 	ClientsDef = EntitySetDef{
-		Name: "Clients", TypeName: "Client", Columns: entities.ClientColumns,
+		Name: "Clients", TypeName: "Client", Typed: entities.Clients.Typed, Columns: entities.ClientColumns,
 		Key: "client_id", KeyColumns: []string{"key_client_id"}, OrderBy: []string{"client_id"},
 		Normalized: map[string][2]string{"client_rut": {"key_client_rut", "rut_key"}},
 		Literals:   GeneralReportDef.Literals,
@@ -99,7 +99,7 @@ var (
 		},
 	}
 	ServicesDef = EntitySetDef{
-		Name: "Services", TypeName: "Service", Columns: entities.ServiceColumns,
+		Name: "Services", TypeName: "Service", Typed: entities.Services.Typed, Columns: entities.ServiceColumns,
 		Key: "service_id", KeyColumns: []string{"key_service_id"}, OrderBy: []string{"service_id"},
 		Navigations: []Navigation{
 			{Name: "Contracts", Target: "Contracts", Many: true, Partner: "Service", Property: "service_id", Column: "key_service_id"},

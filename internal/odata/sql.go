@@ -199,6 +199,7 @@ type sqlBuilder struct {
 	set   *EntitySet
 	alias string
 	q     *dataset.Query // where the parameters are bound
+	depth int            // of lambda operators around the expressions written
 }
 
 func (b *sqlBuilder) param(v any, cast string) string { return b.q.Param(v, cast) }
@@ -345,6 +346,8 @@ func (b *sqlBuilder) cond(e *expr) string {
 		return b.in(e)
 	case eCmp:
 		return b.cmp(e)
+	case eAny, eAll:
+		return b.lambda(e)
 	case eLit:
 		if e.val.(bool) {
 			return "TRUE"
@@ -367,6 +370,26 @@ func (b *sqlBuilder) logical(e *expr, side func(*expr) string) (string, bool) {
 		return "(NOT " + b.exact(e.args[0]) + ")", true
 	}
 	return "", false
+}
+
+// lambda writes any or all as EXISTS or NOT EXISTS over the target's
+// typed view, aliased anew at each depth, its rows related by the
+// navigation's column to this row's key: any is true where some related
+// row makes the lambda expression true (any() where there is a related
+// row at all); all is true where no related row makes it false or null,
+// so on a row with no related rows. Neither is ever null.
+func (b *sqlBuilder) lambda(e *expr) string {
+	alias := "l" + strconv.Itoa(b.depth+1)
+	inner := &sqlBuilder{set: e.target, alias: alias, q: b.q, depth: b.depth + 1}
+	rel := alias + "." + e.nav.Column + " = " + b.alias + "." + b.set.keyColumns()[0]
+	sub := "SELECT 1 FROM " + e.target.def.Typed + " " + alias + " WHERE " + rel
+	switch {
+	case e.kind == eAny && len(e.args) == 0:
+		return "EXISTS (" + sub + ")"
+	case e.kind == eAny:
+		return "EXISTS (" + sub + " AND " + inner.cond(e.args[0]) + ")"
+	}
+	return "(NOT EXISTS (" + sub + " AND (" + inner.cond(e.args[0]) + ") IS NOT TRUE))"
 }
 
 // exact writes a condition whose SQL value is OData's, null included
@@ -641,6 +664,10 @@ func (b *sqlBuilder) call(e *expr) string {
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
+	case foldFunction:
+		// informe_fold (migration 00013): lower case through
+		// informe_case, then the Latin letters' accents taken off.
+		return "informe_fold(" + arg(0) + ")"
 	case "tolower", "toupper":
 		// Case mapped by Unicode's rules through informe_case (migration
 		// 00009), whatever the database's collation; the result compares

@@ -6,216 +6,9 @@
 "use strict";
 
 (function () {
-  const T = {
-    es: {
-      skip: "Ir al contenido", signOut: "Salir", switchTo: "English", switchLang: "en",
-      signInTitle: "Ingresar con un token",
-      signInLead: "Pegue el token que le entregó quien administra informe. Se guarda solo mientras el navegador esté abierto y ningún script de la página puede leerlo.",
-      tokenLabel: "Token", tokenHelp: "Empieza con informe_.", signIn: "Ingresar",
-      builderTitle: "Exportar", datasetTitle: "Datos", columnsTitle: "Columnas", search: "Buscar",
-      all: "Todas", none: "Ninguna", filtersTitle: "Filtros", formatTitle: "Formato", format: "Formato",
-      delimiter: "Separador", comma: "coma", semicolon: "punto y coma", tab: "tabulador",
-      header: "Encabezados", headerLabels: "nombres legibles", headerNames: "nombres de la API", headerNone: "sin fila de encabezado",
-      bom: "BOM UTF-8 (para Excel en Windows)",
-      decimal: "Decimales con coma, 12500,5 (para Excel en Windows con configuración de Chile; con punto y coma o tabulador)",
-      resultTitle: "Resultado", download: "Descargar", previewCaption: "Primeras 20 filas, tal como quedarán en el archivo",
-      orderTitle: "Orden en el archivo", orderHint: "Las columnas van en el orden en que las marcó. Muévalas con los botones.",
-      orderAll: "Ninguna marcada: van todas, en el orden del informe.",
-      up: "Subir {c}", down: "Bajar {c}", remove: "Quitar {c}",
-      noMatch: "Ninguna columna coincide con «{q}».",
-      connectTitle: "Conectar",
-      connectLead: "Textos listos para pegar, con la elección de arriba. Se actualizan al cambiarla.",
-      reveal: "Mostrar token", hide: "Ocultar token", copy: "Copiar", copied: "Copiado",
-      chosenAll: "Ninguna elegida: se exportan las {n} columnas.", chosen: "{k} de {n} columnas elegidas.",
-      count: "{n} filas coinciden.", count1: "1 fila coincide.", count0: "Ninguna fila coincide: no hay nada que descargar. Cambie los filtros.",
-      counting: "Contando…", checking: "Revisando los filtros…",
-      size: "Tamaño estimado: {list}.", sizeWarn: "El archivo {f} tendría unos {s}. Considere filtrar o elegir menos columnas antes de descargar.",
-      signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo; su elección se conserva.",
-      kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
-      contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
-      rutHint: "12.345.678-5, 12345678-5 o 123456785",
-      condsTitle: "Condiciones", condsHint: "Filas cuyas columnas cumplen todas estas condiciones.", addCond: "Añadir una condición",
-      condCol: "Columna de la condición {n}", condOp: "Comparación de la condición {n}", condValue: "Valor de la condición {n}", condRemove: "Quitar la condición {n}",
-      ops: { eq: "es", ne: "no es", contains: "contiene", startswith: "empieza con", gt: "más de", ge: "al menos", lt: "menos de", le: "como máximo" },
-      dateOps: { ge: "desde el", lt: "antes del", eq: "el día" },
-      err: {
-        rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
-        rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
-        not_integer: "Escriba un número entero, como 42.",
-        empty: "Escriba un valor o deje el campo vacío.",
-        repeated: "Este filtro va una sola vez.",
-        not_text: "Este valor tiene caracteres que informe no acepta.",
-        token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
-        other400: "informe no acepta esta elección ({target}).",
-        403: "Este token no puede leer estos datos.",
-        503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
-        500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
-        network: "No se pudo conectar con informe. Revise la conexión e intente de nuevo.",
-      },
-      secret: "Esta URL lleva su token: es un secreto. No la comparta ni la publique; si se filtra, pida que revoquen el token.",
-      noToken: "SU_TOKEN",
-      noTokenNote: "Para incluir el token en estos textos, ingrese de nuevo en esta página (el token no se guarda donde un script pueda leerlo).",
-      importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Péguelo en una celda. Google lo lee desde sus servidores.",
-      importdataNo: "No disponible aquí: Google Sheets lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}. Use Excel, Power BI o LibreOffice, o pida a quien administra informe que lo sirva en una dirección HTTPS pública (con --tls-cert o --acme-domain).",
-      whyHttp: ", que no es HTTPS", whyPrivate: ", una dirección local o privada",
-      web: "Excel: desde la Web",
-      webHow: "Datos > Obtener datos > De otras fuentes > Desde la Web; pegue la URL; en Acceso a contenido web elija Básica, usuario token y como contraseña su token, nivel la dirección base.",
-      m: "Excel / Power BI: código M de Power Query",
-      mHow: "Excel: Datos > Obtener datos > De otras fuentes > Consulta en blanco. Power BI: Inicio > Obtener datos > Consulta en blanco. Luego Editor avanzado; pegue el código; credencial Básica (usuario token, contraseña su token).",
-      odata: "Excel / Power BI: fuente OData",
-      odataHow: "Excel: Datos > Obtener datos > De otras fuentes > Desde una fuente OData. Power BI: Inicio > Obtener datos > Más... > Fuente OData. Pegue la URL; credencial Básica (usuario token, contraseña su token).",
-      curl: "curl, para una tarea nocturna",
-      curlHow: "Con el token en la variable de entorno INFORME_TOKEN; el archivo se reemplaza solo si llegó completo.",
-      cli: "informe export (con acceso a la base de datos)",
-      cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
-      libre: "LibreOffice Calc",
-      libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
-      apps: "Google Sheets con Apps Script (el token no va en la URL)",
-      appsHow: "En la planilla: Extensiones > Apps Script; pegue el código y guarde. En Configuración del proyecto > Propiedades del script añada INFORME_TOKEN con su token. Ejecute instalar una vez y autorícelo: la hoja se actualiza cada hora.",
-      appsNo: "No disponible aquí: Apps Script lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}.",
-      pqLong: "La URL para Power Query tendría {n} caracteres, más de los 2.048 que acepta: se deja fuera la elección de columnas; elíjalas en Power Query (Inicio > Elegir columnas) o marque menos columnas aquí.",
-      pqAll: "Con todas las columnas marcadas, las URL para Power Query no las nombran (así no pasan de los 2.048 caracteres que Power Query acepta).",
-      pqTooLong: "Esta URL tiene {n} caracteres, más de los 2.048 que Power Query acepta: marque menos columnas o use el código M.",
-      linkTitle: "Este enlace pide algo que esta página no puede aplicar",
-      linkDataset: "Los datos «{name}» no existen o este token no puede leerlos: se muestran «{shown}», sin la elección del enlace.",
-      linkColumns: "Columnas que «{ds}» no tiene, no marcadas: {list}.",
-      linkConds: "Condiciones que no se aplican (más filas que las de quien envió el enlace): {list}.",
-      linkFilters: "Filtros que «{ds}» no admite, no aplicados: {list}.",
-      linkValue: "Opciones con valores desconocidos, dejadas como estaban: {list}.",
-      linkUnknown: "Partes del enlace que esta página no conoce, ignoradas: {list}.",
-      dismiss: "Entendido", condAt: "Condición {n}:",
-      returnNote: "Ingrese para descargar el archivo que abrió ({path}); después de ingresar se descarga solo.",
-      returning: "Abriendo {path}…",
-      dlProgress: "Descargando {file}: {got} de unos {est}.",
-      dlProgressNoEst: "Descargando {file}: {got}.",
-      dlDone: "Descargado {file}: {got}, completo.",
-      dlFailed: "La descarga de {file} falló después de {got}: {why}",
-      dlCut: "informe cortó la respuesta o se perdió la conexión; el archivo quedaría incompleto y no se guardó.",
-      retry: "Reintentar",
-      cancel: "Cancelar", dlCancelled: "Descarga cancelada.",
-      ce: {
-        syntax: "informe no entiende esta condición: revise el valor.",
-        type_mismatch: "El valor no es del tipo de la columna (un número, una fecha o un texto).",
-        bad_literal: "Este valor no es válido para la columna (una fecha inexistente o un número fuera de rango).",
-        unknown_property: "Esta columna no existe en estos datos.",
-        not_column: "Esta columna no se puede usar en una condición.",
-        rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
-        rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
-        too_long: "Las condiciones son demasiado largas: quite algunas.",
-        malformed_query: "Este valor tiene un carácter que no se pudo enviar.",
-        too_deep: "Las condiciones son demasiado complejas.",
-        unsupported_operator: "informe no hace esta comparación.",
-        unsupported_function: "informe no hace esta comparación.",
-        unsupported_expression: "informe no hace esta comparación.",
-        other: "informe no acepta esta condición ({code}): revise el valor.",
-      },
-    },
-    en: {
-      skip: "Skip to content", signOut: "Sign out", switchTo: "Español", switchLang: "es",
-      signInTitle: "Sign in with a token",
-      signInLead: "Paste the token you were given by whoever runs informe. It is kept only while the browser is open, and no script of the page can read it.",
-      tokenLabel: "Token", tokenHelp: "It starts with informe_.", signIn: "Sign in",
-      builderTitle: "Export", datasetTitle: "Data", columnsTitle: "Columns", search: "Search",
-      all: "All", none: "None", filtersTitle: "Filters", formatTitle: "Format", format: "Format",
-      delimiter: "Delimiter", comma: "comma", semicolon: "semicolon", tab: "tab",
-      header: "Headers", headerLabels: "readable names", headerNames: "the API's names", headerNone: "no header row",
-      bom: "UTF-8 BOM (for Excel on Windows)",
-      decimal: "Decimal comma, 12500,5 (for Excel on Windows with Chilean settings; with semicolon or tab)",
-      resultTitle: "Result", download: "Download", previewCaption: "First 20 rows, as the file will hold them",
-      orderTitle: "Order in the file", orderHint: "Columns come in the order you ticked them. Move them with the buttons.",
-      orderAll: "None ticked: all of them, in the report's order.",
-      up: "Move {c} up", down: "Move {c} down", remove: "Remove {c}",
-      noMatch: "No column matches “{q}”.",
-      connectTitle: "Connect",
-      connectLead: "Ready-to-paste texts for the choice above. They follow it as it changes.",
-      reveal: "Show token", hide: "Hide token", copy: "Copy", copied: "Copied",
-      chosenAll: "None chosen: all {n} columns are exported.", chosen: "{k} of {n} columns chosen.",
-      count: "{n} rows match.", count1: "1 row matches.", count0: "No row matches: there is nothing to download. Change the filters.",
-      counting: "Counting…", checking: "Checking the filters…",
-      size: "Estimated size: {list}.", sizeWarn: "The {f} file would be about {s}. Consider filtering or choosing fewer columns before downloading.",
-      signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again; your choice is kept.",
-      kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
-      contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
-      rutHint: "12.345.678-5, 12345678-5 or 123456785",
-      condsTitle: "Conditions", condsHint: "Rows whose columns meet all of these conditions.", addCond: "Add a condition",
-      condCol: "Column of condition {n}", condOp: "Comparison of condition {n}", condValue: "Value of condition {n}", condRemove: "Remove condition {n}",
-      ops: { eq: "is", ne: "is not", contains: "contains", startswith: "begins with", gt: "more than", ge: "at least", lt: "less than", le: "at most" },
-      dateOps: { ge: "from", lt: "before", eq: "on" },
-      err: {
-        rut_check_digit: "This RUT's check digit is wrong: check the number.",
-        rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
-        not_integer: "Type a whole number, such as 42.",
-        empty: "Type a value or leave the field empty.",
-        repeated: "This filter goes once only.",
-        not_text: "This value has characters informe does not take.",
-        token_in_parameter: "This looks like a token: do not type it in a filter.",
-        other400: "informe does not take this choice ({target}).",
-        403: "This token may not read these data.",
-        503: "informe is busy or cannot reach its database. Try again in a few seconds.",
-        500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
-        network: "informe could not be reached. Check the connection and try again.",
-      },
-      secret: "This URL carries your token: it is a secret. Do not share or publish it; if it leaks, have the token revoked.",
-      noToken: "YOUR_TOKEN",
-      noTokenNote: "To put the token in these texts, sign in again on this page (the token is not kept where a script can read it).",
-      importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Paste it into a cell. Google fetches it from its own servers.",
-      importdataNo: "Not available here: Google Sheets fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}. Use Excel, Power BI or LibreOffice, or ask whoever runs informe to serve it at a public HTTPS address (with --tls-cert or --acme-domain).",
-      whyHttp: ", which is not HTTPS", whyPrivate: ", a local or private address",
-      web: "Excel: From Web",
-      webHow: "Data > Get Data > From Other Sources > From Web; paste the URL; in Access Web content pick Basic, user name token and your token as the password, level the base address.",
-      m: "Excel / Power BI: Power Query M code",
-      mHow: "Excel: Data > Get Data > From Other Sources > Blank Query. Power BI: Home > Get data > Blank query. Then Advanced Editor; paste the code; Basic credential (user name token, password your token).",
-      odata: "Excel / Power BI: OData feed",
-      odataHow: "Excel: Data > Get Data > From Other Sources > From OData Feed. Power BI: Home > Get data > More... > OData feed. Paste the URL; Basic credential (user name token, password your token).",
-      curl: "curl, for a nightly job",
-      curlHow: "With the token in the INFORME_TOKEN environment variable; the file is replaced only when it arrived whole.",
-      cli: "informe export (with database access)",
-      cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
-      libre: "LibreOffice Calc",
-      libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
-      apps: "Google Sheets with Apps Script (no token in the URL)",
-      appsHow: "In the spreadsheet: Extensions > Apps Script; paste the code and save. In Project Settings > Script Properties add INFORME_TOKEN with your token. Run instalar once and authorise it: the sheet is refreshed every hour.",
-      appsNo: "Not available here: Apps Script fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}.",
-      pqLong: "The URL for Power Query would be {n} characters long, over the 2,048 it takes: the choice of columns is left out; choose them in Power Query (Home > Choose Columns) or tick fewer columns here.",
-      pqAll: "With every column ticked, the URLs for Power Query do not name them (so they stay within the 2,048 characters Power Query takes).",
-      pqTooLong: "This URL is {n} characters long, over the 2,048 Power Query takes: tick fewer columns or use the M code.",
-      linkTitle: "This link asks for something this page cannot apply",
-      linkDataset: "The data “{name}” do not exist or this token may not read them: “{shown}” are shown, without the link's choice.",
-      linkColumns: "Columns “{ds}” does not have, not ticked: {list}.",
-      linkConds: "Conditions not applied (more rows than the sender saw): {list}.",
-      linkFilters: "Filters “{ds}” does not take, not applied: {list}.",
-      linkValue: "Options with unknown values, left as they were: {list}.",
-      linkUnknown: "Parts of the link this page does not know, ignored: {list}.",
-      dismiss: "Got it", condAt: "Condition {n}:",
-      returnNote: "Sign in to download the file you opened ({path}); once signed in it downloads by itself.",
-      returning: "Opening {path}…",
-      dlProgress: "Downloading {file}: {got} of about {est}.",
-      dlProgressNoEst: "Downloading {file}: {got}.",
-      dlDone: "Downloaded {file}: {got}, complete.",
-      dlFailed: "The download of {file} failed after {got}: {why}",
-      dlCut: "informe cut the response or the connection was lost; the file would be incomplete and was not saved.",
-      retry: "Retry",
-      cancel: "Cancel", dlCancelled: "Download cancelled.",
-      ce: {
-        syntax: "informe does not understand this condition: check the value.",
-        type_mismatch: "The value is not of the column's type (a number, a date or a text).",
-        bad_literal: "This value is not valid for the column (a date that does not exist, or a number out of range).",
-        unknown_property: "This column does not exist in these data.",
-        not_column: "This column cannot be used in a condition.",
-        rut_check_digit: "This RUT's check digit is wrong: check the number.",
-        rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
-        too_long: "The conditions are too long: remove some.",
-        malformed_query: "This value has a character that could not be sent.",
-        too_deep: "The conditions are too complex.",
-        unsupported_operator: "informe does not make this comparison.",
-        unsupported_function: "informe does not make this comparison.",
-        unsupported_expression: "informe does not make this comparison.",
-        other: "informe does not take this condition ({code}): check the value.",
-      },
-    },
-  };
+  // The words of the page's language, and of the other once the reader
+  // switches to it (words.es.js, words.en.js).
+  const T = window.informeWords;
   const FILTERS = ["contract_id", "code_contract", "client_id", "rut"];
   const FORMATS = ["csv", "xlsx", "json", "ndjson", "parquet", "arrow"];
   const FORMAT_NAMES = { csv: "CSV", xlsx: "Excel", json: "JSON", ndjson: "NDJSON", parquet: "Parquet", arrow: "Arrow" };
@@ -250,6 +43,18 @@
   const fold = (s) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   const number = (n) => Number(n).toLocaleString(lang === "es" ? "es-CL" : "en-US");
 
+  // loadWords loads the words of language l, once: the page comes with
+  // its own language's only.
+  function loadWords(l) {
+    if (T[l]) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const s = el("script", { src: $("app").dataset["words" + l] });
+      s.onload = resolve;
+      s.onerror = reject;
+      document.head.append(s);
+    });
+  }
+
   function translate() {
     document.documentElement.lang = lang;
     for (const e of document.querySelectorAll("[data-t]")) e.textContent = t(e.dataset.t);
@@ -275,9 +80,13 @@
     s.ds = h.get("ds");
     s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
     for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
+    // A text condition that ignores accents and capitals is written with
+    // its comparison prefixed by "i" (w=client_commune~icontains~mar); a
+    // link without it compares exactly, as links always did.
     s.where = h.getAll("w").map((w) => {
       const [col, op, ...v] = w.split("~");
-      return { col: col, op: op, v: v.join("~") };
+      const fold = /^i(eq|ne|contains|startswith)$/.test(op);
+      return { col: col, op: fold ? op.slice(1) : op, v: v.join("~"), fold: fold };
     });
     const pick = (name, allowed, def) => {
       const v = h.get(name);
@@ -301,7 +110,10 @@
     h.set("ds", state.ds);
     if (state.chosen.length) h.set("cols", state.chosen.join(","));
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) h.set(f, state.filters[f]);
-    for (const w of state.where) h.append("w", w.col + "~" + w.op + "~" + w.v);
+    for (const w of state.where) {
+      const c = condColumn(w.col);
+      h.append("w", w.col + "~" + (w.fold && c && foldable(c) ? "i" : "") + w.op + "~" + w.v);
+    }
     h.set("format", state.format);
     if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
     if (state.header !== "labels") h.set("header", state.header);
@@ -354,7 +166,7 @@
     const lost = state.chosen.filter((n) => !names.has(n));
     if (lost.length) issues.push(t("linkColumns", { ds: ds, list: lost.join(", ") }));
     state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
-    const badConds = state.where.filter((w) => !names.has(w.col) || !opsFor(column(w.col)).includes(w.op));
+    const badConds = state.where.filter((w) => !condColumn(w.col) || !opsFor(condColumn(w.col)).includes(w.op));
     if (badConds.length) issues.push(t("linkConds", { list: badConds.map((w) => [w.col, w.op, w.v].join(" ")).join("; ") }));
     state.where = state.where.filter((w) => !badConds.includes(w));
     const badFilters = dataset().filters ? [] : Object.keys(state.filters);
@@ -464,7 +276,7 @@
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
-      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
+      input.addEventListener("change", () => switchGrain(d.name));
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
     if (hadFocus && $("ds-" + state.ds)) $("ds-" + state.ds).focus();
@@ -475,6 +287,57 @@
     renderConds();
     $("filters").hidden = !dataset().filters;
     changed(true);
+  }
+
+  // switchGrain changes the dataset, keeping the chosen columns and the
+  // conditions that the new one has (by name), and the report's filters as
+  // conditions where it has their column; it says what it dropped.
+  function switchGrain(name) {
+    const from = dataset();
+    if (name === from.name) return;
+    const label = (n) => { const c = condColumn(n, from) || { label: { es: n, en: n } }; return condLabel(c); };
+    if (from.filters) {
+      for (const f of FILTERS) {
+        const v = state.filters[f];
+        if (!v) continue;
+        const col = f === "rut" ? "client_rut" : f;
+        state.where.push({ col: col, op: "eq", v: v, fold: false, filter: f });
+      }
+      state.filters = {};
+    }
+    state.ds = name;
+    const d = dataset();
+    const dropped = [];
+    const names = new Set(allColumns());
+    state.chosen = state.chosen.filter((n) => names.has(n) || (dropped.push(label(n)), false));
+    state.where = state.where.filter((w) => {
+      const c = condColumn(w.col);
+      // A RUT compares in any typed form only where informe normalizes it
+      // (the report, clients): elsewhere the filter is not a condition.
+      const keep = c && opsFor(c).includes(w.op) && !(w.filter === "rut" && d.name !== "clients");
+      if (keep && w.filter && d.filters) { state.filters[w.filter] = w.v; return false; }
+      if (!keep) dropped.push(w.filter ? t(w.filter) : label(w.col));
+      delete w.filter;
+      return keep;
+    });
+    renderBuilder();
+    $("grain-note").textContent = dropped.length
+      ? t("grainDropped", { list: [...new Set(dropped)].join(", "), ds: words(d.title) }) : "";
+  }
+
+  // renderGrainWarn warns when an amount (a cost) is chosen on a dataset
+  // that repeats it on several rows (the report repeats a contract's cost
+  // on each task row), offering the first dataset that has it once.
+  function renderGrainWarn() {
+    const d = dataset();
+    const amounts = d.name === "report" ? state.chosen.map(column).filter((c) => c && c.type === "amount") : [];
+    const better = amounts.length && catalog.datasets.find((x) => x.name !== d.name && x.name !== "report" &&
+      principal.scopes.includes(x.scope) && amounts.every((c) => columnsOf(x).some((k) => k.name === c.name)));
+    $("grain-warn").hidden = !better;
+    if (!better) return;
+    $("grain-warn-text").textContent = t("grainWarn", { cols: amounts.map((c) => words(c.label)).join(", "), ds: words(better.title) });
+    $("grain-switch").textContent = t("grainSwitch", { ds: words(better.title) });
+    $("grain-switch").onclick = () => { switchGrain(better.name); $("ds-" + better.name).focus(); };
   }
 
   function renderGroups() {
@@ -578,67 +441,238 @@
 
   // --- conditions: OData's $filter, which every path takes ---
 
+  // condColumn returns the column a condition names: one of the dataset's
+  // ("costo_servicio"), or of a related dataset's through its navigation
+  // ("Tasks/task_status"), with nav and rel then set; undefined when the
+  // dataset has no such column.
+  function condColumn(name, d) {
+    d = d || dataset();
+    const i = name.indexOf("/");
+    if (i < 0) return columnsOf(d).find((c) => c.name === name);
+    const rel = (d.related || []).find((r) => r.nav === name.slice(0, i));
+    const target = rel && catalog.datasets.find((x) => x.name === rel.dataset);
+    const c = target && columnsOf(target).find((k) => k.name === name.slice(i + 1));
+    return c && Object.assign({}, c, { nav: rel.nav, rel: rel });
+  }
+  const condLabel = (c) => c.rel ? words(c.rel.title) + ": " + words(c.label) : words(c.label);
+  const isDate = (c) => c.type === "date" || c.type === "datetime";
+  // foldable: a text typed freely, compared ignoring accents and capitals
+  // unless the condition asks for an exact match.
+  const foldable = (c) => c.type === "text" && !c.values;
+
   const opsFor = (c) => c.values ? ["eq", "ne"] : c.type === "text" ? ["eq", "ne", "contains", "startswith"]
-    : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
-  const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
+    : isDate(c) ? ["ge", "lt", "eq", "year"] : ["eq", "ne", "gt", "ge", "lt", "le"];
+  const opName = (c, op) => (isDate(c) ? t("dateOps") : t("ops"))[op];
+
+  // readNumber reads a number as the page's language writes it: in
+  // Spanish points group thousands and the comma is the decimal mark
+  // (100.000, 1.000.000, 12.500,5, $ 100.000); in English commas group
+  // and the point is the decimal mark (100,000, 12,500.5). A number the
+  // other language would read otherwise is refused: three digits after
+  // the decimal mark of a number below a thousand (1,500 in Spanish,
+  // 100.000 in English, where Chile writes a hundred thousand so), or the
+  // other decimal mark (100.00 or 1.5 in Spanish). It returns
+  // { value } (as OData writes it: 100000, 12500.5) or { error }.
+  function readNumber(raw, integer) {
+    let s = raw.replace(/[\s\u00a0]/g, "");
+    let sign = "";
+    if (s.startsWith("-")) { sign = "-"; s = s.slice(1); }
+    s = s.replace(/^\$/, "");
+    const [th, dec] = lang === "es" ? [".", ","] : [",", "."];
+    const q = (c) => "\\" + c;
+    let int, frac;
+    if (new RegExp("^\\d{1,3}(" + q(th) + "\\d{3})+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      int = int.split(th).join("");
+    } else if (new RegExp("^\\d+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      if (frac !== undefined && frac.length === 3 && /^[1-9]\d{0,2}$/.test(int)) return { error: "numAmbiguous" };
+    } else if (new RegExp("^[\\d" + q(th) + q(dec) + "]+$").test(s) && /\d/.test(s)) {
+      return { error: "numMarks" };
+    } else {
+      return { error: "numBad" };
+    }
+    if (integer && frac !== undefined) return { error: "numInteger" };
+    int = int.replace(/^0+(?=\d)/, "");
+    return { value: sign + int + (frac !== undefined ? "." + frac : "") };
+  }
+
+  // check returns what condition w asks for: { lit, read } when it is
+  // complete and valid (lit the OData literal, read the number understood,
+  // if any), else { error, incomplete }.
+  function check(w) {
+    const c = condColumn(w.col);
+    if (!c) return { error: "condColumn" };
+    if (w.bad) return { error: "dateBad" };
+    if (!w.v) return { error: "condEmpty", incomplete: true };
+    if (c.type === "text") return { lit: "'" + w.v.replace(/'/g, "''") + "'" };
+    if (isDate(c) && w.op === "year") return /^(19|2\d)\d\d$/.test(w.v) ? { lit: w.v } : { error: "yearBad" };
+    // A year before 1900 is one half typed (202 for 2024).
+    if (isDate(c)) return /^(19|2\d)\d\d-\d\d-\d\d$/.test(w.v) && !isNaN(new Date(w.v + "T00:00:00")) ? { lit: w.v } : { error: "dateBad" };
+    const n = readNumber(w.v, c.kind === "integer");
+    return n.error ? { error: n.error } : { lit: n.value, read: n.value };
+  }
+
+  // condExpr writes w, checked as k, over the property path ref (the
+  // column, or the lambda variable's "r/column").
+  function condExpr(w, k, ref) {
+    const c = condColumn(w.col);
+    let lit = k.lit;
+    const iso = (d) => d.toISOString().replace(/\.000Z$/, "Z");
+    // A day, or a year, of a date-time column starts at midnight where
+    // the analyst is.
+    if (isDate(c) && (w.op === "year" || (c.type === "datetime" && w.op !== "year"))) {
+      const from = w.op === "year" ? new Date(Number(w.v), 0, 1) : new Date(w.v + "T00:00:00");
+      const to = new Date(from.getTime());
+      if (w.op === "year") to.setFullYear(to.getFullYear() + 1); else to.setDate(to.getDate() + 1);
+      const at = (d) => c.type === "datetime" ? iso(d) : d.getFullYear().toString().padStart(4, "0") + "-" +
+        String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0");
+      if (w.op === "year" || w.op === "eq") return "(" + ref + " ge " + at(from) + " and " + ref + " lt " + at(to) + ")";
+      lit = at(from);
+    }
+    if (foldable(c) && w.fold) {
+      const f = (x) => "Informe.fold(text=" + x + ")";
+      if (w.op === "contains" || w.op === "startswith") return w.op + "(" + f(ref) + "," + f(lit) + ")";
+      return f(ref) + " " + w.op + " " + f(lit);
+    }
+    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + ref + "," + lit + ")";
+    return ref + " " + w.op + " " + lit;
+  }
+
+  // condsValid says every condition is complete and valid: until then
+  // nothing is counted, downloaded or offered to connect.
+  const condsValid = () => state.where.every((w) => !check(w).error);
+
+  // filterParts writes the conditions' $filter, joined by and; the
+  // conditions on one related dataset speak of one same related row:
+  // Tasks/any(r:r/task_status eq 'Pendiente' and r/task_end_date ge ...).
+  // It also says where each condition's expression lies in it: its index
+  // in state.where, and its first and last character, counted from 1 as
+  // informe counts a position (in characters, not UTF-16 units).
+  function filterParts() {
+    const groups = [], byNav = new Map();
+    state.where.forEach((w, i) => {
+      const k = check(w);
+      if (k.error) return;
+      const c = condColumn(w.col);
+      if (!c.nav) { groups.push({ head: "", parts: [{ i: i, x: condExpr(w, k, w.col) }] }); return; }
+      if (!byNav.has(c.nav)) byNav.set(c.nav, { head: c.nav + "/any(r:", parts: [] });
+      byNav.get(c.nav).parts.push({ i: i, x: condExpr(w, k, "r/" + c.name) });
+    });
+    for (const g of byNav.values()) groups.push(g);
+    let expr = "";
+    const spans = [];
+    const add = (x) => { expr += x; };
+    const at = () => [...expr].length + 1;
+    groups.forEach((g, gi) => {
+      if (gi) add(" and ");
+      add(g.head);
+      g.parts.forEach((p, pi) => {
+        if (pi) add(" and ");
+        const from = at();
+        add(p.x);
+        spans.push({ i: p.i, from: from, to: at() });
+      });
+      if (g.head) add(")");
+    });
+    return { expr: expr, spans: spans };
+  }
+
+  const filterExpr = () => filterParts().expr;
+
+  // markCond shows condition i's fault, or the number it understood,
+  // beside its value.
+  function markCond(i) {
+    const w = state.where[i];
+    const v = $("w" + i + "-v");
+    if (!v) return;
+    const k = check(w);
+    const shown = k.error && !(k.incomplete && !w.touched);
+    $("w" + i + "-error").textContent = shown ? t("err")[k.error] : "";
+    $("w" + i + "-read").textContent = k.read !== undefined ? "= " + k.read : "";
+    if (shown) v.setAttribute("aria-invalid", "true"); else v.removeAttribute("aria-invalid");
+  }
 
   function renderConds(focus) {
-    const cols = columnsOf(dataset());
+    const d = dataset();
+    const own = columnsOf(d).map((k) => el("option", { value: k.name, textContent: words(k.label) }));
+    const rel = (d.related || []).map((r) => el("optgroup", { label: words(r.title) },
+      ...columnsOf(catalog.datasets.find((x) => x.name === r.dataset)).map((k) =>
+        el("option", { value: r.nav + "/" + k.name, textContent: words(r.title) + ": " + words(k.label) }))));
     $("conds").replaceChildren(...state.where.map((w, i) => {
       const n = i + 1;
-      const c = column(w.col);
+      const c = condColumn(w.col);
       const id = "w" + i;
       const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
-      const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
+      const col = labelled(el("select", { id: id + "-col" }, ...own.map((o) => o.cloneNode(true)), ...rel.map((o) => o.cloneNode(true))), "condCol");
+      col.value = w.col;
       const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
-      // A status is chosen among its values; anything else is typed.
+      // A status is chosen among its values; a date on a calendar; a year
+      // and anything else is typed.
+      const dateInput = isDate(c) && w.op !== "year";
       const value = labelled(c.values
         ? el("select", { id: id + "-v" }, el("option", { value: "", textContent: "—" }),
           ...c.values.map((v) => el("option", { value: v, textContent: v, selected: v === w.v })))
-        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
-      if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
+        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: dateInput ? "date" : "text" }), "condValue");
+      if (c.type === "number" || c.type === "amount" || w.op === "year") value.inputMode = w.op === "year" || c.kind === "integer" ? "numeric" : "decimal";
+      if (w.op === "year") value.placeholder = String(new Date().getFullYear());
+      value.setAttribute("aria-describedby", id + "-read " + id + "-error");
+      const read = el("span", { id: id + "-read", className: "read" });
+      read.setAttribute("aria-live", "polite");
+      const err = el("p", { id: id + "-error", className: "error" });
       const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
+      const kids = [col, op, value, read];
+      if (foldable(c)) {
+        const box = el("input", { type: "checkbox", id: id + "-exact", checked: !w.fold });
+        box.addEventListener("change", () => { w.fold = !box.checked; changed(true); });
+        kids.push(el("span", { className: "exact" }, box, el("label", { htmlFor: box.id, textContent: t("exact") })));
+      }
+      kids.push(remove, err);
       col.addEventListener("change", () => {
         w.col = col.value;
-        const k = column(w.col);
+        const k = condColumn(w.col);
         if (!opsFor(k).includes(w.op)) w.op = opsFor(k)[0];
         w.v = "";
+        w.bad = false;
+        w.touched = false;
+        w.fold = foldable(k);
         renderConds(id + "-col");
         changed(true);
       });
-      op.addEventListener("change", () => { w.op = op.value; changed(true); });
-      value.addEventListener(c.values ? "change" : "input", () => { w.v = value.value.trim(); changed(value.type === "date" || !!c.values); });
+      op.addEventListener("change", () => {
+        const wasYear = w.op === "year";
+        w.op = op.value;
+        if (wasYear !== (w.op === "year") && isDate(c)) { w.v = ""; w.bad = false; renderConds(id + "-op"); }
+        changed(true);
+      });
+      // A half-typed date (01/01/aaaa) has no value but is not empty:
+      // the browser says so by validity.badInput, heard on every key.
+      const take = () => {
+        w.v = value.value.trim();
+        w.bad = !!(value.validity && value.validity.badInput);
+        w.touched = true;
+        markCond(i);
+      };
+      value.addEventListener(c.values ? "change" : "input", () => { take(); changed(value.type === "date" || !!c.values); });
+      if (value.type === "date") {
+        for (const ev of ["keyup", "blur", "change"]) value.addEventListener(ev, () => {
+          const before = w.bad + "|" + w.v;
+          take();
+          if (before !== w.bad + "|" + w.v) changed(true);
+        });
+      }
+      value.addEventListener("blur", () => { w.touched = true; markCond(i); });
       remove.addEventListener("click", () => {
         state.where.splice(i, 1);
         renderConds();
         changed(true);
         $("add-cond").focus();
       });
-      return el("li", { className: "cond" }, col, op, value, remove);
+      return el("li", { className: "cond" }, ...kids);
     }));
+    state.where.forEach((w, i) => markCond(i));
     if (focus && $(focus)) $(focus).focus();
   }
-
-  // condition returns the OData expression of w, "" while it has no value.
-  function condition(w) {
-    const c = column(w.col);
-    if (!w.v) return "";
-    let lit = w.v;
-    if (c.type === "text") lit = "'" + w.v.replace(/'/g, "''") + "'";
-    // A day of a date-time column starts at midnight where the analyst is.
-    if (c.type === "datetime" && /^\d{4}-\d{2}-\d{2}$/.test(w.v)) {
-      const day = new Date(w.v + "T00:00:00");
-      lit = isNaN(day) ? w.v : day.toISOString().replace(/\.000Z$/, "Z");
-      if (w.op === "eq") {
-        const next = new Date(day.getTime());
-        next.setDate(next.getDate() + 1);
-        return "(" + w.col + " ge " + lit + " and " + w.col + " lt " + next.toISOString().replace(/\.000Z$/, "Z") + ")";
-      }
-    }
-    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + w.col + "," + lit + ")";
-    return w.col + " " + w.op + " " + lit;
-  }
-  const filterExpr = () => state.where.map(condition).filter(Boolean).join(" and ");
 
   // --- URLs ---
 
@@ -692,17 +726,34 @@
     for (const e of document.querySelectorAll(".csv-only")) e.hidden = state.format !== "csv";
     for (const e of document.querySelectorAll(".sheet-only")) e.hidden = state.format !== "csv" && state.format !== "xlsx";
     $("decimal").disabled = state.delimiter === "comma";
-    $("download").href = exportPath();
+    renderGrainWarn();
+    const valid = condsValid();
+    if (valid) $("download").href = exportPath(); else $("download").removeAttribute("href");
     $("download-error").textContent = "";
     $("download-status").textContent = "";
     $("download-retry").hidden = true;
     writeHash();
     renderConnect();
-    checking = true;
     total = null;
+    clearTimeout(timer);
+    if (!valid) {
+      // Nothing is counted, downloaded or connected while a condition is
+      // incomplete or invalid: its rows would not be those it asks for.
+      if (pending) pending.abort();
+      pending = null;
+      checking = false;
+      setDownload();
+      const incomplete = state.where.every((w) => { const k = check(w); return !k.error || k.incomplete; });
+      $("count").textContent = t(incomplete ? "condsIncomplete" : "condsInvalid");
+      delete $("count").dataset.total;
+      document.body.dataset.loading = "false";
+      renderPreview([]);
+      renderSize();
+      return;
+    }
+    checking = true;
     setDownload();
     $("count").textContent = now ? t("counting") : t("checking");
-    clearTimeout(timer);
     timer = setTimeout(refresh, now ? 0 : 150);
   }
 
@@ -792,23 +843,7 @@
     }
   }
 
-  // condSpans are where each condition's expression lies in the $filter
-  // that filterExpr writes: its index in state.where, and its first and
-  // last character, counted from 1 as informe counts a position (in
-  // characters, not UTF-16 units).
-  function condSpans() {
-    const spans = [];
-    let at = 1;
-    state.where.forEach((w, i) => {
-      const x = condition(w);
-      if (!x) return;
-      if (spans.length) at += " and ".length;
-      const len = [...x].length;
-      spans.push({ i: i, from: at, to: at + len });
-      at += len;
-    });
-    return spans;
-  }
+  const condSpans = () => filterParts().spans;
 
   // showCondError words informe's refusal of the $filter (its code) in the
   // page's language, beside the condition that wrote the part of the
@@ -1086,6 +1121,11 @@
 
   function renderConnect() {
     const d = dataset();
+    if (!condsValid()) {
+      $("connect").replaceChildren(el("p", { id: "connect-invalid", className: "warn", textContent: t("connectInvalid") }));
+      $("reveal").hidden = true;
+      return;
+    }
     const base = location.origin;
     const tok = revealed && token ? token : token ? "informe_" + "•".repeat(12) : t("noToken");
     const real = token || t("noToken");
@@ -1198,9 +1238,13 @@
     $("sign-in-form").addEventListener("submit", signIn);
     $("sign-out").addEventListener("click", signOut);
     $("lang").addEventListener("click", () => {
-      lang = lang === "es" ? "en" : "es";
-      document.cookie = "informe_lang=" + lang + "; path=/; SameSite=Strict";
-      translate();
+      const next = lang === "es" ? "en" : "es";
+      document.body.dataset.loading = "true";
+      loadWords(next).then(() => {
+        lang = next;
+        document.cookie = "informe_lang=" + lang + "; path=/; SameSite=Strict";
+        translate();
+      }, () => {}).finally(() => { document.body.dataset.loading = "false"; });
     });
     $("search").addEventListener("input", renderGroups);
     $("all").addEventListener("click", () => {
@@ -1222,7 +1266,7 @@
     });
     $("add-cond").addEventListener("click", () => {
       const c = columnsOf(dataset())[0];
-      state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
+      state.where.push({ col: c.name, op: opsFor(c)[0], v: "", fold: foldable(c) });
       renderConds("w" + (state.where.length - 1) + "-col");
       changed(true);
     });
@@ -1240,8 +1284,13 @@
       fetch($("app").dataset.catalog).then((r) => r.json()),
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
-    // The catalogue leaves out the words of a column the general report
-    // has too: they are the report's.
+    // The catalogue's columns come as arrays (internal/web's packedColumn),
+    // and leave out the words of a column the general report has too:
+    // they are the report's.
+    const text = (a) => a && { es: a[0], en: a[1] };
+    for (const d of cat.datasets) for (const g of d.groups) {
+      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: a[2], width: a[3], label: text(a[4]), about: text(a[5]), values: a[6] || undefined }));
+    }
     const known = {};
     for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
     for (const d of cat.datasets) for (const g of d.groups) for (const c of g.columns) {

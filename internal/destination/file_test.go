@@ -1,4 +1,4 @@
-package fileexport
+package destination
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestAtomicFile(t *testing.T) {
+func TestFile(t *testing.T) {
 	read := func(path string) string {
 		t.Helper()
 		b, err := os.ReadFile(path)
@@ -19,7 +19,7 @@ func TestAtomicFile(t *testing.T) {
 	t.Run("CommitNew", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "out.csv")
-		f, err := createAtomic(path)
+		f, err := CreateFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestAtomicFile(t *testing.T) {
 		if err := os.Chmod(path, 0o640); err != nil {
 			t.Fatal(err)
 		}
-		f, err := createAtomic(path)
+		f, err := CreateFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestAtomicFile(t *testing.T) {
 		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f, err := createAtomic(path)
+		f, err := CreateFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,4 +97,18 @@ func TestAtomicFile(t *testing.T) {
 			t.Error("Commit after Abort succeeded")
 		}
 	})
+}
+
+// folder returns the names in dir, sorted.
+func folder(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
