@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/report"
 )
@@ -19,7 +19,7 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := export.Names(report.Columns), strings.Fields(string(spec))
+	got, want := dataset.Names(report.Columns), strings.Fields(string(spec))
 	if !slices.Equal(got, want) {
 		t.Fatalf("report.Columns = %v\nwant spec order %v", got, want)
 	}

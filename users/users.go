@@ -3,7 +3,6 @@
 package users
 
 import (
-	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
 )
 
@@ -14,6 +13,6 @@ var Params = []string{"columns"}
 // Dataset is the users' declaration: one row per user, read from the
 // user_list view (text) and user_list_typed (typed values), in id order.
 var Dataset = &dataset.Dataset{
-	Name: "users", Scope: auth.UsersRead, Columns: Columns,
+	Name: "users", Scope: dataset.UsersRead, Columns: Columns,
 	Text: "user_list", Typed: "user_list_typed", Keys: []string{"key_id"}, KeyColumn: "id",
 }

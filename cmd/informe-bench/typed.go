@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/report"
 )
@@ -28,7 +28,7 @@ func (b *bench) typed(ctx context.Context) error {
 		return err
 	}
 	all := set.all
-	sql := "SELECT " + postgres.SelectList(export.Names(report.Columns)) +
+	sql := "SELECT " + postgres.SelectList(dataset.Names(report.Columns)) +
 		" FROM general_report ORDER BY " + strings.Join(report.Keys, ", ")
 	var copied samples
 	copyStep := func(ctx context.Context) error {

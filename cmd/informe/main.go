@@ -23,6 +23,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 )
@@ -176,7 +177,7 @@ func tokenCommand() *cli.Command {
 	create, list, revoke := newForm("token create"), newForm("token list"), newForm("token revoke")
 	var createDB, listDB, revokeDB, name string
 	var scopeNames []string
-	var scopes []auth.Scope
+	var scopes []dataset.Scope
 	var expiresIn time.Duration
 	revoke.validate = func(cmd *cli.Command) {
 		if cmd.NArg() != 1 {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/report"
 )
@@ -297,7 +297,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Site = site })
-	expired := ts.newToken(t, "expired", []auth.Scope{auth.ReportRead}, time.Now().Add(-time.Hour))
+	expired := ts.newToken(t, "expired", []dataset.Scope{dataset.ReportRead}, time.Now().Add(-time.Hour))
 	bad := wellFormedToken()
 	cases := []struct {
 		name, target string

@@ -294,8 +294,8 @@ func TestOpenAPI(t *testing.T) {
 	c := loadContract(t)
 	ts := newServer(t, fixtureDB(t))
 	bearer := []string{"Authorization", "Bearer " + ts.Token}
-	reportOnly := ts.newToken(t, "report-only", []auth.Scope{auth.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 
 	t.Run("OK", func(t *testing.T) {
 		for _, tt := range []struct {

@@ -107,9 +107,9 @@ func (s *Server) Handler() http.Handler {
 
 	// Every GET path answers HEAD too (RFC 9110).
 	get := []string{http.MethodGet, http.MethodHead}
-	r.Match(get, "/api/general-report", s.require(auth.ReportRead), s.generalReport)
-	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
-	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
+	r.Match(get, "/api/general-report", s.require(dataset.ReportRead), s.generalReport)
+	r.Match(get, "/api/general-report/export", s.require(dataset.ReportRead), s.exportReport)
+	r.Match(get, "/users", s.require(dataset.UsersRead), s.listUsers)
 	// Each entity at its own grain, exported whole: /api/contracts/export, ...
 	for _, src := range source.Grains {
 		r.Match(get, "/api/"+src.Name+"/export", s.require(src.Scope), s.exportOf(src))

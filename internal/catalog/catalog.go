@@ -13,9 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/informe/informe/auth"
 	"github.com/informe/informe/entities"
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -29,7 +28,7 @@ type Text struct {
 // Column is one column as the page shows it.
 type Column struct {
 	Name string `json:"name"` // the API's name
-	Kind string `json:"kind"` // the API's kind (export.Kind's name)
+	Kind string `json:"kind"` // the API's kind (dataset.Kind's name)
 	// Type is the kind as an analyst knows it: "date", "datetime",
 	// "number", "amount" (money) or "text".
 	Type string `json:"type"`
@@ -65,10 +64,10 @@ type Dataset struct {
 	Title Text   `json:"title"` // as the page names it
 	// Row says what one row is, and, where a value repeats over rows, that
 	// a sum of it counts it again on each.
-	Row    Text       `json:"row"`
-	Scope  auth.Scope `json:"scope"` // the scope a token needs to read it
-	Path   string     `json:"path"`  // the paged path (HEAD counts, GET previews)
-	Export string     `json:"export"`
+	Row    Text          `json:"row"`
+	Scope  dataset.Scope `json:"scope"` // the scope a token needs to read it
+	Path   string        `json:"path"`  // the paged path (HEAD counts, GET previews)
+	Export string        `json:"export"`
 	// OData is the entity set's name under /odata.
 	OData string `json:"odata"`
 	// Source is the dataset's name on its other doors: informe export's
@@ -93,7 +92,7 @@ func Datasets() ([]Dataset, error) {
 		return nil, fmt.Errorf("catalog: users: %w", err)
 	}
 	out := []Dataset{
-		{Name: "report", Title: Text{"Una fila por tarea (informe general)", "One row per task (the general report)"}, Scope: auth.ReportRead,
+		{Name: "report", Title: Text{"Una fila por tarea (informe general)", "One row per task (the general report)"}, Scope: dataset.ReportRead,
 			Row: Text{"Una fila por tarea de cada proceso de cada contrato; un contrato sin procesos, o un proceso sin tareas, también tiene su fila. Los datos del contrato, del cliente y del servicio, con su costo, se repiten en cada fila de tarea: para sumar costos elija «Una fila por contrato».",
 				"One row per task of each process of each contract; a contract without processes, or a process without tasks, has its row too. The contract's, client's and service's fields, its cost included, repeat on each task row: to add up costs, choose “One row per contract”."},
 			Path: "/api/general-report", Export: "/api/general-report/export", OData: "GeneralReport", Source: "general-report",
@@ -111,7 +110,7 @@ func Datasets() ([]Dataset, error) {
 	}
 	return append(out,
 		// /users serves every user in one response: it is its own export.
-		Dataset{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: auth.UsersRead,
+		Dataset{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: dataset.UsersRead,
 			Row:  Text{"Una fila por usuario.", "One row per user."},
 			Path: "/users", Export: "/users", OData: "Users", Source: "users", Groups: us}), nil
 }
@@ -119,7 +118,7 @@ func Datasets() ([]Dataset, error) {
 // describeEntity groups cols, an entity's columns, as the report's groups
 // rep group the same names, its own columns (counts, keys) first under
 // their words in grainColumns; a name in neither is an error.
-func describeEntity(cols []export.Column, rep []Group) ([]Group, error) {
+func describeEntity(cols []dataset.Column, rep []Group) ([]Group, error) {
 	byName := map[string]Column{}
 	groupOf := map[string]int{}
 	for i, g := range rep {
@@ -173,7 +172,7 @@ type described struct {
 
 // describe joins the column list cols with the words of groups, checking
 // that groups names every column of cols once, in order.
-func describe(cols []export.Column, groups []group) ([]Group, error) {
+func describe(cols []dataset.Column, groups []group) ([]Group, error) {
 	out := make([]Group, 0, len(groups))
 	i := 0
 	for _, g := range groups {
@@ -198,15 +197,15 @@ func describe(cols []export.Column, groups []group) ([]Group, error) {
 }
 
 // analystType names col's kind as an analyst knows it (see [Column].Type).
-func analystType(col export.Column) string {
+func analystType(col dataset.Column) string {
 	switch col.Kind {
-	case export.Integer:
+	case dataset.Integer:
 		return "number"
-	case export.Decimal:
+	case dataset.Decimal:
 		return "amount" // the one decimal column is a cost
-	case export.Date:
+	case dataset.Date:
 		return "date"
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return "datetime"
 	}
 	return "text"

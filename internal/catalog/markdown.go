@@ -6,19 +6,19 @@ import (
 	"strings"
 
 	"github.com/informe/informe/entities"
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
 
 // kindDocs says how each kind is rendered in each format.
-var kindDocs = map[export.Kind]string{
-	export.Text:        "text; Parquet STRING, Arrow Utf8",
-	export.Integer:     "integer as text, e.g. `42`; XLSX number; Parquet INT64, Arrow Int64",
-	export.Decimal:     "decimal as text, e.g. `350000` or `1500.5`; XLSX number; Parquet and Arrow DECIMAL(14,2)",
-	export.Date:        "`YYYY-MM-DD`; XLSX date cell; Parquet DATE, Arrow Date32",
-	export.Timestamp:   "`YYYY-MM-DD HH:MM:SS`; XLSX date-time cell; Parquet and Arrow TIMESTAMP in microseconds, not adjusted to UTC",
-	export.Timestamptz: "`YYYY-MM-DD HH:MM:SS.ffffff+00` (UTC); XLSX date-time cell; Parquet and Arrow TIMESTAMP in microseconds, UTC",
+var kindDocs = map[dataset.Kind]string{
+	dataset.Text:        "text; Parquet STRING, Arrow Utf8",
+	dataset.Integer:     "integer as text, e.g. `42`; XLSX number; Parquet INT64, Arrow Int64",
+	dataset.Decimal:     "decimal as text, e.g. `350000` or `1500.5`; XLSX number; Parquet and Arrow DECIMAL(14,2)",
+	dataset.Date:        "`YYYY-MM-DD`; XLSX date cell; Parquet DATE, Arrow Date32",
+	dataset.Timestamp:   "`YYYY-MM-DD HH:MM:SS`; XLSX date-time cell; Parquet and Arrow TIMESTAMP in microseconds, not adjusted to UTC",
+	dataset.Timestamptz: "`YYYY-MM-DD HH:MM:SS.ffffff+00` (UTC); XLSX date-time cell; Parquet and Arrow TIMESTAMP in microseconds, UTC",
 }
 
 // WriteMarkdown writes the fields of the report, of the users and of each
@@ -33,7 +33,7 @@ func WriteMarkdown(w io.Writer) error {
 		"A value that does not fit its type (a decimal with more than 12 digits before the point or 2 after it, NaN or an infinity, a timestamp past 294247-01-10) ends the export with an error rather than being rounded. A Timestamp column has whole seconds, as in the text formats; a Timestamptz keeps its microseconds. A date or timestamp before Christ keeps its era there, where the text formats write its year alone, as PostgreSQL's `to_char` does (`0044-03-15` for 44 BC).\n")
 	type table struct {
 		title string
-		cols  []export.Column
+		cols  []dataset.Column
 		note  string
 	}
 	tables := []table{

@@ -14,9 +14,6 @@ package dataset
 import (
 	"strconv"
 	"strings"
-
-	"github.com/informe/informe/auth"
-	"github.com/informe/informe/export"
 )
 
 // Dataset declares a table that informe serves. It is plain data; the
@@ -26,9 +23,9 @@ type Dataset struct {
 	// Name names the dataset in paths, files and sheets: "general-report".
 	Name string
 	// Scope is what a token needs to read it.
-	Scope auth.Scope
+	Scope Scope
 	// Columns are the fields of a row, in order, with their kinds.
-	Columns []export.Column
+	Columns []Column
 	// Text is the view that renders every column as text in the API's
 	// formats (general_report); Typed is the view of the same rows with
 	// typed values under the columns' names (general_report_typed), on
@@ -98,7 +95,7 @@ type Sort struct {
 // the position's conditions, with [Query.After], come last.
 type Query struct {
 	// Columns are the fields to read, in order; nil reads all of them.
-	Columns []export.Column
+	Columns []Column
 	// Sort orders the rows before the key; nil keeps the key's order.
 	Sort []Sort
 	// Skip passes over that many rows, in order, after the position.
@@ -115,7 +112,7 @@ type Query struct {
 	Extra []string
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
-	// ([export.Format.Typed]; see render.Row.Typed), rather than as the
+	// ([export.Format.Typed]; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
 	// Position makes each row carry, after its columns and Extra, its key's parts as
@@ -235,7 +232,7 @@ func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Extra
 func (q *Query) FilterPlain() bool { return !q.more }
 
 // columns returns the fields q reads of d.
-func (q *Query) columns(d *Dataset) []export.Column {
+func (q *Query) columns(d *Dataset) []Column {
 	if q.Columns == nil {
 		return d.Columns
 	}

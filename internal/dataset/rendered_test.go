@@ -307,7 +307,7 @@ func encodings() []encoding {
 
 // encode writes rows of cols as enc says, returning the bytes and the
 // encoder's error.
-func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error) {
+func encode(enc encoding, cols []dataset.Column, rows [][][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	e, err := export.NewEncoder(&buf, enc.format, cols, enc.opts)
 	if err != nil {
@@ -325,8 +325,8 @@ func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error)
 
 // TestTypedValues reads the report with [dataset.Query.Typed], as the
 // typed formats do: every text value is the API's text, and every other
-// one the binary value of that text (export.ParseValue,
-// export.AppendValue), but for the dates and timestamps before Christ of
+// one the binary value of that text (dataset.ParseValue,
+// dataset.AppendValue), but for the dates and timestamps before Christ of
 // the edge rows, which are the values of their text with its era, where
 // the API's text writes their year alone. A NaN cost, which no typed
 // format holds, is refused, naming its column.
@@ -366,14 +366,14 @@ func TestTypedValues(t *testing.T) {
 		for j, c := range d.Columns {
 			v, p := k.values[j], p.values[j]
 			binary := func(text []byte) []byte {
-				x, ok := export.ParseValue(c.Kind, text)
+				x, ok := dataset.ParseValue(c.Kind, text)
 				if !ok {
 					return nil
 				}
-				return export.AppendValue(nil, c.Kind, x)
+				return dataset.AppendValue(nil, c.Kind, x)
 			}
 			switch {
-			case c.Kind == export.Text || len(p) == 0:
+			case c.Kind == dataset.Text || len(p) == 0:
 				if !bytes.Equal(v, p) || (v == nil) != (p == nil) {
 					t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
 				}

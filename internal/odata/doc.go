@@ -8,7 +8,7 @@
 // every literal a bound parameter ([Query.SQL]).
 //
 // Entity sets are data: an [EntitySetDef] names a set, its entity type and
-// the export.Column list that already drives the SQL and every other
+// the dataset.Column list that already drives the SQL and every other
 // encoder; [NewEntitySet] checks it once, at start-up.
 //
 // A request for a feed reads top to bottom:

@@ -3,7 +3,7 @@ package odata
 import (
 	"fmt"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // Namespace is the CSDL schema namespace of informe's entity types, and
@@ -45,7 +45,7 @@ type EntitySetDef struct {
 	// Edm.Int64, Decimal is Edm.Decimal (Scale="variable"), Date is
 	// Edm.Date, Timestamp and Timestamptz are Edm.DateTimeOffset, anything
 	// else is Edm.String.
-	Columns []export.Column
+	Columns []dataset.Column
 
 	// Key names the key property. Either it is one of Columns, an Integer
 	// column that is never empty and orders the rows (users: "id"), or it
@@ -142,7 +142,7 @@ type EntitySet struct {
 type property struct {
 	name     string
 	col      int // index in Columns; -1 for the synthetic key
-	kind     export.Kind
+	kind     dataset.Kind
 	nullable bool
 	filter   bool // one of Filters
 }
@@ -165,7 +165,7 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 		return fail("no columns")
 	}
 	// Copy the slices: the set must not change under a caller's feet.
-	def.Columns = append([]export.Column(nil), def.Columns...)
+	def.Columns = append([]dataset.Column(nil), def.Columns...)
 	def.RowKey = append([]string(nil), def.RowKey...)
 	def.OrderBy = append([]string(nil), def.OrderBy...)
 	def.Filters = append([]string(nil), def.Filters...)
@@ -185,7 +185,7 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 	}
 	if i, ok := cols[def.Key]; ok {
 		c := def.Columns[i]
-		if c.Kind != export.Integer || c.Nullable {
+		if c.Kind != dataset.Integer || c.Nullable {
 			return fail("key column %q must be a non-nullable integer", def.Key)
 		}
 		if len(def.RowKey) != 0 {
@@ -202,7 +202,7 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 		if len(def.KeyColumns) != len(def.RowKey) {
 			return fail("synthetic key %q needs a KeyColumns name per RowKey name", def.Key)
 		}
-		s.props = append(s.props, property{name: def.Key, col: -1, kind: export.Text})
+		s.props = append(s.props, property{name: def.Key, col: -1, kind: dataset.Text})
 	}
 	for i, c := range def.Columns {
 		s.props = append(s.props, property{
@@ -244,13 +244,13 @@ func NewEntitySet(def EntitySetDef) (*EntitySet, error) {
 	}
 	for _, name := range def.OrderBy {
 		i, ok := cols[name]
-		if !ok || def.Columns[i].Kind != export.Integer {
+		if !ok || def.Columns[i].Kind != dataset.Integer {
 			return fail("OrderBy %q is not an integer column", name)
 		}
 	}
 	for _, name := range def.Filters {
 		i, ok := cols[name]
-		if !ok || (def.Columns[i].Kind != export.Integer && def.Columns[i].Kind != export.Text) {
+		if !ok || (def.Columns[i].Kind != dataset.Integer && def.Columns[i].Kind != dataset.Text) {
 			return fail("filter %q is not an integer or text column", name)
 		}
 		s.props[s.byName[name]].filter = true
@@ -286,15 +286,15 @@ func (s *EntitySet) keyParts() int {
 
 // EDMType returns the EDM primitive type of a column kind: the type of
 // its property in the metadata document and in the OpenAPI description.
-func EDMType(k export.Kind) string {
+func EDMType(k dataset.Kind) string {
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		return "Edm.Int64"
-	case export.Decimal:
+	case dataset.Decimal:
 		return "Edm.Decimal"
-	case export.Date:
+	case dataset.Date:
 		return "Edm.Date"
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return "Edm.DateTimeOffset"
 	}
 	return "Edm.String"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // FeedOptions configure [NewFeed].
@@ -101,7 +102,7 @@ type Feed struct {
 type outProp struct {
 	name      []byte // `"name":`
 	col       int    // index of the value in a row; -1 for the synthetic key
-	kind      export.Kind
+	kind      dataset.Kind
 	nullable  bool // a nil value is null
 	emptyNull bool // an empty value is null
 }
@@ -344,32 +345,32 @@ func (f *Feed) appendValue(b []byte, p *outProp, v []byte) ([]byte, bool) {
 		if p.emptyNull {
 			return append(b, "null"...), true
 		}
-		if p.kind == export.Text {
+		if p.kind == dataset.Text {
 			return append(b, `""`...), true
 		}
 		return b, false
 	}
 	switch p.kind {
-	case export.Integer:
+	case dataset.Integer:
 		if _, ok := parseInt(v); !ok {
 			return b, false
 		}
 		return f.appendNumber(b, v), true
-	case export.Decimal:
+	case dataset.Decimal:
 		if !isDecimal(v) {
 			return b, false
 		}
 		return f.appendNumber(b, v), true
-	case export.Date:
+	case dataset.Date:
 		if len(v) != 10 || !isDate(v) {
 			return b, false
 		}
 		b = append(b, '"')
 		b = append(b, v...)
 		return append(b, '"'), true
-	case export.Timestamp:
+	case dataset.Timestamp:
 		return appendTimestamp(b, v, f.opts.Location, false)
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		return appendTimestamp(b, v, nil, true)
 	}
 	return export.AppendJSONString(b, v), true

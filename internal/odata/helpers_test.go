@@ -3,7 +3,7 @@ package odata_test
 import (
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
@@ -57,7 +57,7 @@ func userRow(vals map[string]string) [][]byte {
 	return row
 }
 
-func kindOf(cols []export.Column, name string) (export.Kind, bool) {
+func kindOf(cols []dataset.Column, name string) (dataset.Kind, bool) {
 	for _, c := range cols {
 		if c.Name == name {
 			return c.Kind, true

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 
 	"github.com/informe/informe/export"
@@ -149,7 +150,7 @@ func TestNumbers(t *testing.T) {
 func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 	t.Helper()
 	def := EntitySetDef{Name: name, TypeName: name + "Type",
-		Columns: []export.Column{{Name: "a", Kind: export.Integer}, {Name: "b", Kind: export.Integer}},
+		Columns: []dataset.Column{{Name: "a", Kind: dataset.Integer}, {Name: "b", Kind: dataset.Integer}},
 		Key:     "a", OrderBy: []string{"a"}}
 	if synthetic {
 		def.Key, def.RowKey, def.EmptyIsNull = "row_id", []string{"a", "b", "c"}, true

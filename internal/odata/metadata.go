@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/secret"
 )
 
@@ -86,9 +87,9 @@ func Metadata(sets ...*EntitySet) []byte {
 				b.WriteString(` Nullable="false"`)
 			}
 			switch p.kind {
-			case export.Decimal:
+			case dataset.Decimal:
 				b.WriteString(` Scale="variable"`)
-			case export.Timestamptz:
+			case dataset.Timestamptz:
 				b.WriteString(` Precision="6"`)
 			}
 			b.WriteString("/>\n")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
@@ -63,13 +63,13 @@ func TestMetadata(t *testing.T) {
 		t.Fatalf("%d entity types, want %d", got, want)
 	}
 
-	wantType := map[export.Kind]string{
-		export.Text: "Edm.String", export.Integer: "Edm.Int64", export.Decimal: "Edm.Decimal",
-		export.Date: "Edm.Date", export.Timestamp: "Edm.DateTimeOffset", export.Timestamptz: "Edm.DateTimeOffset",
+	wantType := map[dataset.Kind]string{
+		dataset.Text: "Edm.String", dataset.Integer: "Edm.Int64", dataset.Decimal: "Edm.Decimal",
+		dataset.Date: "Edm.Date", dataset.Timestamp: "Edm.DateTimeOffset", dataset.Timestamptz: "Edm.DateTimeOffset",
 	}
 	for _, tt := range []struct {
 		name, typ, key string
-		cols           []export.Column
+		cols           []dataset.Column
 		allNullable    bool
 	}{
 		{"GeneralReportRow", "GeneralReportRow", "row_id", report.Columns, true},
@@ -112,10 +112,10 @@ func TestMetadata(t *testing.T) {
 				if got := p.Nullable; got != wantNullable {
 					t.Errorf("%s: Nullable = %q, want %q", c.Name, got, wantNullable)
 				}
-				if c.Kind == export.Decimal && p.Scale != "variable" {
+				if c.Kind == dataset.Decimal && p.Scale != "variable" {
 					t.Errorf("%s: Scale = %q, want variable", c.Name, p.Scale)
 				}
-				if c.Kind == export.Timestamptz && p.Precision != "6" {
+				if c.Kind == dataset.Timestamptz && p.Precision != "6" {
 					t.Errorf("%s: Precision = %q, want 6", c.Name, p.Precision)
 				}
 			}
@@ -154,11 +154,11 @@ func TestServiceDocument(t *testing.T) {
 }
 
 func TestNewEntitySetErrors(t *testing.T) {
-	cols := []export.Column{
-		{Name: "id", Kind: export.Integer},
-		{Name: "name", Kind: export.Text},
-		{Name: "born", Kind: export.Date},
-		{Name: "seen", Kind: export.Timestamp, Nullable: true},
+	cols := []dataset.Column{
+		{Name: "id", Kind: dataset.Integer},
+		{Name: "name", Kind: dataset.Text},
+		{Name: "born", Kind: dataset.Date},
+		{Name: "seen", Kind: dataset.Timestamp, Nullable: true},
 	}
 	ok := odata.EntitySetDef{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
 	if _, err := odata.NewEntitySet(ok); err != nil {
@@ -172,12 +172,12 @@ func TestNewEntitySetErrors(t *testing.T) {
 		{"ErrName", func(d *odata.EntitySetDef) { d.Name = "General Report" }, "identifiers"},
 		{"ErrNoColumns", func(d *odata.EntitySetDef) { d.Columns = nil }, "no columns"},
 		{"ErrColumnName", func(d *odata.EntitySetDef) {
-			d.Columns = append([]export.Column{{Name: "1st"}}, cols...)
+			d.Columns = append([]dataset.Column{{Name: "1st"}}, cols...)
 		}, `column "1st"`},
 		{"ErrDuplicateColumn", func(d *odata.EntitySetDef) { d.Columns = append(cols, cols[1]) }, "twice"},
 		{"ErrKeyNotInteger", func(d *odata.EntitySetDef) { d.Key = "name" }, "non-nullable integer"},
 		{"ErrKeyNullable", func(d *odata.EntitySetDef) {
-			d.Columns = []export.Column{{Name: "id", Kind: export.Integer, Nullable: true}}
+			d.Columns = []dataset.Column{{Name: "id", Kind: dataset.Integer, Nullable: true}}
 		}, "non-nullable integer"},
 		{"ErrRowKeyWithColumnKey", func(d *odata.EntitySetDef) { d.RowKey = []string{"a"} }, "RowKey"},
 		{"ErrSyntheticKeyWithoutParts", func(d *odata.EntitySetDef) { d.Key = "row_id" }, "RowKey"},

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
@@ -79,7 +80,7 @@ type Expansion struct {
 	// Target is the related entity set.
 	Target *EntitySet
 	// Columns are the target's columns to read, in order.
-	Columns []export.Column
+	Columns []dataset.Column
 	// Local is this set's column and Remote the target's column that
 	// relate a row to its related rows (both in the sets' views).
 	Local, Remote string

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/informe/informe/entities"
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 )
 
@@ -220,12 +220,12 @@ func TestExpansions(t *testing.T) {
 	}{
 		{"Clients", "key_client_id", "key_client_id", "key_client_id", []string{"client_id", "client_region", "client_rut"}},
 		{"Processes", "key_contract_id", "key_contract_id", "key_process_id", []string{"process_id", "tasks"}},
-		{"Services", "key_service_id", "key_service_id", "key_service_id", export.Names(entities.ServiceColumns)},
+		{"Services", "key_service_id", "key_service_id", "key_service_id", dataset.Names(entities.ServiceColumns)},
 	} {
 		x := got[i]
 		if x.Target.Name() != want.target || x.Local != want.local || x.Remote != want.remote || x.Order != want.order ||
-			strings.Join(export.Names(x.Columns), ",") != strings.Join(want.cols, ",") {
-			t.Errorf("expansion %d = %s %s=%s by %s %v, want %+v", i, x.Target.Name(), x.Local, x.Remote, x.Order, export.Names(x.Columns), want)
+			strings.Join(dataset.Names(x.Columns), ",") != strings.Join(want.cols, ",") {
+			t.Errorf("expansion %d = %s %s=%s by %s %v, want %+v", i, x.Target.Name(), x.Local, x.Remote, x.Order, dataset.Names(x.Columns), want)
 		}
 	}
 }

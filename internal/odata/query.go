@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
@@ -658,11 +658,11 @@ func odataPath(set *EntitySet) string { return "/odata/" + set.def.Name }
 
 // Columns returns the columns $select chose, in its order, or nil when it
 // chose them all (or was absent).
-func (q *Query) Columns() []export.Column {
+func (q *Query) Columns() []dataset.Column {
 	if q.sel == nil {
 		return nil
 	}
-	var cols []export.Column
+	var cols []dataset.Column
 	for _, i := range q.sel {
 		if p := q.set.props[i]; p.col >= 0 {
 			cols = append(cols, q.set.def.Columns[p.col])

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 )
 
@@ -53,14 +53,14 @@ func (s odataSet) propertyNames() []string {
 	if s.syntheticKey() {
 		names = append(names, s.Key)
 	}
-	return append(names, export.Names(s.Columns)...)
+	return append(names, dataset.Names(s.Columns)...)
 }
 
 // odataValueSchema returns the schema of property c of s in an OData
 // entity. Edm.Int64 and Edm.Decimal are JSON numbers, or strings when the
 // response is IEEE754Compatible=true; dates are RFC 3339 full dates and
 // date-times with an offset ("Z" for UTC).
-func odataValueSchema(s odataSet, c export.Column) object {
+func odataValueSchema(s odataSet, c dataset.Column) object {
 	nullable := c.Name != s.Key && (c.Nullable || s.EmptyIsNull)
 	types := func(t ...string) any {
 		if nullable {
@@ -73,26 +73,26 @@ func odataValueSchema(s odataSet, c export.Column) object {
 	}
 	var sch object
 	switch c.Kind {
-	case export.Integer:
+	case dataset.Integer:
 		sch = obj("type", types("integer", "string"), "format", "int64", "pattern", `^-?[0-9]+$`)
-	case export.Decimal:
+	case dataset.Decimal:
 		sch = obj("type", types("number", "string"), "format", "decimal", "pattern", `^-?[0-9]+(\.[0-9]+)?$`)
-	case export.Date:
+	case dataset.Date:
 		sch = obj("type", types("string"), "format", "date")
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		sch = obj("type", types("string"), "format", "date-time")
 	default:
 		sch = obj("type", types("string"))
 	}
 	desc := odata.EDMType(c.Kind) + "."
 	switch c.Kind {
-	case export.Integer, export.Decimal:
+	case dataset.Integer, dataset.Decimal:
 		desc += " A JSON number; a string holding it when the response is `IEEE754Compatible=true`."
-	case export.Date:
+	case dataset.Date:
 		desc += " `YYYY-MM-DD`."
-	case export.Timestamp:
+	case dataset.Timestamp:
 		desc += " RFC 3339, e.g. `2024-03-05T14:07:09Z`."
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		desc += " RFC 3339 with microseconds, e.g. `2024-03-05T14:07:09.123456Z`."
 	}
 	if nullable {

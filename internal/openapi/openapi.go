@@ -124,8 +124,8 @@ The status is decided before the first byte of the body. A failure after it cann
 
 // The scopes the listings need.
 var (
-	reportScope = string(auth.ReportRead)
-	usersScope  = string(auth.UsersRead)
+	reportScope = string(dataset.ReportRead)
+	usersScope  = string(dataset.UsersRead)
 )
 
 // securityRequirements returns the three ways to present a token, any

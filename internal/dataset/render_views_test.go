@@ -1,4 +1,4 @@
-package render_test
+package dataset_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/informe/informe/entities"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/internal/render"
 	"github.com/informe/informe/report"
 	"github.com/informe/informe/users"
 )
@@ -29,7 +28,7 @@ func selectTyped(d *dataset.Dataset) string {
 
 // TestTypedViewsFit checks that every dataset's typed view gives each
 // column a type its kind can be rendered from, in both formats, and that
-// the seeded rows render.
+// the seeded rows dataset.
 func TestTypedViewsFit(t *testing.T) {
 	pool := pgtest.SmallSeeded(t)
 	conn := acquire(t, pool)
@@ -42,7 +41,7 @@ func TestTypedViewsFit(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer rows.Close()
-				r, err := render.New(d.Columns, rows.FieldDescriptions())
+				r, err := dataset.NewRow(d.Columns, rows.FieldDescriptions())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +112,7 @@ func checkAsTextView(t *testing.T, conn *pgx.Conn, d *dataset.Dataset, opts []an
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	r, err := render.New(d.Columns, rows.FieldDescriptions())
+	r, err := dataset.NewRow(d.Columns, rows.FieldDescriptions())
 	if err != nil {
 		t.Fatal(err)
 	}
