@@ -45,7 +45,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// reportColumns is a copy of report.Columns, the 74 fields of a general
+// reportColumns is a copy of dataset.GeneralReport.Columns, the 74 fields of a general
 // report row. It is copied rather than imported so that this package's tests
 // build on their own; it only has to stay realistic, not in sync.
 var reportColumns = []dataset.Column{
@@ -125,7 +125,7 @@ var reportColumns = []dataset.Column{
 	{Name: "client_address", Kind: dataset.Text},
 }
 
-// userColumns is a copy of users.Columns, for the same reason.
+// userColumns is a copy of dataset.Users.Columns, for the same reason.
 var userColumns = []dataset.Column{
 	{Name: "id", Kind: dataset.Integer},
 	{Name: "name", Kind: dataset.Text},

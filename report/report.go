@@ -35,26 +35,15 @@ func ParseCounting(s string) (Counting, error) {
 	return 0, fmt.Errorf("report counts must be maintained or view, got %q", s)
 }
 
-// Keys are the general report's key columns, in the report's order: a row's
-// contract, process and task. A contract without processes, or a process
-// without tasks, yields one row, its absent ids NULL.
-var Keys = []string{"key_contract_id", "key_process_id", "key_task_id"}
-
-// Dataset returns the general report's declaration: one row per task of a
-// process of a contract, read from general_report_typed (typed values,
-// which Go writes as text; general_report, the text view, serves OData's
-// related rows), in the order of Keys, its plain
-// queries counted and paged as counting says.
+// Dataset returns the general report's declaration ([dataset.GeneralReport])
+// with its plain queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
-	d := &dataset.Dataset{
-		Name: "general-report", Scope: dataset.ReportRead, Columns: Columns,
-		Text: "general_report", Typed: "general_report_typed", Keys: Keys,
-		Plain: plain{counting: counting},
-	}
+	d := *dataset.GeneralReport
+	d.Plain = plain{counting: counting}
 	if counting == Maintained {
 		d.KeyTable = taskKeys
 	}
-	return d
+	return &d
 }
 
 // taskKeys is the table of the task rows' keys that informe's triggers

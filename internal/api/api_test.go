@@ -703,7 +703,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 func wrapTaskColumn(tb testing.TB, pool *pgxpool.Pool, body string) {
 	tb.Helper()
 	var cols []string
-	for _, c := range report.Columns {
+	for _, c := range dataset.GeneralReport.Columns {
 		if c.Name == "task" {
 			cols = append(cols, "api_test_task(key_task_id, task) AS task")
 			continue

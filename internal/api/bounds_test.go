@@ -16,7 +16,6 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/web"
-	"github.com/informe/informe/report"
 )
 
 // The tests of what informe reads of a request: bounded bodies, query
@@ -73,8 +72,8 @@ func TestRequestBodyBounded(t *testing.T) {
 
 // allColumns is the value of columns that names every report column.
 func allColumns() string {
-	names := make([]string, len(report.Columns))
-	for i, c := range report.Columns {
+	names := make([]string, len(dataset.GeneralReport.Columns))
+	for i, c := range dataset.GeneralReport.Columns {
 		names[i] = c.Name
 	}
 	return strings.Join(names, ",")

@@ -13,8 +13,6 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // A model of the feed's values in Go, to check $filter and $orderby
@@ -173,14 +171,14 @@ func matrixSets(t *testing.T, ts *testServer) []entitySetModel {
 	reportRows, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=10000")
 	userRows, _, _ := ts.walk(t, "/odata/Users", "Prefer", "odata.maxpagesize=10000")
 	return []entitySetModel{
-		{name: "GeneralReport", key: "row_id", cols: report.Columns, rows: reportRows, props: []string{
+		{name: "GeneralReport", key: "row_id", cols: dataset.GeneralReport.Columns, rows: reportRows, props: []string{
 			"process_id", "quantity_quotas", // Int64
 			"costo_servicio",                      // Decimal
 			"task_end_date", "date_first_payment", // Date
 			"execution_date", "contract_creation_date", // DateTimeOffset
 			"task_status", "client_email", "client_rut", // String
 		}},
-		{name: "Users", key: "id", cols: users.Columns, rows: userRows},
+		{name: "Users", key: "id", cols: dataset.Users.Columns, rows: userRows},
 	}
 }
 

@@ -24,8 +24,6 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/testenv"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // readersOut is what testdata/typed_readers.mjs prints: each reader's
@@ -73,8 +71,8 @@ func TestTypedReaders(t *testing.T) {
 		path string
 		cols []dataset.Column
 	}{
-		{"/api/general-report/export", report.Columns},
-		{"/users", users.Columns},
+		{"/api/general-report/export", dataset.GeneralReport.Columns},
+		{"/users", dataset.Users.Columns},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			dir := t.TempDir()

@@ -41,6 +41,27 @@ type Column struct {
 	// Nullable columns are rendered as JSON null when the value is nil;
 	// other columns never carry nil.
 	Nullable bool
+	// Group is the run of related columns it belongs to, for people.
+	Group *Group
+	// Label is a short name, unique in its dataset in each language (the
+	// web page's name of the column, and a file's header with
+	// header=labels); About a one-line description.
+	Label, About Phrase
+}
+
+// Phrase is a phrase in Spanish and English.
+type Phrase struct {
+	ES string `json:"es"`
+	EN string `json:"en"`
+}
+
+// Group is a titled group of related columns: the contract's, the
+// client's, ... Order places it among the groups of a dataset, lowest
+// first.
+type Group struct {
+	Name  string
+	Title Phrase
+	Order int
 }
 
 // Names returns the names of cols in order.

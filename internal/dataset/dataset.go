@@ -16,9 +16,11 @@ import (
 	"strings"
 )
 
-// Dataset declares a table that informe serves. It is plain data; the
-// column list drives the SQL select list, every encoder, the OData types
-// and the OpenAPI schemas.
+// Dataset declares a table that informe serves: everything every layer
+// knows of it, as plain data. Each is declared in a file of its own in
+// this package and listed in [All]; the column list drives the SQL select
+// list, every encoder, the OData types, the OpenAPI schemas and the
+// catalog.
 type Dataset struct {
 	// Name names the dataset in paths, files and sheets: "general-report".
 	Name string
@@ -46,6 +48,52 @@ type Dataset struct {
 	// table of their own; nil finds every page's keys through the typed
 	// view.
 	KeyTable *KeyTable
+
+	// Title names the dataset for people choosing what to export, and
+	// Row says what one row is (and, where a value repeats over rows, that
+	// a sum of it counts it again on each): the web page's words.
+	Title, Row Phrase
+	// Page is its name on the web page when that is not Name ("report").
+	Page string
+	// Heading names it in docs/columns.md: "General report".
+	Heading string
+	// Spec says the API spec defines its paths (the general report, the
+	// users); the others are informe's own.
+	Spec bool
+	// One is what a row is, in English: "contract" (docs and OpenAPI).
+	One string
+	// About describes a row in English, for OpenAPI.
+	About string
+	// PagePath is the spec's paged path of the dataset, "" for none; ExportPath
+	// the path of a whole export of it (for the users, the spec's own
+	// GET /users).
+	PagePath, ExportPath string
+	// Params are the spec's own query parameters of a whole export, in
+	// the order an error lists them; PageParams those of a page of PagePath.
+	Params, PageParams []string
+	// Small says a whole export of it is small (the users).
+	Small bool
+	// OData is its OData entity set (Columns left nil: see
+	// [Dataset.EntitySet]).
+	OData EntitySet
+
+	position int // in All: see declare
+}
+
+// EntitySet returns d's OData entity set with its columns.
+func (d *Dataset) EntitySet() EntitySet {
+	s := d.OData
+	s.Columns = d.Columns
+	return s
+}
+
+// Path returns the path people read d at: its paged path, else its
+// export's.
+func (d *Dataset) Path() string {
+	if d.PagePath != "" {
+		return d.PagePath
+	}
+	return d.ExportPath
 }
 
 // KeyText returns the expressions of the key's parts as base-10 text over
@@ -157,9 +205,9 @@ type splitValue struct {
 	rows  int64
 }
 
-// All returns the query for every row of the dataset, in its order: what a
+// Whole returns the query for every row of the dataset, in its order: what a
 // whole export without filters reads.
-func All() Query { return Query{Limit: -1} }
+func Whole() Query { return Query{Limit: -1} }
 
 // Param binds v, cast to the SQL type cast, and returns its placeholder.
 func (q *Query) Param(v any, cast string) string {

@@ -65,7 +65,7 @@ INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, cr
 // option, byte for byte: the output of the text views is the contract.
 func TestRenderedInGoAsInSQL(t *testing.T) {
 	pool := edgePool(t)
-	sources := append([]*source.Source{source.Report(report.Maintained), source.Report(report.FromView), source.Users}, source.Grains...)
+	sources := append([]*source.Source{source.Report(report.Maintained)}, source.All(source.Report(report.FromView))...)
 	store := dataset.NewStore(pool)
 	for i, s := range sources {
 		d := s.Dataset
@@ -211,7 +211,7 @@ type reading struct {
 func readings(d *dataset.Dataset) []reading {
 	whole := func(build func(q *dataset.Query)) func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
 		return func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
-			q := dataset.All()
+			q := dataset.Whole()
 			q.Position = true
 			build(&q)
 			return readAll(t, store, d, q)
@@ -340,7 +340,7 @@ func TestTypedValues(t *testing.T) {
 		byKey[r.key] = r
 	}
 
-	q := dataset.All()
+	q := dataset.Whole()
 	q.Position, q.Typed = true, true
 	cur, err := store.Open(context.Background(), d, q)
 	if err != nil {
@@ -407,7 +407,7 @@ func TestSortedPages(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/desc=%v/bound=%v", col, desc, bound), func(t *testing.T) {
 					e := "t." + pgx.Identifier{col}.Sanitize()
 					sort := []dataset.Sort{{Expr: e, Text: e + "::text", Desc: desc}}
-					whole := dataset.All()
+					whole := dataset.Whole()
 					whole.Position, whole.Sort = true, sort
 					want := readAll(t, store, d, whole)
 					var got []row

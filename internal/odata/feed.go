@@ -65,7 +65,7 @@ type FeedOptions struct {
 // JSON numbers (strings with IEEE754Compatible), Edm.Date as
 // "YYYY-MM-DD", Edm.DateTimeOffset as RFC 3339 ("2024-03-05T14:07:09Z",
 // "2024-03-05T14:07:09.123456Z"), Edm.String as a string. Null values: see
-// [EntitySetDef.EmptyIsNull]. Each entity lists the key property first
+// [dataset.EntitySet.EmptyIsNull]. Each entity lists the key property first
 // unless $select names it elsewhere, then the selected properties in
 // $select order, or all properties in declaration order.
 //
@@ -207,7 +207,7 @@ func (f *Feed) Rows() int64 { return f.rows }
 
 // Encode writes one row as an entity: a value per column, in column order,
 // as text in the API's formats (nil for NULL), followed, for a set with a
-// synthetic key, by the key's parts (see [EntitySetDef.RowKey]), then by
+// synthetic key, by the key's parts (see [dataset.EntitySet.RowKey]), then by
 // one JSON value per item of $expand ([Query.Expansions]), then, under a
 // $orderby, by its sort values ([SQL.SortText]). A row
 // beyond the page is not written: it tells Close to write the next link.

@@ -149,7 +149,7 @@ func TestNumbers(t *testing.T) {
 
 func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 	t.Helper()
-	def := EntitySetDef{Name: name, TypeName: name + "Type",
+	def := dataset.EntitySet{Name: name, TypeName: name + "Type",
 		Columns: []dataset.Column{{Name: "a", Kind: dataset.Integer}, {Name: "b", Kind: dataset.Integer}},
 		Key:     "a", OrderBy: []string{"a"}}
 	if synthetic {
@@ -250,7 +250,7 @@ func FuzzSkipToken(f *testing.F) {
 }
 
 func TestSortedSkipToken(t *testing.T) {
-	set, err := NewEntitySet(GeneralReportDef)
+	set, err := NewEntitySet(dataset.GeneralReport.EntitySet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,14 +54,14 @@ const Version = "4.0"
 // Metadata returns the CSDL XML document (OData 4.0) describing sets: one
 // schema in [Namespace] with an entity type per set and one entity
 // container, [Container], holding the sets. Property types follow the
-// column kinds (see [EntitySetDef.Columns]); Edm.Decimal properties have
+// column kinds (see [dataset.EntitySet.Columns]); Edm.Decimal properties have
 // Scale="variable" (the scale defaults to 0 otherwise) and Timestamptz
 // properties Precision="6", for their microseconds (the precision of an
 // Edm.DateTimeOffset defaults to 0, whole seconds). Each entity set carries
 // Org.OData.Capabilities.V1 annotations saying what it supports: the
 // $filter functions, filtering and sorting on any property, $count, $top
 // and $skip, $expand one level where the set has navigation properties,
-// and no $search. Navigation properties ([EntitySetDef.Navigations]) whose
+// and no $search. Navigation properties ([dataset.EntitySet.Navigations]) whose
 // targets are among sets are declared with their partners, the to-one ones
 // with a ReferentialConstraint, and bound to their target sets in the
 // container. The document is the same on every call: build it once.
@@ -169,8 +169,8 @@ const (
 
 // navigations returns s's navigations whose targets are among sets: those
 // the document declares.
-func navigations(s *EntitySet, sets []*EntitySet) []*Navigation {
-	var out []*Navigation
+func navigations(s *EntitySet, sets []*EntitySet) []*dataset.Navigation {
+	var out []*dataset.Navigation
 	for i := range s.def.Navigations {
 		n := &s.def.Navigations[i]
 		if t := target(n); t != nil && slices.ContainsFunc(sets, func(s *EntitySet) bool { return s.def.Name == n.Target }) {

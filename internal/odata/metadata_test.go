@@ -10,8 +10,6 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 type edmx struct {
@@ -72,8 +70,8 @@ func TestMetadata(t *testing.T) {
 		cols           []dataset.Column
 		allNullable    bool
 	}{
-		{"GeneralReportRow", "GeneralReportRow", "row_id", report.Columns, true},
-		{"User", "User", "id", users.Columns, false},
+		{"GeneralReportRow", "GeneralReportRow", "row_id", dataset.GeneralReport.Columns, true},
+		{"User", "User", "id", dataset.Users.Columns, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			et := s.EntityTypes[0]
@@ -160,34 +158,34 @@ func TestNewEntitySetErrors(t *testing.T) {
 		{Name: "born", Kind: dataset.Date},
 		{Name: "seen", Kind: dataset.Timestamp, Nullable: true},
 	}
-	ok := odata.EntitySetDef{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
+	ok := dataset.EntitySet{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
 	if _, err := odata.NewEntitySet(ok); err != nil {
 		t.Fatalf("OK: %v", err)
 	}
 	for _, tt := range []struct {
 		name   string
-		change func(*odata.EntitySetDef)
+		change func(*dataset.EntitySet)
 		want   string
 	}{
-		{"ErrName", func(d *odata.EntitySetDef) { d.Name = "General Report" }, "identifiers"},
-		{"ErrNoColumns", func(d *odata.EntitySetDef) { d.Columns = nil }, "no columns"},
-		{"ErrColumnName", func(d *odata.EntitySetDef) {
+		{"ErrName", func(d *dataset.EntitySet) { d.Name = "General Report" }, "identifiers"},
+		{"ErrNoColumns", func(d *dataset.EntitySet) { d.Columns = nil }, "no columns"},
+		{"ErrColumnName", func(d *dataset.EntitySet) {
 			d.Columns = append([]dataset.Column{{Name: "1st"}}, cols...)
 		}, `column "1st"`},
-		{"ErrDuplicateColumn", func(d *odata.EntitySetDef) { d.Columns = append(cols, cols[1]) }, "twice"},
-		{"ErrKeyNotInteger", func(d *odata.EntitySetDef) { d.Key = "name" }, "non-nullable integer"},
-		{"ErrKeyNullable", func(d *odata.EntitySetDef) {
+		{"ErrDuplicateColumn", func(d *dataset.EntitySet) { d.Columns = append(cols, cols[1]) }, "twice"},
+		{"ErrKeyNotInteger", func(d *dataset.EntitySet) { d.Key = "name" }, "non-nullable integer"},
+		{"ErrKeyNullable", func(d *dataset.EntitySet) {
 			d.Columns = []dataset.Column{{Name: "id", Kind: dataset.Integer, Nullable: true}}
 		}, "non-nullable integer"},
-		{"ErrRowKeyWithColumnKey", func(d *odata.EntitySetDef) { d.RowKey = []string{"a"} }, "RowKey"},
-		{"ErrSyntheticKeyWithoutParts", func(d *odata.EntitySetDef) { d.Key = "row_id" }, "RowKey"},
-		{"ErrSyntheticKeyTooManyParts", func(d *odata.EntitySetDef) {
+		{"ErrRowKeyWithColumnKey", func(d *dataset.EntitySet) { d.RowKey = []string{"a"} }, "RowKey"},
+		{"ErrSyntheticKeyWithoutParts", func(d *dataset.EntitySet) { d.Key = "row_id" }, "RowKey"},
+		{"ErrSyntheticKeyTooManyParts", func(d *dataset.EntitySet) {
 			d.Key, d.RowKey = "row_id", []string{"a", "b", "c", "d"}
 		}, "RowKey"},
-		{"ErrNoOrder", func(d *odata.EntitySetDef) { d.OrderBy = nil }, "OrderBy"},
-		{"ErrOrderByText", func(d *odata.EntitySetDef) { d.OrderBy = []string{"name"} }, "OrderBy"},
-		{"ErrFilterDate", func(d *odata.EntitySetDef) { d.Filters = []string{"born"} }, "filter"},
-		{"ErrFilterUnknown", func(d *odata.EntitySetDef) { d.Filters = []string{"nope"} }, "filter"},
+		{"ErrNoOrder", func(d *dataset.EntitySet) { d.OrderBy = nil }, "OrderBy"},
+		{"ErrOrderByText", func(d *dataset.EntitySet) { d.OrderBy = []string{"name"} }, "OrderBy"},
+		{"ErrFilterDate", func(d *dataset.EntitySet) { d.Filters = []string{"born"} }, "filter"},
+		{"ErrFilterUnknown", func(d *dataset.EntitySet) { d.Filters = []string{"nope"} }, "filter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			def := ok

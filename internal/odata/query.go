@@ -18,7 +18,7 @@ import (
 type Query struct {
 	// Filter lists the equalities of $filter when it is nothing but
 	// equalities, joined by and, on the set's filter properties
-	// ([EntitySetDef.Filters]; ids at least 1): a row matches when all
+	// ([dataset.EntitySet.Filters]; ids at least 1): a row matches when all
 	// hold. Each property appears at most once. nil otherwise: see
 	// [Query.SQL].
 	Filter []Eq
@@ -153,9 +153,9 @@ var unsupported = map[string]bool{
 //     the plain equalities a store serves on its own.
 //   - $orderby: properties, comma-separated, each optionally asc or desc;
 //     nulls are smaller than any value. The key's parts order last. The
-//     set's own order ([EntitySetDef.OrderBy]) or a prefix of it,
+//     set's own order ([dataset.EntitySet.OrderBy]) or a prefix of it,
 //     ascending, is the same as none.
-//   - $expand: navigation properties of the set ([EntitySetDef.Navigations]),
+//   - $expand: navigation properties of the set ([dataset.EntitySet.Navigations]),
 //     comma-separated, one level, each with an optional nested $select:
 //     "Client($select=client_rut,client_region),Processes". Each entity
 //     then carries its related entity (null when there is none) or its

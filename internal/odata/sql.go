@@ -11,7 +11,7 @@ import (
 
 // Compile adds q's $filter, request by key, $orderby, $skiptoken position
 // and $skip to dq, written as PostgreSQL over the entity set's typed view
-// (see [EntitySetDef.KeyColumns]) aliased t: every literal is a bound
+// (see [dataset.EntitySet.KeyColumns]) aliased t: every literal is a bound
 // parameter, never text in the statement, and every comparison is on the
 // typed column, so that it is by value and an index on the column can
 // serve it. The position is dq.Key under the set's own order, and
@@ -93,7 +93,7 @@ func (b *sqlBuilder) on(e *expr) (dataset.On, bool) {
 	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.val}, true
 }
 
-// needed returns the [EntitySetDef.Joined] columns that are not null
+// needed returns the [dataset.EntitySet.Joined] columns that are not null
 // wherever e is true (some maybe twice): e reads a property of their
 // table, and is false or NULL where that property is null.
 func (b *sqlBuilder) needed(e *expr) []string {
@@ -475,7 +475,7 @@ func (b *sqlBuilder) cmp(e *expr) string {
 // operands writes the two sides of a comparison. A date-time without an
 // offset (a Timestamp column, UTC wall-clock time) compared with a literal
 // meets the literal's UTC wall-clock time, so that an index on the column
-// serves it; a normalized property ([EntitySetDef.Normalized]) meets the
+// serves it; a normalized property ([dataset.EntitySet.Normalized]) meets the
 // literal normalized.
 func (b *sqlBuilder) operands(l, r *expr) (string, string) {
 	if l.kind == eProp && r.kind == eLit && r.typ == tStr {

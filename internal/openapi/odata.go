@@ -9,12 +9,10 @@ import (
 	"github.com/informe/informe/internal/odata"
 )
 
-// This file describes the OData service. Its entity sets are declared in
-// odataSets below, as the odata.EntitySetDef values the server is wired
-// with: keep them the same (better, declare them once where both can use
-// them). The tests check the schemas against package odata's own feeds,
-// errors and $metadata, and internal/api's TestOpenAPI against the
-// server's.
+// This file describes the OData service, whose entity sets are those of
+// the datasets' declarations (dataset.All), as the server's. The tests
+// check the schemas against package odata's own feeds, errors and
+// $metadata, and internal/api's TestOpenAPI against the server's.
 
 // ODataRoot is the path of the OData service root.
 const ODataRoot = "/odata"
@@ -22,25 +20,19 @@ const ODataRoot = "/odata"
 // odataSet is an entity set of the OData service and the scope a token
 // needs to read it.
 type odataSet struct {
-	odata.EntitySetDef
+	dataset.EntitySet
 	Scope string
 }
 
 // odataSets are the entity sets of the OData service, in the order of the
-// service document, as the server declares them.
-var odataSets = append([]odataSet{
-	{odata.GeneralReportDef, reportScope},
-	{odata.UsersDef, usersScope},
-}, grainSets()...)
-
-// grainSets are the entity sets of the entities at their own grain.
-func grainSets() []odataSet {
-	var sets []odataSet
-	for _, g := range grains {
-		sets = append(sets, odataSet{g.set, reportScope})
+// service document: those of dataset.All.
+var odataSets = func() []odataSet {
+	sets := make([]odataSet, len(dataset.All))
+	for i, d := range dataset.All {
+		sets[i] = odataSet{d.EntitySet(), string(d.Scope)}
 	}
 	return sets
-}
+}()
 
 // syntheticKey reports whether s's key is made of RowKey rather than a
 // column.

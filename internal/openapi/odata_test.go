@@ -26,7 +26,7 @@ func odataEntitySets(t *testing.T) []*odata.EntitySet {
 	t.Helper()
 	var sets []*odata.EntitySet
 	for _, s := range odataSets {
-		set, err := odata.NewEntitySet(s.EntitySetDef)
+		set, err := odata.NewEntitySet(s.EntitySet)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,12 +15,9 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 
-	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/openapi.json")
@@ -163,13 +160,13 @@ func TestGeneratedFromColumns(t *testing.T) {
 		cols          []dataset.Column
 		emptyAllowed  bool
 	}{
-		{"GeneralReportRow", "reportColumns", report.Columns, true},
-		{"User", "usersColumns", users.Columns, false},
-		{"Contract", "contractsColumns", entities.ContractColumns, false},
-		{"Process", "processesColumns", entities.ProcessColumns, false},
-		{"Task", "tasksColumns", entities.TaskColumns, false},
-		{"Client", "clientsColumns", entities.ClientColumns, false},
-		{"Service", "servicesColumns", entities.ServiceColumns, false},
+		{"GeneralReportRow", "reportColumns", dataset.GeneralReport.Columns, true},
+		{"User", "usersColumns", dataset.Users.Columns, false},
+		{"Contract", "contractsColumns", dataset.Contracts.Columns, false},
+		{"Process", "processesColumns", dataset.Processes.Columns, false},
+		{"Task", "tasksColumns", dataset.Tasks.Columns, false},
+		{"Client", "clientsColumns", dataset.Clients.Columns, false},
+		{"Service", "servicesColumns", dataset.Services.Columns, false},
 	} {
 		t.Run(tt.schema, func(t *testing.T) {
 			if got, want := propertyOrder(t, tt.schema), dataset.Names(tt.cols); !slices.Equal(got, want) {
