@@ -1,5 +1,10 @@
-// Package dataset is informe's one read model. A [Dataset] declares a table
-// informe serves: its columns, the views it is read from, its key. A [Query]
+// Package dataset is informe's one read model, and what every layer shares
+// about the data. A [Dataset] declares a table informe serves: its columns
+// ([Column], [Kind]) with their words in Spanish and English, the views it
+// is read from, its key, its paths and parameters, its OData entity set.
+// Each is declared in a file of its own (general_report.go, users.go,
+// contracts.go, ...) and listed in [All], which the routes, the OData
+// model, the OpenAPI document, the catalog and the export command iterate. A [Query]
 // asks for rows of one dataset, whichever door it came through (the spec's
 // JSON page, an export in any format, the OData feed, the export command,
 // the web page): the conditions, the order, the columns, the position, the
