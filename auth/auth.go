@@ -19,27 +19,19 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/secret"
 )
 
-// Scope names a permission a token carries.
-type Scope string
+// Scopes are all scopes ([dataset.Scope]), the default for a new token.
+var Scopes = []dataset.Scope{dataset.ReportRead, dataset.UsersRead}
 
-// The scopes.
-const (
-	ReportRead Scope = "report:read" // GET /api/general-report
-	UsersRead  Scope = "users:read"  // GET /users
-)
-
-// Scopes are all scopes, the default for a new token.
-var Scopes = []Scope{ReportRead, UsersRead}
-
-// ParseScope returns s as a Scope, or an error naming the known scopes.
-func ParseScope(s string) (Scope, error) {
-	if slices.Contains(Scopes, Scope(s)) {
-		return Scope(s), nil
+// ParseScope returns s as a [dataset.Scope], or an error naming the known scopes.
+func ParseScope(s string) (dataset.Scope, error) {
+	if slices.Contains(Scopes, dataset.Scope(s)) {
+		return dataset.Scope(s), nil
 	}
 	known := make([]string, len(Scopes))
 	for i, sc := range Scopes {
@@ -50,8 +42,8 @@ func ParseScope(s string) (Scope, error) {
 
 // ParseScopes returns list as Scopes (nil for an empty list), or the error
 // of [ParseScope] for the first that is not one.
-func ParseScopes(list []string) ([]Scope, error) {
-	var scopes []Scope
+func ParseScopes(list []string) ([]dataset.Scope, error) {
+	var scopes []dataset.Scope
 	for _, s := range list {
 		sc, err := ParseScope(s)
 		if err != nil {
@@ -79,7 +71,7 @@ const bodyLen = secret.TokenBodyLen
 // Token describes an issued token; it never holds the secret.
 type Token struct {
 	Name      string
-	Scopes    []Scope
+	Scopes    []dataset.Scope
 	CreatedAt time.Time
 	ExpiresAt *time.Time
 	RevokedAt *time.Time
@@ -92,12 +84,12 @@ type Token struct {
 // its own limit of big responses at once (nil: the server's default).
 type Principal struct {
 	Name       string
-	Scopes     []Scope
+	Scopes     []dataset.Scope
 	MaxExports *int
 }
 
 // Allows reports whether p carries scope.
-func (p Principal) Allows(scope Scope) bool { return slices.Contains(p.Scopes, scope) }
+func (p Principal) Allows(scope dataset.Scope) bool { return slices.Contains(p.Scopes, scope) }
 
 // Store keeps tokens in the api_tokens table. It remembers, by hash, the
 // tokens the database refused, for [RefusalTTL], and those it found valid,
@@ -140,7 +132,7 @@ func MaxExports(n *int) Option { return func(s *settings) { s.maxExports = n } }
 // none are given) that expires at expires (never when zero), with opts,
 // and returns its secret, which is not kept. A name already in use is a
 // failure.Conflict.
-func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires time.Time, opts ...Option) (string, error) {
+func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope, expires time.Time, opts ...Option) (string, error) {
 	var set settings
 	for _, o := range opts {
 		o(&set)
@@ -208,7 +200,7 @@ func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token,
 		var scopes []string
 		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports)
 		for _, sc := range scopes {
-			t.Scopes = append(t.Scopes, Scope(sc))
+			t.Scopes = append(t.Scopes, dataset.Scope(sc))
 		}
 		return t, err
 	})
@@ -359,7 +351,7 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		return Principal{}, ErrExpired
 	}
 	for _, sc := range scopes {
-		p.Scopes = append(p.Scopes, Scope(sc))
+		p.Scopes = append(p.Scopes, dataset.Scope(sc))
 	}
 	return p, nil
 }
@@ -381,7 +373,7 @@ func wellFormed(secret string) bool {
 	return err == nil
 }
 
-func scopeStrings(scopes []Scope) []string {
+func scopeStrings(scopes []dataset.Scope) []string {
 	out := make([]string, len(scopes))
 	for i, s := range scopes {
 		out[i] = string(s)

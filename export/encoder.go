@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // An Encoder writes rows to an io.Writer in one format.
@@ -78,7 +80,7 @@ type Options struct {
 // CSV delimiter (wrapping [ErrInvalidDelimiter]), a decimal comma beside
 // a comma delimiter ([ErrDecimalComma]) or an invalid sheet name;
 // nothing has been written to w then.
-func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
+func NewEncoder(w io.Writer, f Format, cols []dataset.Column, opts Options) (Encoder, error) {
 	switch f {
 	case JSON:
 		e := NewJSON(w, cols, opts.Envelope)
@@ -126,7 +128,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 // decided before its first row.
 type Spec struct {
 	Format  Format
-	Columns []Column
+	Columns []dataset.Column
 	Options Options
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 )
@@ -201,7 +202,7 @@ func tokenCommand() *cli.Command {
 		newForm("token change"), newForm("token revoke")
 	var createDB, listDB, showDB, changeDB, revokeDB, name, createMax, changeMax string
 	var scopeNames []string
-	var scopes []auth.Scope
+	var scopes []dataset.Scope
 	var expiresIn time.Duration
 	var createLimit, changeLimit *int
 	create.validate = func(*cli.Command) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // fileFilters are the report's filters that may name a file, in order of
@@ -129,7 +130,7 @@ func extValue(s string) string {
 // for: with header=labels, in CSV and XLSX, each column's label in the
 // chosen language (see catalog.Column's Label); otherwise cols. Only the
 // header changes: JSON keys stay the API's names.
-func labelled(c *gin.Context, cols []export.Column, out output) []export.Column {
+func labelled(c *gin.Context, cols []dataset.Column, out output) []dataset.Column {
 	if out.labels == "" || (out.format != export.CSV && out.format != export.XLSX) {
 		return cols
 	}
@@ -137,13 +138,5 @@ func labelled(c *gin.Context, cols []export.Column, out output) []export.Column 
 	if !ok {
 		return cols
 	}
-	labels := d.Labels(out.labels)
-	named := make([]export.Column, len(cols))
-	for i, col := range cols {
-		named[i] = col
-		if l := labels[col.Name]; l != "" {
-			named[i].Name = l
-		}
-	}
-	return named
+	return dataset.Named(d.Source).Labelled(cols, out.labels)
 }

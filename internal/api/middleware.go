@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
@@ -336,7 +337,7 @@ func credentials(r *http.Request) (token string, given, ok bool) {
 }
 
 // require rejects principals without scope with 403.
-func (s *Server) require(scope auth.Scope) gin.HandlerFunc {
+func (s *Server) require(scope dataset.Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if p := state(c).principal; p == nil || !p.Allows(scope) {
 			s.fail(c, failure.Errorf(failure.Forbidden, "this token lacks the %s scope", scope))

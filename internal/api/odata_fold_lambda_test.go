@@ -68,7 +68,10 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 				t.Fatalf("SQL counts %d of %d rows: the case checks nothing", want, all)
 			}
 			exportPath := "/api/" + tt.grain + "/export"
-			src := map[string]*source.Source{"clients": source.Clients, "contracts": source.Contracts, "processes": source.Processes}[tt.grain]
+			src, err := source.Named(tt.grain, report.Maintained)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tt.grain == "general-report" {
 				src = source.Report(report.Maintained)
 			}

@@ -25,7 +25,7 @@ var formatParams = []string{"format", "header", "lang", "bom", "delimiter", "dec
 // the spec's filters, result_per_page and columns, OData's $filter,
 // $orderby and $select, and negotiate's format and CSV options. Links
 // carry these and no others.
-var pageParams = slices.Concat([]string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns"},
+var pageParams = slices.Concat(slices.DeleteFunc(slices.Clone(dataset.GeneralReport.PageParams), func(p string) bool { return p == "page" }),
 	odata.ReadOptions, formatParams)
 
 // pageAccepts are the parameters a page takes: pageParams and page.
@@ -93,15 +93,9 @@ func setPageHeaders(c *gin.Context, values url.Values, p report.Page) {
 // pageFile names the attachment of page p.
 func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }
 
-// exportReport serves GET /api/general-report/export: every row matching
-// the filters, in one snapshot.
-func (s *Server) exportReport(c *gin.Context) { s.export(c, s.Report) }
-
-// listUsers serves GET /users: every user, in one snapshot.
-func (s *Server) listUsers(c *gin.Context) { s.export(c, source.Users) }
-
-// exportOf serves GET /api/<dataset>/export, e.g. /api/contracts/export:
-// every row of src matching the filters, in one snapshot.
+// exportOf serves the path of a whole export of src (src.ExportPath:
+// /api/general-report/export, /users, /api/contracts/export, ...): every
+// row of src matching the filters, in one snapshot.
 func (s *Server) exportOf(src *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) { s.export(c, src) }
 }

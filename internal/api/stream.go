@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
@@ -99,7 +100,7 @@ type later struct {
 // before; opts.Rows must hold the number of rows all cursors read, and
 // the cursors must hold typed values (dataset.Query.Typed) when out's
 // format is typed.
-func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
+func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []dataset.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
 	opts.Binary = out.format.Typed()

@@ -323,7 +323,7 @@ func TestPageSignInReturns(t *testing.T) {
 
 	t.Run("DatasetNotReadable", func(t *testing.T) {
 		p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=users&w=name~eq~x&format=csv"})
-		p.signIn(t, ts.newToken(t, "report only", []auth.Scope{auth.ReportRead}, time.Time{}))
+		p.signIn(t, ts.newToken(t, "report only", []dataset.Scope{dataset.ReportRead}, time.Time{}))
 		notice := p.text(t, "link-issues")
 		if !strings.Contains(notice, "«users»") || !strings.Contains(notice, "no existen o este token no puede leerlos") {
 			t.Errorf("the notice says %q", notice)

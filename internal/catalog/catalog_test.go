@@ -29,7 +29,7 @@ func TestDatasetsNameTheirSource(t *testing.T) {
 }
 
 // TestDatasetsCoverColumnLists checks that the descriptions name every
-// column of report.Columns and users.Columns once, in order, each with both
+// column of dataset.GeneralReport.Columns and dataset.Users.Columns once, in order, each with both
 // languages.
 func TestDatasetsCoverColumnLists(t *testing.T) {
 	sets, err := catalog.Datasets()

@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/internal/catalog"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
@@ -138,24 +137,12 @@ func NewPlan(f Flags) (Plan, error) {
 
 // columns are the query's columns as the file's header names them: by
 // their readable labels in p.labels, in CSV and XLSX, when asked for.
-func (p Plan) columns() []export.Column {
+func (p Plan) columns() []dataset.Column {
 	cols := p.query.Columns
 	if p.labels == "" || (p.format != export.CSV && p.format != export.XLSX) {
 		return cols
 	}
-	d, ok := catalog.ForSource(p.source.Name)
-	if !ok {
-		return cols
-	}
-	labels := d.Labels(p.labels)
-	named := make([]export.Column, len(cols))
-	for i, c := range cols {
-		named[i] = c
-		if l := labels[c.Name]; l != "" {
-			named[i].Name = l
-		}
-	}
-	return named
+	return p.source.Dataset.Labelled(cols, p.labels)
 }
 
 // setFormat sets p's format and gzip from f, and the delimiter of tsv

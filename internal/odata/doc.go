@@ -7,8 +7,8 @@
 // condition and an order written as PostgreSQL over the set's typed view,
 // every literal a bound parameter ([Query.Compile]).
 //
-// Entity sets are data: an [EntitySetDef] names a set, its entity type and
-// the export.Column list that already drives the SQL and every other
+// Entity sets are data: an [dataset.EntitySet] names a set, its entity type and
+// the dataset.Column list that already drives the SQL and every other
 // encoder; [NewEntitySet] checks it once, at start-up.
 //
 // A request for a feed reads top to bottom:

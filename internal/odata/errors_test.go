@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
@@ -15,7 +16,7 @@ import (
 // that informe does not implement a 501. Positions count characters of
 // the option's value from 1; 0 is the whole value.
 func TestOptionErrors(t *testing.T) {
-	report, contracts := reportSet(t), odata.Contracts
+	report, contracts := reportSet(t), odata.Of(dataset.Contracts)
 	for _, tt := range []struct {
 		name     string
 		set      *odata.EntitySet
@@ -192,7 +193,7 @@ func FuzzExpand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expand string) {
-		checkFuzzedError(t, "$expand", expand, odata.Contracts)
+		checkFuzzedError(t, "$expand", expand, odata.Of(dataset.Contracts))
 	})
 }
 

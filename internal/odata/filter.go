@@ -1,12 +1,13 @@
 package odata
 
 import (
-	"github.com/informe/informe/internal/failure"
-	"github.com/informe/informe/internal/secret"
 	"strconv"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/secret"
+
 	"github.com/informe/informe/internal/httplist"
 )
 
@@ -53,15 +54,15 @@ func (t edm) String() string {
 	return [...]string{"null", "Edm.Int64", "Edm.Decimal", "Edm.Date", "Edm.DateTimeOffset", "Edm.String", "Edm.Boolean"}[t]
 }
 
-func kindType(k export.Kind) edm {
+func kindType(k dataset.Kind) edm {
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		return tInt
-	case export.Decimal:
+	case dataset.Decimal:
 		return tDec
-	case export.Date:
+	case dataset.Date:
 		return tDate
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return tDTO
 	}
 	return tStr
@@ -97,7 +98,7 @@ type expr struct {
 	pos  int // byte offset of its first token in the source, for errors
 	// nav and target are, for eAny and eAll, the collection navigation
 	// and the set it leads to, over whose properties args[0] is written.
-	nav    *Navigation
+	nav    *dataset.Navigation
 	target *EntitySet
 }
 

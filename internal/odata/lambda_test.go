@@ -24,29 +24,29 @@ func TestFilterLambdaAndFoldSQL(t *testing.T) {
 		where  string
 		args   []any
 	}{
-		{"AnyEq", odata.Contracts, "Tasks/any(d:d/task_status eq 'Pendiente')",
+		{"AnyEq", odata.Of(dataset.Contracts), "Tasks/any(d:d/task_status eq 'Pendiente')",
 			"EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND l1.task_status = $1::text)", []any{"Pendiente"}},
-		{"AnyEmpty", odata.Contracts, "Processes/any()",
+		{"AnyEmpty", odata.Of(dataset.Contracts), "Processes/any()",
 			"EXISTS (SELECT 1 FROM process_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id)", nil},
-		{"AnySpaces", odata.Contracts, "Tasks/any( d : d/task_end_date ge 2026-01-01 and d/task_end_date lt 2027-01-01 )",
+		{"AnySpaces", odata.Of(dataset.Contracts), "Tasks/any( d : d/task_end_date ge 2026-01-01 and d/task_end_date lt 2027-01-01 )",
 			"EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND (l1.task_end_date >= $1::date AND l1.task_end_date < $2::date))",
 			[]any{"2026-01-01", "2027-01-01"}},
-		{"All", odata.Processes, "Tasks/all(d:d/task_status eq 'Terminada')",
+		{"All", odata.Of(dataset.Processes), "Tasks/all(d:d/task_status eq 'Terminada')",
 			"(NOT EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_process_id = t.key_process_id AND (l1.task_status = $1::text) IS NOT TRUE))", []any{"Terminada"}},
-		{"NotAny", odata.Contracts, "not Tasks/any(d:d/task_status eq 'Pendiente')",
+		{"NotAny", odata.Of(dataset.Contracts), "not Tasks/any(d:d/task_status eq 'Pendiente')",
 			"(NOT ((EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND l1.task_status = $1::text)) IS TRUE))", []any{"Pendiente"}},
-		{"Nested", odata.Clients, "Contracts/any(c:c/Tasks/any(d:d/task_status eq 'Pendiente'))",
+		{"Nested", odata.Of(dataset.Clients), "Contracts/any(c:c/Tasks/any(d:d/task_status eq 'Pendiente'))",
 			"EXISTS (SELECT 1 FROM contract_list_typed l1 WHERE l1.key_client_id = t.key_client_id AND EXISTS (SELECT 1 FROM task_list_typed l2 WHERE l2.key_contract_id = l1.key_contract_id AND l2.task_status = $1::text))",
 			[]any{"Pendiente"}},
-		{"AndOuter", odata.Contracts, "contract_status eq 'APROBADO' and Tasks/any(d:d/task_status ne 'Terminada')",
+		{"AndOuter", odata.Of(dataset.Contracts), "contract_status eq 'APROBADO' and Tasks/any(d:d/task_status ne 'Terminada')",
 			"(l1.task_status <> $2::text OR l1.task_status IS NULL)", []any{"APROBADO", "Terminada"}},
-		{"Fold", odata.Clients, "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez')",
+		{"Fold", odata.Of(dataset.Clients), "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez')",
 			"informe_fold(t.last_name_client) IS NOT DISTINCT FROM informe_fold($1::text)", []any{"Núñez"}},
-		{"FoldContains", odata.Clients, "contains(Informe.fold(text=client_commune),Informe.fold(text='valpa'))",
+		{"FoldContains", odata.Of(dataset.Clients), "contains(Informe.fold(text=client_commune),Informe.fold(text='valpa'))",
 			"(strpos(informe_fold(t.client_commune), informe_fold($1::text)) > 0)", []any{"valpa"}},
-		{"FoldInLambda", odata.Contracts, "Tasks/any(d:contains(Informe.fold(text=d/task),'audiencia'))",
+		{"FoldInLambda", odata.Of(dataset.Contracts), "Tasks/any(d:contains(Informe.fold(text=d/task),'audiencia'))",
 			"AND (strpos(informe_fold(l1.task), $1::text) > 0))", []any{"audiencia"}},
-		{"FoldReport", odata.GeneralReport, "Informe.fold(text=client_region) eq 'nuble'",
+		{"FoldReport", odata.Of(dataset.GeneralReport), "Informe.fold(text=client_region) eq 'nuble'",
 			"informe_fold(t.client_region) = $1::text", []any{"nuble"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,21 +76,21 @@ func TestFilterLambdaAndFoldErrors(t *testing.T) {
 		reason string
 		msg    string
 	}{
-		{"ErrToOne", odata.Contracts, "Client/any(c:c/client_rut eq '1-9')", 400, "unknown_navigation", `a single-valued navigation property "Client"`},
-		{"ErrUnknownNav", odata.Contracts, "Tareas/any(d:d/task eq 'x')", 400, "unknown_navigation", "its collection navigation properties are Processes, Tasks"},
-		{"ErrOuterInside", odata.Contracts, "Tasks/any(d:contract_status eq 'APROBADO')", 501, "unsupported_expression", "name Task's properties through its variable (d/contract_status)"},
-		{"ErrOtherVariable", odata.Contracts, "Tasks/any(d:x/task eq 'a')", 501, "unsupported_expression", `"x" is not it`},
-		{"ErrNoColon", odata.Contracts, "Tasks/any(d d/task eq 'a')", 400, "syntax", "':' after the lambda variable d"},
-		{"ErrAllEmpty", odata.Contracts, "Tasks/all()", 400, "syntax", "all needs a lambda expression"},
-		{"ErrNotCondition", odata.Contracts, "Tasks/any(d:d/task)", 400, "type_mismatch", "the lambda expression is Edm.String"},
-		{"ErrUnknownInside", odata.Contracts, "Tasks/any(d:d/contract_status eq 'x')", 400, "unknown_property", "contract_status"},
-		{"ErrVariableIsProperty", odata.Contracts, "Tasks/any(task:task/task eq 'x')", 400, "syntax", "is the name of a property"},
-		{"ErrVariableTwice", odata.Clients, "Contracts/any(d:d/Tasks/any(d:d/task eq 'x'))", 400, "syntax", "already in scope"},
-		{"ErrTypeInside", odata.Contracts, "Tasks/any(d:d/task_end_date eq 'x')", 400, "type_mismatch", "task_end_date is Edm.Date"},
-		{"ErrFoldPositional", odata.Clients, "Informe.fold(last_name_client) eq 'a'", 400, "syntax", "text= and the text"},
-		{"ErrFoldType", odata.Clients, "Informe.fold(text=client_id) eq 'a'", 400, "type_mismatch", "Informe.fold's text must be Edm.String, not Edm.Int64"},
-		{"ErrFoldTwo", odata.Clients, "Informe.fold(text='a',text='b') eq 'a'", 400, "syntax", "Informe.fold takes one parameter"},
-		{"ErrOtherCustom", odata.Clients, "Informe.unaccent(text='a') eq 'a'", 400, "unknown_function", "its own function is Informe.fold(text=...)"},
+		{"ErrToOne", odata.Of(dataset.Contracts), "Client/any(c:c/client_rut eq '1-9')", 400, "unknown_navigation", `a single-valued navigation property "Client"`},
+		{"ErrUnknownNav", odata.Of(dataset.Contracts), "Tareas/any(d:d/task eq 'x')", 400, "unknown_navigation", "its collection navigation properties are Processes, Tasks"},
+		{"ErrOuterInside", odata.Of(dataset.Contracts), "Tasks/any(d:contract_status eq 'APROBADO')", 501, "unsupported_expression", "name Task's properties through its variable (d/contract_status)"},
+		{"ErrOtherVariable", odata.Of(dataset.Contracts), "Tasks/any(d:x/task eq 'a')", 501, "unsupported_expression", `"x" is not it`},
+		{"ErrNoColon", odata.Of(dataset.Contracts), "Tasks/any(d d/task eq 'a')", 400, "syntax", "':' after the lambda variable d"},
+		{"ErrAllEmpty", odata.Of(dataset.Contracts), "Tasks/all()", 400, "syntax", "all needs a lambda expression"},
+		{"ErrNotCondition", odata.Of(dataset.Contracts), "Tasks/any(d:d/task)", 400, "type_mismatch", "the lambda expression is Edm.String"},
+		{"ErrUnknownInside", odata.Of(dataset.Contracts), "Tasks/any(d:d/contract_status eq 'x')", 400, "unknown_property", "contract_status"},
+		{"ErrVariableIsProperty", odata.Of(dataset.Contracts), "Tasks/any(task:task/task eq 'x')", 400, "syntax", "is the name of a property"},
+		{"ErrVariableTwice", odata.Of(dataset.Clients), "Contracts/any(d:d/Tasks/any(d:d/task eq 'x'))", 400, "syntax", "already in scope"},
+		{"ErrTypeInside", odata.Of(dataset.Contracts), "Tasks/any(d:d/task_end_date eq 'x')", 400, "type_mismatch", "task_end_date is Edm.Date"},
+		{"ErrFoldPositional", odata.Of(dataset.Clients), "Informe.fold(last_name_client) eq 'a'", 400, "syntax", "text= and the text"},
+		{"ErrFoldType", odata.Of(dataset.Clients), "Informe.fold(text=client_id) eq 'a'", 400, "type_mismatch", "Informe.fold's text must be Edm.String, not Edm.Int64"},
+		{"ErrFoldTwo", odata.Of(dataset.Clients), "Informe.fold(text='a',text='b') eq 'a'", 400, "syntax", "Informe.fold takes one parameter"},
+		{"ErrOtherCustom", odata.Of(dataset.Clients), "Informe.unaccent(text='a') eq 'a'", 400, "unknown_function", "its own function is Informe.fold(text=...)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := odata.Parse(url.Values{"$filter": {tt.filter}}, tt.set)
@@ -117,9 +117,9 @@ func TestFilterLambdaAndFoldErrors(t *testing.T) {
 // target checks RUTs, and nothing is checked against the outer set's
 // rules inside.
 func TestFilterLambdaLiterals(t *testing.T) {
-	_, err := odata.Parse(url.Values{"$filter": {"client_rut eq 'nope'"}}, odata.Clients)
+	_, err := odata.Parse(url.Values{"$filter": {"client_rut eq 'nope'"}}, odata.Of(dataset.Clients))
 	wantErr(t, err, 400, "client_rut")
-	if _, err := odata.Parse(url.Values{"$filter": {"Contracts/any(c:c/code_contract eq 'nope')"}}, odata.Clients); err != nil {
+	if _, err := odata.Parse(url.Values{"$filter": {"Contracts/any(c:c/code_contract eq 'nope')"}}, odata.Of(dataset.Clients)); err != nil {
 		t.Fatal(err)
 	}
 }

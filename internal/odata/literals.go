@@ -12,7 +12,7 @@ import (
 
 // checkLiterals returns the 400 of the first string literal that e compares
 // by eq, ne or in with a property whose literals the set checks
-// ([EntitySetDef.Literals]), or nil. A malformed RUT then says so, rather
+// ([dataset.EntitySet.Literals]), or nil. A malformed RUT then says so, rather
 // than matching nothing in silence.
 func checkLiterals(e *expr, set *EntitySet, src string) error {
 	if e == nil {

@@ -15,6 +15,15 @@ import (
 	"github.com/informe/informe/report"
 )
 
+// src returns the source called name.
+func src(name string) *source.Source {
+	s, err := source.Named(name, report.Maintained)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 // names returns the names of q's columns.
 func names(q dataset.Query) []string {
 	var out []string
@@ -64,9 +73,9 @@ func TestExportCompilesEveryDoorsParameters(t *testing.T) {
 		// other: only the spec's filters are the plain reading's.
 		{name: "$filter of an equality", src: rep, query: "$filter=contract_id eq 7", more: true},
 		{name: "$orderby", src: rep, query: "$orderby=costo_servicio desc", sorted: true},
-		{name: "the users' columns", src: source.Users, query: "columns=id,email", cols: []string{"id", "email"}},
-		{name: "a grain's $filter", src: source.Contracts, query: "$filter=costo_servicio gt 100000", more: true},
-		{name: "a grain's columns", src: source.Tasks, query: "columns=task_id", cols: []string{"task_id"}},
+		{name: "the users' columns", src: src("users"), query: "columns=id,email", cols: []string{"id", "email"}},
+		{name: "a grain's $filter", src: src("contracts"), query: "$filter=costo_servicio gt 100000", more: true},
+		{name: "a grain's columns", src: src("tasks"), query: "columns=task_id", cols: []string{"task_id"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,13 +135,13 @@ func TestExportRefusesWhatItCannotHonour(t *testing.T) {
 			// every row, and an ignored page would be a wrong answer.
 			name: "page on a whole export", src: rep, query: "page=2", target: "page", reason: "unknown_parameter",
 		},
-		{name: "the spec's filter on a grain that lacks it", src: source.Contracts, query: "contract_id=7", target: "contract_id", reason: "unknown_parameter"},
+		{name: "the spec's filter on a grain that lacks it", src: src("contracts"), query: "contract_id=7", target: "contract_id", reason: "unknown_parameter"},
 		{name: "columns and $select", src: rep, query: "columns=task&$select=task", target: "$select", reason: "select_and_columns"},
 		{name: "a RUT with a wrong check digit", src: rep, query: "rut=12.345.678-9", target: "rut", reason: "rut_check_digit"},
 		{name: "a malformed RUT", src: rep, query: "rut=abc", target: "rut", reason: "rut_malformed"},
 		{name: "a contract id that is no integer", src: rep, query: "contract_id=x", target: "contract_id"},
 		{name: "a parameter given twice", src: rep, query: "client_id=1&client_id=2", target: "client_id"},
-		{name: "an unknown column", src: source.Users, query: "columns=id,client_rut", target: "columns"},
+		{name: "an unknown column", src: src("users"), query: "columns=id,client_rut", target: "columns"},
 		{name: "a $filter on an unknown property", src: rep, query: "$filter=nothing eq 1", target: "$filter"},
 		{name: "an unknown $-option", src: rep, query: "$expand=Tasks", target: "$expand"},
 		{
@@ -177,11 +186,11 @@ func TestFeedReadsAPageWithItsExpansions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oq, err := odata.Parse(values, source.Contracts.Set)
+	oq, err := odata.Parse(values, src("contracts").Set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := source.Contracts.Feed(oq, 100, true)
+	q := src("contracts").Feed(oq, 100, true)
 	if q.Limit != 100 || !q.Count || !q.Position || q.Skip != 3 {
 		t.Errorf("Limit, Count, Position, Skip = %d, %v, %v, %d; want 100, true, true, 3", q.Limit, q.Count, q.Position, q.Skip)
 	}
@@ -192,13 +201,13 @@ func TestFeedReadsAPageWithItsExpansions(t *testing.T) {
 		t.Fatalf("Extra = %d expressions, want one per expanded navigation (2)", len(q.Extra))
 	}
 	// The related rows are read from each target's own text view.
-	if !strings.Contains(q.Extra[0], source.Tasks.Text) || !strings.Contains(q.Extra[1], source.Clients.Text) {
-		t.Errorf("Extra reads %q and %q; want the views of tasks (%s) and clients (%s)", q.Extra[0], q.Extra[1], source.Tasks.Text, source.Clients.Text)
+	if !strings.Contains(q.Extra[0], src("tasks").Text) || !strings.Contains(q.Extra[1], src("clients").Text) {
+		t.Errorf("Extra reads %q and %q; want the views of tasks (%s) and clients (%s)", q.Extra[0], q.Extra[1], src("tasks").Text, src("clients").Text)
 	}
 }
 
 func TestNamed(t *testing.T) {
-	for _, s := range append([]*source.Source{source.Report(report.FromView), source.Users}, source.Grains...) {
+	for _, s := range source.All(source.Report(report.FromView)) {
 		got, err := source.Named(s.Name, report.FromView)
 		if err != nil || got.Name != s.Name || got.Set != s.Set {
 			t.Errorf("Named(%q) = %v, %v", s.Name, got, err)

@@ -1,4 +1,4 @@
-package render_test
+package dataset_test
 
 import (
 	"bytes"
@@ -10,9 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/internal/render"
 )
 
 // The values each type is tested with: edge values, then random ones
@@ -80,26 +79,26 @@ var (
 // expression of the value v in that kind.
 type sqlCase struct {
 	name   string
-	kind   export.Kind
+	kind   dataset.Kind
 	values string
 	expr   string
 }
 
 var sqlCases = []sqlCase{
-	{"int2", export.Integer, int2Values, "v::text"},
-	{"int4", export.Integer, int4Values, "v::text"},
-	{"int8", export.Integer, int8Values, "v::text"},
-	{"numeric", export.Decimal, numericValues, "trim_scale(v)::text"},
-	{"int2 decimal", export.Decimal, int2Values, "trim_scale(v)::text"},
-	{"int4 decimal", export.Decimal, int4Values, "trim_scale(v)::text"},
-	{"int8 decimal", export.Decimal, int8Values, "trim_scale(v)::text"},
-	{"date", export.Date, dateValues, "to_char(v, 'YYYY-MM-DD')"},
-	{"timestamp", export.Timestamp, timestampValues, "to_char(v, 'YYYY-MM-DD HH24:MI:SS')"},
-	{"timestamptz", export.Timestamptz, timestamptzValues, "to_char(v AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'"},
-	{"text", export.Text, textValues, "v"},
-	{"varchar", export.Text, "SELECT v::varchar(40) FROM (" + textValues + ") s(v)", "v"},
-	{"bpchar", export.Text, "SELECT v::char(12) FROM (" + textValues + ") s(v)", "v"},
-	{"name", export.Text, "SELECT v::name FROM (" + textValues + ") s(v)", "v"},
+	{"int2", dataset.Integer, int2Values, "v::text"},
+	{"int4", dataset.Integer, int4Values, "v::text"},
+	{"int8", dataset.Integer, int8Values, "v::text"},
+	{"numeric", dataset.Decimal, numericValues, "trim_scale(v)::text"},
+	{"int2 decimal", dataset.Decimal, int2Values, "trim_scale(v)::text"},
+	{"int4 decimal", dataset.Decimal, int4Values, "trim_scale(v)::text"},
+	{"int8 decimal", dataset.Decimal, int8Values, "trim_scale(v)::text"},
+	{"date", dataset.Date, dateValues, "to_char(v, 'YYYY-MM-DD')"},
+	{"timestamp", dataset.Timestamp, timestampValues, "to_char(v, 'YYYY-MM-DD HH24:MI:SS')"},
+	{"timestamptz", dataset.Timestamptz, timestamptzValues, "to_char(v AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'"},
+	{"text", dataset.Text, textValues, "v"},
+	{"varchar", dataset.Text, "SELECT v::varchar(40) FROM (" + textValues + ") s(v)", "v"},
+	{"bpchar", dataset.Text, "SELECT v::char(12) FROM (" + textValues + ") s(v)", "v"},
+	{"name", dataset.Text, "SELECT v::name FROM (" + textValues + ") s(v)", "v"},
 }
 
 // A way pgx reads a result: the default (binary for every type that has a
@@ -168,8 +167,8 @@ func acquire(t *testing.T, pool *pgxpool.Pool) *pgx.Conn {
 }
 
 // checkMatchesSQL reads values with expr beside each, and checks Render,
-// with [render.Row.KeepEra] when era.
-func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind export.Kind, values, expr string, era bool) {
+// with [dataset.Row.KeepEra] when era.
+func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind dataset.Kind, values, expr string, era bool) {
 	ctx := context.Background()
 	if _, err := conn.Exec(ctx, "SELECT setseed(0.5)"); err != nil {
 		t.Fatal(err)
@@ -189,11 +188,11 @@ func checkMatchesSQL(t *testing.T, conn *pgx.Conn, opts []any, binary bool, kind
 	} else if fields[0].Format != want {
 		t.Fatalf("the value came in format %d, want %d", fields[0].Format, want)
 	}
-	nullable, err := render.New([]export.Column{{Name: "v", Kind: kind, Nullable: true}}, fields)
+	nullable, err := dataset.NewRow([]dataset.Column{{Name: "v", Kind: kind, Nullable: true}}, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
-	notNull, err := render.New([]export.Column{{Name: "v", Kind: kind}}, fields[:1])
+	notNull, err := dataset.NewRow([]dataset.Column{{Name: "v", Kind: kind}}, fields[:1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,23 +242,16 @@ func same(a, b []byte) bool {
 	return (a == nil) == (b == nil) && bytes.Equal(a, b)
 }
 
-func show(v []byte) string {
-	if v == nil {
-		return "NULL"
-	}
-	return fmt.Sprintf("%q", v)
-}
-
 // TestRenderKeepEra checks that with KeepEra a date or timestamp before
 // Christ ends with " BC" after what to_char writes, and no other value
 // changes: in both wire formats, under several session time zones (a
 // timestamptz is before Christ in UTC).
 func TestRenderKeepEra(t *testing.T) {
 	matchesSQL(t, []sqlCase{
-		{"date", export.Date, dateValues, "to_char(v, 'YYYY-MM-DD') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
-		{"timestamp", export.Timestamp, timestampValues,
+		{"date", dataset.Date, dateValues, "to_char(v, 'YYYY-MM-DD') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
+		{"timestamp", dataset.Timestamp, timestampValues,
 			"to_char(v, 'YYYY-MM-DD HH24:MI:SS') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
-		{"timestamptz", export.Timestamptz, timestamptzValues,
+		{"timestamptz", dataset.Timestamptz, timestamptzValues,
 			"to_char(v AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00' || CASE WHEN v < '0001-01-01 00:00:00+00' THEN ' BC' ELSE '' END"},
 	}, true)
 }
@@ -280,7 +272,7 @@ func TestRenderOutOfToChar(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rows.Close()
-			r, err := render.New([]export.Column{{Name: "due", Kind: export.Date}}, rows.FieldDescriptions())
+			r, err := dataset.NewRow([]dataset.Column{{Name: "due", Kind: dataset.Date}}, rows.FieldDescriptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,13 +301,13 @@ func TestRenderRefusesOtherDateStyles(t *testing.T) {
 		}
 		for _, m := range readModes[1:] {
 			for _, c := range []struct {
-				kind  export.Kind
+				kind  dataset.Kind
 				value string
 			}{
-				{export.Date, "'2024-01-02'::date"},
-				{export.Date, "'0044-03-15 BC'::date"},
-				{export.Timestamp, "'2024-01-02 03:04:05.5'::timestamp"},
-				{export.Timestamptz, "'2024-01-02 03:04:05.5+00'::timestamptz"},
+				{dataset.Date, "'2024-01-02'::date"},
+				{dataset.Date, "'0044-03-15 BC'::date"},
+				{dataset.Timestamp, "'2024-01-02 03:04:05.5'::timestamp"},
+				{dataset.Timestamptz, "'2024-01-02 03:04:05.5+00'::timestamptz"},
 			} {
 				t.Run(style+"/"+m.name+"/"+c.value, func(t *testing.T) {
 					rows, err := conn.Query(ctx, "SELECT "+c.value, m.args...)
@@ -323,7 +315,7 @@ func TestRenderRefusesOtherDateStyles(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer rows.Close()
-					r, err := render.New([]export.Column{{Name: "when", Kind: c.kind}}, rows.FieldDescriptions())
+					r, err := dataset.NewRow([]dataset.Column{{Name: "when", Kind: c.kind}}, rows.FieldDescriptions())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -349,22 +341,22 @@ func TestRenderRefusesWrongTypes(t *testing.T) {
 	conn := acquire(t, pool)
 	tests := []struct {
 		name  string
-		kind  export.Kind
+		kind  dataset.Kind
 		value string // a SELECT list: the column's field, then any pass-through
 		want  []string
 	}{
-		{"TextAsDate", export.Date, "'2024-01-02'::text", []string{"col_x", "date", "text"}},
-		{"DateAsDecimal", export.Decimal, "'2024-01-02'::date", []string{"col_x", "decimal", "date"}},
-		{"NumericAsInteger", export.Integer, "1.5::numeric", []string{"col_x", "integer", "numeric"}},
-		{"TextAsInteger", export.Integer, "'1'::text", []string{"col_x", "integer", "text"}},
-		{"FloatAsDecimal", export.Decimal, "1.5::float8", []string{"col_x", "decimal", "float8"}},
-		{"TimestamptzAsTimestamp", export.Timestamp, "now()", []string{"col_x", "timestamp", "timestamptz"}},
-		{"TimestampAsTimestamptz", export.Timestamptz, "localtimestamp", []string{"col_x", "timestamptz", "timestamp"}},
-		{"DateAsTimestamp", export.Timestamp, "current_date", []string{"col_x", "timestamp", "date"}},
-		{"IntegerAsText", export.Text, "1", []string{"col_x", "text", "int4"}},
-		{"UUIDAsText", export.Text, "gen_random_uuid()", []string{"col_x", "text", "uuid"}},
-		{"IntegerPassedThrough", export.Text, "'a'::text, 42 AS sort_1", []string{"sort_1", "int4", "passed through"}},
-		{"DatePassedThrough", export.Text, "'a'::text, current_date AS sort_1", []string{"sort_1", "date", "passed through"}},
+		{"TextAsDate", dataset.Date, "'2024-01-02'::text", []string{"col_x", "date", "text"}},
+		{"DateAsDecimal", dataset.Decimal, "'2024-01-02'::date", []string{"col_x", "decimal", "date"}},
+		{"NumericAsInteger", dataset.Integer, "1.5::numeric", []string{"col_x", "integer", "numeric"}},
+		{"TextAsInteger", dataset.Integer, "'1'::text", []string{"col_x", "integer", "text"}},
+		{"FloatAsDecimal", dataset.Decimal, "1.5::float8", []string{"col_x", "decimal", "float8"}},
+		{"TimestamptzAsTimestamp", dataset.Timestamp, "now()", []string{"col_x", "timestamp", "timestamptz"}},
+		{"TimestampAsTimestamptz", dataset.Timestamptz, "localtimestamp", []string{"col_x", "timestamptz", "timestamp"}},
+		{"DateAsTimestamp", dataset.Timestamp, "current_date", []string{"col_x", "timestamp", "date"}},
+		{"IntegerAsText", dataset.Text, "1", []string{"col_x", "text", "int4"}},
+		{"UUIDAsText", dataset.Text, "gen_random_uuid()", []string{"col_x", "text", "uuid"}},
+		{"IntegerPassedThrough", dataset.Text, "'a'::text, 42 AS sort_1", []string{"sort_1", "int4", "passed through"}},
+		{"DatePassedThrough", dataset.Text, "'a'::text, current_date AS sort_1", []string{"sort_1", "date", "passed through"}},
 	}
 	for _, m := range readModes {
 		for _, tt := range tests {
@@ -375,7 +367,7 @@ func TestRenderRefusesWrongTypes(t *testing.T) {
 				}
 				fields := rows.FieldDescriptions()
 				rows.Close()
-				r, err := render.New([]export.Column{{Name: "col_x", Kind: tt.kind}}, fields)
+				r, err := dataset.NewRow([]dataset.Column{{Name: "col_x", Kind: tt.kind}}, fields)
 				if err == nil {
 					t.Fatalf("New = %v, nil; want an error", r)
 				}
@@ -395,11 +387,11 @@ func TestRenderNull(t *testing.T) {
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	kinds := []struct {
-		kind export.Kind
+		kind dataset.Kind
 		typ  string
 	}{
-		{export.Text, "text"}, {export.Integer, "int8"}, {export.Decimal, "numeric"}, {export.Decimal, "int4"},
-		{export.Date, "date"}, {export.Timestamp, "timestamp"}, {export.Timestamptz, "timestamptz"},
+		{dataset.Text, "text"}, {dataset.Integer, "int8"}, {dataset.Decimal, "numeric"}, {dataset.Decimal, "int4"},
+		{dataset.Date, "date"}, {dataset.Timestamp, "timestamp"}, {dataset.Timestamptz, "timestamptz"},
 	}
 	for _, m := range readModes {
 		for _, k := range kinds {
@@ -409,8 +401,8 @@ func TestRenderNull(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer rows.Close()
-				cols := []export.Column{{Name: "a", Kind: k.kind, Nullable: true}, {Name: "b", Kind: k.kind}}
-				r, err := render.New(cols, rows.FieldDescriptions())
+				cols := []dataset.Column{{Name: "a", Kind: k.kind, Nullable: true}, {Name: "b", Kind: k.kind}}
+				r, err := dataset.NewRow(cols, rows.FieldDescriptions())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -447,7 +439,7 @@ func TestRenderPassThrough(t *testing.T) {
 			}
 			defer rows.Close()
 			fields := rows.FieldDescriptions()
-			r, err := render.New([]export.Column{{Name: "a", Kind: export.Text}}, fields[:6])
+			r, err := dataset.NewRow([]dataset.Column{{Name: "a", Kind: dataset.Text}}, fields[:6])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -474,13 +466,13 @@ func TestRenderPassThrough(t *testing.T) {
 
 // TestRenderTyped reads every typed case's values in both wire formats and
 // under several session time zones, and checks that Typed writes each
-// value as export.AppendValue writes what export.ParseValue makes of the
+// value as dataset.AppendValue writes what dataset.ParseValue makes of the
 // text KeepEra writes, and refuses it exactly when that text is refused or
 // does not parse: the typed formats get the same values by either path.
 func TestRenderTyped(t *testing.T) {
 	var typed []sqlCase
 	for _, c := range sqlCases {
-		if c.kind != export.Text {
+		if c.kind != dataset.Text {
 			typed = append(typed, c)
 		}
 	}
@@ -499,13 +491,13 @@ func checkTyped(t *testing.T, conn *pgx.Conn, opts []any, c sqlCase) {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	renderers := func(nullable bool) (typed, text *render.Row) {
-		cols := []export.Column{{Name: "v", Kind: c.kind, Nullable: nullable}}
+	renderers := func(nullable bool) (typed, text *dataset.Row) {
+		cols := []dataset.Column{{Name: "v", Kind: c.kind, Nullable: nullable}}
 		var err error
-		if typed, err = render.New(cols, rows.FieldDescriptions()); err != nil {
+		if typed, err = dataset.NewRow(cols, rows.FieldDescriptions()); err != nil {
 			t.Fatal(err)
 		}
-		if text, err = render.New(cols, rows.FieldDescriptions()); err != nil {
+		if text, err = dataset.NewRow(cols, rows.FieldDescriptions()); err != nil {
 			t.Fatal(err)
 		}
 		typed.Typed()
@@ -518,18 +510,18 @@ func checkTyped(t *testing.T, conn *pgx.Conn, opts []any, c sqlCase) {
 	for rows.Next() {
 		raw := rows.RawValues()
 		n++
-		for _, r := range [][2]*render.Row{{nt, nx}, {ft, fx}} {
+		for _, r := range [][2]*dataset.Row{{nt, nx}, {ft, fx}} {
 			got, err := r[0].Render(raw)
 			text, terr := r[1].Render(raw)
 			var want []byte
 			if terr == nil {
 				want = text[0]
 				if len(want) > 0 {
-					x, ok := export.ParseValue(c.kind, want)
+					x, ok := dataset.ParseValue(c.kind, want)
 					if !ok {
 						terr = fmt.Errorf("%q does not parse", want)
 					} else {
-						want = export.AppendValue(nil, c.kind, x)
+						want = dataset.AppendValue(nil, c.kind, x)
 					}
 				}
 			}

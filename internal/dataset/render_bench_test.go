@@ -1,4 +1,4 @@
-package render_test
+package dataset_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/internal/render"
 	"github.com/informe/informe/report"
 )
 
@@ -44,7 +44,7 @@ func BenchmarkRender(b *testing.B) {
 			if len(all) == 0 {
 				b.Fatal("no rows")
 			}
-			r, err := render.New(d.Columns, fields)
+			r, err := dataset.NewRow(d.Columns, fields)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,12 +1,10 @@
-package render
+package dataset
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/informe/informe/export"
 )
 
 // binaryOp reports whether o reads a typed value in binary format, which
@@ -22,8 +20,8 @@ func binaryOp(o op) bool {
 // The largest whole part of a Decimal the typed formats hold, and its
 // scale's factor.
 var (
-	decimalScale = pow10i(export.DecimalScale)
-	decimalBound = pow10i(export.DecimalPrecision - export.DecimalScale)
+	decimalScale = pow10i(DecimalScale)
+	decimalBound = pow10i(DecimalPrecision - DecimalScale)
 )
 
 func pow10i(n int) int64 {
@@ -34,7 +32,7 @@ func pow10i(n int) int64 {
 	return p
 }
 
-// typedValue returns v, read in binary by f.op, as export.AppendValue
+// typedValue returns v, read in binary by f.op, as AppendValue
 // takes a value of f.kind; null for an infinite date or timestamp, which
 // the API's text writes as NULL.
 func typedValue(f *field, v []byte) (n int64, null bool, err error) {
@@ -50,7 +48,7 @@ func typedValue(f *field, v []byte) (n int64, null bool, err error) {
 		default:
 			return 0, false, fmt.Errorf("binary integer of %d bytes", len(v))
 		}
-		if f.kind == export.Decimal {
+		if f.kind == Decimal {
 			if n <= -decimalBound || n >= decimalBound {
 				return 0, false, errDecimal
 			}
@@ -86,10 +84,10 @@ func typedValue(f *field, v []byte) (n int64, null bool, err error) {
 var errStampRange = errors.New("a timestamp past 294247-01-10, which the typed formats' microseconds since 1970 do not hold")
 
 var errDecimal = fmt.Errorf("a decimal of more than %d digits, %d after the point, which the typed formats do not hold",
-	export.DecimalPrecision, export.DecimalScale)
+	DecimalPrecision, DecimalScale)
 
 // numericScaled returns numeric x in binary format (see appendNumeric) times
-// 10^export.DecimalScale, exactly: an error for NaN, an infinity, more
+// 10^DecimalScale, exactly: an error for NaN, an infinity, more
 // decimals or more whole digits than the typed formats hold.
 func numericScaled(v []byte) (int64, error) {
 	n, weight, sign, err := numericHeader(v)

@@ -1,11 +1,12 @@
-// Package render writes PostgreSQL's typed values, as they come off the
+// This file writes PostgreSQL's typed values, as they come off the
 // wire (pgx's raw values and the result's field descriptions, in binary or
-// text format), as the API's text: byte for byte what the SQL text views
+// text format), as the API's text ([Row]): byte for byte what the SQL text views
 // (general_report, user_list, the *_list views of the grains) write with
 // x::text, trim_scale(x)::text and to_char. It owns that rendering and the
 // check, once per result, that each field's type can hold its column's
 // kind. It decodes the bytes itself, with no allocation per row.
-package render
+
+package dataset
 
 import (
 	"encoding/binary"
@@ -15,8 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/informe/informe/export"
 )
 
 // op is how one field's bytes become the API's text.
@@ -42,9 +41,9 @@ const (
 // field is what Render needs of one field.
 type field struct {
 	op       op
-	kind     export.Kind // its column's; Text for a pass-through field
-	nullable bool        // NULL stays nil; otherwise it is written as ""
-	name     string      // for errors
+	kind     Kind   // its column's; Text for a pass-through field
+	nullable bool   // NULL stays nil; otherwise it is written as ""
+	name     string // for errors
 	// A date or timestamp's last value, as its binary form and as
 	// written: a contract's dates repeat on each of its rows, and finding
 	// the civil date is most of their cost.
@@ -79,7 +78,7 @@ var empty = []byte{}
 // hold its column's kind, and returns an error naming the column and the
 // type it got when it cannot, or naming a pass-through field that is not
 // text, varchar, bpchar, name, json or jsonb.
-func New(cols []export.Column, fields []pgconn.FieldDescription) (*Row, error) {
+func NewRow(cols []Column, fields []pgconn.FieldDescription) (*Row, error) {
 	if len(fields) < len(cols) {
 		return nil, fmt.Errorf("render: %d columns but only %d fields", len(cols), len(fields))
 	}
@@ -105,7 +104,7 @@ func New(cols []export.Column, fields []pgconn.FieldDescription) (*Row, error) {
 		if !ok {
 			return nil, fmt.Errorf("render: field %s after the columns is passed through as text, but it is a %s (%s)", f.Name, typeName(f.DataTypeOID), formatName(f.Format))
 		}
-		r.fields[i] = field{op: o, kind: export.Text, nullable: true, name: f.Name}
+		r.fields[i] = field{op: o, kind: Text, nullable: true, name: f.Name}
 	}
 	return r, nil
 }
@@ -116,17 +115,17 @@ const (
 )
 
 // opFor returns how a field of type oid in format renders a column of kind.
-func opFor(kind export.Kind, oid uint32, format int16) (op, bool) {
+func opFor(kind Kind, oid uint32, format int16) (op, bool) {
 	if format != textFormat && format != binaryFormat {
 		return 0, false
 	}
 	bin := format == binaryFormat
 	switch kind {
-	case export.Text:
+	case Text:
 		return opText, isText(oid)
-	case export.Integer:
+	case Integer:
 		return intOp(oid, bin)
-	case export.Decimal:
+	case Decimal:
 		if oid == pgtype.NumericOID {
 			if bin {
 				return opNumeric, true
@@ -134,11 +133,11 @@ func opFor(kind export.Kind, oid uint32, format int16) (op, bool) {
 			return opNumericText, true
 		}
 		return intOp(oid, bin)
-	case export.Date:
+	case Date:
 		return pick(bin, opDate, opDateText), oid == pgtype.DateOID
-	case export.Timestamp:
+	case Timestamp:
 		return pick(bin, opTimestamp, opTimestampText), oid == pgtype.TimestampOID
-	case export.Timestamptz:
+	case Timestamptz:
 		return pick(bin, opTimestamptz, opTimestamptzText), oid == pgtype.TimestamptzOID
 	}
 	return 0, false
@@ -224,14 +223,14 @@ func formatName(format int16) string {
 func (r *Row) KeepEra() { r.era = true }
 
 // Typed makes Render write the columns' values typed, as the typed
-// formats take them (see export.AppendValue and export.Options.Binary),
+// formats take them (see [AppendValue] and export.Options.Binary),
 // not as text: a column of kind Integer, Decimal, Date, Timestamp or
 // Timestamptz gets the binary value of what its text would be (its value
 // read from the wire, or, in text format, the text KeepEra writes,
 // parsed), and Text columns and pass-through fields their text. NULL and
 // an infinite date or timestamp are nil or empty as with text. A decimal
-// the typed formats do not hold (more than export.DecimalPrecision digits
-// or export.DecimalScale decimals) is an error naming its column.
+// the typed formats do not hold (more than DecimalPrecision digits
+// or DecimalScale decimals) is an error naming its column.
 func (r *Row) Typed() {
 	r.typed, r.era = true, true
 	for _, f := range r.fields {
@@ -262,7 +261,7 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			r.out[i] = r.null(f)
 			continue
 		}
-		if r.typed && f.kind != export.Text && binaryOp(f.op) {
+		if r.typed && f.kind != Text && binaryOp(f.op) {
 			s := len(r.buf)
 			n, null, err := typedValue(f, v)
 			switch {
@@ -271,7 +270,7 @@ func (r *Row) Render(raw [][]byte) ([][]byte, error) {
 			case null:
 				r.out[i] = r.null(f)
 			default:
-				r.buf = export.AppendValue(r.buf, f.kind, n)
+				r.buf = AppendValue(r.buf, f.kind, n)
 				r.start[i], r.end[i] = s, len(r.buf)
 				copied = true
 			}
@@ -433,7 +432,7 @@ func (r *Row) renderTyped(raw [][]byte) ([][]byte, error) {
 				continue
 			}
 			s := len(b)
-			b = export.AppendValue(b, f.kind, n)
+			b = AppendValue(b, f.kind, n)
 			r.out[i] = b[s:len(b):len(b)]
 		}
 	}
@@ -443,7 +442,7 @@ func (r *Row) renderTyped(raw [][]byte) ([][]byte, error) {
 
 // typedFromText reports whether f is a typed column read in text format,
 // whose text Typed parses.
-func typedFromText(f *field) bool { return f.kind != export.Text && !binaryOp(f.op) }
+func typedFromText(f *field) bool { return f.kind != Text && !binaryOp(f.op) }
 
 // typeText replaces the text Render wrote of the typed columns read in
 // text format by their binary values (see Typed), written into tbuf,
@@ -458,12 +457,12 @@ func (r *Row) typeText() error {
 		if !typedFromText(f) || len(r.out[i]) == 0 {
 			continue
 		}
-		n, ok := export.ParseValue(f.kind, r.out[i])
+		n, ok := ParseValue(f.kind, r.out[i])
 		if !ok {
 			return r.bad(f, r.out[i], "not a value the typed formats hold")
 		}
 		s := len(b)
-		b = export.AppendValue(b, f.kind, n)
+		b = AppendValue(b, f.kind, n)
 		r.out[i] = b[s:len(b):len(b)]
 	}
 	r.tbuf = b

@@ -1,4 +1,4 @@
-package render_test
+package dataset_test
 
 import (
 	"encoding/binary"
@@ -10,38 +10,37 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/informe/informe/export"
-	"github.com/informe/informe/internal/render"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // wireTypes are the (kind, type, format) triples New accepts, with the
 // binary length of fixed-size types (0 for variable).
 var wireTypes = []struct {
-	kind   export.Kind
+	kind   dataset.Kind
 	oid    uint32
 	format int16
 	size   int
 }{
-	{export.Text, pgtype.TextOID, 0, 0},
-	{export.Text, pgtype.VarcharOID, 1, 0},
-	{export.Integer, pgtype.Int2OID, 1, 2},
-	{export.Integer, pgtype.Int4OID, 1, 4},
-	{export.Integer, pgtype.Int8OID, 1, 8},
-	{export.Integer, pgtype.Int8OID, 0, 0},
-	{export.Decimal, pgtype.NumericOID, 1, 0},
-	{export.Decimal, pgtype.NumericOID, 0, 0},
-	{export.Decimal, pgtype.Int4OID, 1, 4},
-	{export.Date, pgtype.DateOID, 1, 4},
-	{export.Date, pgtype.DateOID, 0, 0},
-	{export.Timestamp, pgtype.TimestampOID, 1, 8},
-	{export.Timestamp, pgtype.TimestampOID, 0, 0},
-	{export.Timestamptz, pgtype.TimestamptzOID, 1, 8},
-	{export.Timestamptz, pgtype.TimestamptzOID, 0, 0},
+	{dataset.Text, pgtype.TextOID, 0, 0},
+	{dataset.Text, pgtype.VarcharOID, 1, 0},
+	{dataset.Integer, pgtype.Int2OID, 1, 2},
+	{dataset.Integer, pgtype.Int4OID, 1, 4},
+	{dataset.Integer, pgtype.Int8OID, 1, 8},
+	{dataset.Integer, pgtype.Int8OID, 0, 0},
+	{dataset.Decimal, pgtype.NumericOID, 1, 0},
+	{dataset.Decimal, pgtype.NumericOID, 0, 0},
+	{dataset.Decimal, pgtype.Int4OID, 1, 4},
+	{dataset.Date, pgtype.DateOID, 1, 4},
+	{dataset.Date, pgtype.DateOID, 0, 0},
+	{dataset.Timestamp, pgtype.TimestampOID, 1, 8},
+	{dataset.Timestamp, pgtype.TimestampOID, 0, 0},
+	{dataset.Timestamptz, pgtype.TimestamptzOID, 1, 8},
+	{dataset.Timestamptz, pgtype.TimestamptzOID, 0, 0},
 }
 
-func renderer(t *testing.T, kind export.Kind, oid uint32, format int16) *render.Row {
+func renderer(t *testing.T, kind dataset.Kind, oid uint32, format int16) *dataset.Row {
 	t.Helper()
-	r, err := render.New([]export.Column{{Name: "col_x", Kind: kind}},
+	r, err := dataset.NewRow([]dataset.Column{{Name: "col_x", Kind: kind}},
 		[]pgconn.FieldDescription{{Name: "col_x", DataTypeOID: oid, Format: format}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,30 +80,30 @@ func TestRenderMalformed(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		kind   export.Kind
+		kind   dataset.Kind
 		oid    uint32
 		format int16
 		value  string
 		want   string
 	}{
-		{"NumericShort", export.Decimal, pgtype.NumericOID, 1, "\x00\x01\x00\x00\x00\x00\x00", "7 bytes"},
-		{"NumericDigitsMissing", export.Decimal, pgtype.NumericOID, 1, "\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01", "2 digits"},
-		{"NumericDigitPast9999", export.Decimal, pgtype.NumericOID, 1, "\x00\x01\x00\x00\x00\x00\x00\x00\x27\x10", "past 9999"},
-		{"NumericSign", export.Decimal, pgtype.NumericOID, 1, "\x00\x00\x00\x00\x12\x34\x00\x00", "sign"},
-		{"NumericText", export.Decimal, pgtype.NumericOID, 0, "1.5e3", "numeric"},
-		{"NumericTextPoint", export.Decimal, pgtype.NumericOID, 0, "15.", "numeric"},
-		{"IntegerText", export.Integer, pgtype.Int4OID, 0, "12a", "integer"},
-		{"IntegerTextEmpty", export.Integer, pgtype.Int4OID, 0, "", "integer"},
-		{"DateRange", export.Date, pgtype.DateOID, 1, "\x7f\x00\x00\x00", "range"},
-		{"DateMonth", export.Date, pgtype.DateOID, 0, "2024-13-01", "DateStyle ISO"},
-		{"DateEra", export.Date, pgtype.DateOID, 0, "2024-01-01 AD", "DateStyle ISO"},
-		{"TimestampRange", export.Timestamp, pgtype.TimestampOID, 1, "\x7f\xff\xff\xff\xff\x00\x00\x00", "range"},
-		{"TimestampFraction", export.Timestamp, pgtype.TimestampOID, 0, "2024-01-02 03:04:05.1234567", "DateStyle ISO"},
-		{"TimestampNoTime", export.Timestamp, pgtype.TimestampOID, 0, "2024-01-02", "DateStyle ISO"},
-		{"TimestamptzNoOffset", export.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05", "DateStyle ISO"},
-		{"TimestamptzShortOffset", export.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05+5", "DateStyle ISO"},
-		{"TimestamptzOffsetParts", export.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05+05:30:00:01", "DateStyle ISO"},
-		{"TimestamptzRange", export.Timestamptz, pgtype.TimestamptzOID, 0, "294276-12-31 23:59:59-01", "range"},
+		{"NumericShort", dataset.Decimal, pgtype.NumericOID, 1, "\x00\x01\x00\x00\x00\x00\x00", "7 bytes"},
+		{"NumericDigitsMissing", dataset.Decimal, pgtype.NumericOID, 1, "\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01", "2 digits"},
+		{"NumericDigitPast9999", dataset.Decimal, pgtype.NumericOID, 1, "\x00\x01\x00\x00\x00\x00\x00\x00\x27\x10", "past 9999"},
+		{"NumericSign", dataset.Decimal, pgtype.NumericOID, 1, "\x00\x00\x00\x00\x12\x34\x00\x00", "sign"},
+		{"NumericText", dataset.Decimal, pgtype.NumericOID, 0, "1.5e3", "numeric"},
+		{"NumericTextPoint", dataset.Decimal, pgtype.NumericOID, 0, "15.", "numeric"},
+		{"IntegerText", dataset.Integer, pgtype.Int4OID, 0, "12a", "integer"},
+		{"IntegerTextEmpty", dataset.Integer, pgtype.Int4OID, 0, "", "integer"},
+		{"DateRange", dataset.Date, pgtype.DateOID, 1, "\x7f\x00\x00\x00", "range"},
+		{"DateMonth", dataset.Date, pgtype.DateOID, 0, "2024-13-01", "DateStyle ISO"},
+		{"DateEra", dataset.Date, pgtype.DateOID, 0, "2024-01-01 AD", "DateStyle ISO"},
+		{"TimestampRange", dataset.Timestamp, pgtype.TimestampOID, 1, "\x7f\xff\xff\xff\xff\x00\x00\x00", "range"},
+		{"TimestampFraction", dataset.Timestamp, pgtype.TimestampOID, 0, "2024-01-02 03:04:05.1234567", "DateStyle ISO"},
+		{"TimestampNoTime", dataset.Timestamp, pgtype.TimestampOID, 0, "2024-01-02", "DateStyle ISO"},
+		{"TimestamptzNoOffset", dataset.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05", "DateStyle ISO"},
+		{"TimestamptzShortOffset", dataset.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05+5", "DateStyle ISO"},
+		{"TimestamptzOffsetParts", dataset.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05+05:30:00:01", "DateStyle ISO"},
+		{"TimestamptzRange", dataset.Timestamptz, pgtype.TimestamptzOID, 0, "294276-12-31 23:59:59-01", "range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +114,7 @@ func TestRenderMalformed(t *testing.T) {
 		})
 	}
 	t.Run("JSONBVersion", func(t *testing.T) {
-		r, err := render.New(nil, []pgconn.FieldDescription{{Name: "related", DataTypeOID: pgtype.JSONBOID, Format: 1}})
+		r, err := dataset.NewRow(nil, []pgconn.FieldDescription{{Name: "related", DataTypeOID: pgtype.JSONBOID, Format: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +123,7 @@ func TestRenderMalformed(t *testing.T) {
 		}
 	})
 	t.Run("Width", func(t *testing.T) {
-		r := renderer(t, export.Text, pgtype.TextOID, 0)
+		r := renderer(t, dataset.Text, pgtype.TextOID, 0)
 		if got, err := r.Render([][]byte{[]byte("a"), []byte("b")}); err == nil {
 			t.Errorf("Render of 2 values for 1 field = %q, nil; want an error", got)
 		}
@@ -154,11 +153,11 @@ func randomNumeric(rng *rand.Rand) []byte {
 // TestRenderAllocates checks that a row rendered after the first allocates
 // nothing.
 func TestRenderAllocates(t *testing.T) {
-	var cols []export.Column
+	var cols []dataset.Column
 	var fields []pgconn.FieldDescription
 	var raw [][]byte
-	add := func(kind export.Kind, oid uint32, format int16, v string) {
-		cols = append(cols, export.Column{Name: "c", Kind: kind, Nullable: len(cols)%2 == 0})
+	add := func(kind dataset.Kind, oid uint32, format int16, v string) {
+		cols = append(cols, dataset.Column{Name: "c", Kind: kind, Nullable: len(cols)%2 == 0})
 		fields = append(fields, pgconn.FieldDescription{DataTypeOID: oid, Format: format})
 		if v == "NULL" {
 			raw = append(raw, nil)
@@ -166,18 +165,18 @@ func TestRenderAllocates(t *testing.T) {
 			raw = append(raw, []byte(v))
 		}
 	}
-	add(export.Text, pgtype.TextOID, 0, "Ñuñoa")
-	add(export.Integer, pgtype.Int8OID, 1, "\x00\x00\x00\x00\x00\x01\xe2\x40")
-	add(export.Decimal, pgtype.NumericOID, 1, "\x00\x02\x00\x00\x00\x00\x00\x02\x05\xdc\x13\x88") // 1500.50
-	add(export.Date, pgtype.DateOID, 1, "\x00\x00\x22\x9b")
-	add(export.Timestamp, pgtype.TimestampOID, 1, "\x00\x02\xb5\x4e\x1d\x8f\x4a\x40")
-	add(export.Timestamptz, pgtype.TimestamptzOID, 1, "\x00\x02\xb5\x4e\x1d\x8f\x4a\x41")
-	add(export.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05.25-03")
-	add(export.Date, pgtype.DateOID, 0, "0044-03-15 BC")
-	add(export.Decimal, pgtype.NumericOID, 0, "1500.50")
-	add(export.Date, pgtype.DateOID, 1, "NULL")
-	add(export.Text, pgtype.TextOID, 0, "NULL")
-	r, err := render.New(cols, fields)
+	add(dataset.Text, pgtype.TextOID, 0, "Ñuñoa")
+	add(dataset.Integer, pgtype.Int8OID, 1, "\x00\x00\x00\x00\x00\x01\xe2\x40")
+	add(dataset.Decimal, pgtype.NumericOID, 1, "\x00\x02\x00\x00\x00\x00\x00\x02\x05\xdc\x13\x88") // 1500.50
+	add(dataset.Date, pgtype.DateOID, 1, "\x00\x00\x22\x9b")
+	add(dataset.Timestamp, pgtype.TimestampOID, 1, "\x00\x02\xb5\x4e\x1d\x8f\x4a\x40")
+	add(dataset.Timestamptz, pgtype.TimestamptzOID, 1, "\x00\x02\xb5\x4e\x1d\x8f\x4a\x41")
+	add(dataset.Timestamptz, pgtype.TimestamptzOID, 0, "2024-01-02 03:04:05.25-03")
+	add(dataset.Date, pgtype.DateOID, 0, "0044-03-15 BC")
+	add(dataset.Decimal, pgtype.NumericOID, 0, "1500.50")
+	add(dataset.Date, pgtype.DateOID, 1, "NULL")
+	add(dataset.Text, pgtype.TextOID, 0, "NULL")
+	r, err := dataset.NewRow(cols, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
