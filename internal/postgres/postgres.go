@@ -60,6 +60,26 @@ func (h *markCancelled) HandleCancel(ctx context.Context) {
 	h.CancelRequestContextWatcherHandler.HandleCancel(ctx)
 }
 
+// closeCancelled closes, as the pool is given it back, a connection one
+// of whose queries was cancelled: the pool then drops it at once. (The
+// pool's AfterRelease would do the same, but makes every release
+// asynchronous.) It traces nothing else.
+type closeCancelled struct{ cancelled *sync.Map }
+
+func (closeCancelled) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (closeCancelled) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (t closeCancelled) TraceRelease(_ *pgxpool.Pool, d pgxpool.TraceReleaseData) {
+	if _, was := t.cancelled.LoadAndDelete(d.Conn.PgConn()); was {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = d.Conn.Close(ctx)
+	}
+}
+
 // ParseCancel parses the --pg-cancel flag: "request" or "close".
 func ParseCancel(s string) (Cancel, error) {
 	switch s {
@@ -114,9 +134,8 @@ func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 			mark: func() { cancelled.Store(c, struct{}{}) },
 		}
 	}
-	cfg.AfterRelease = func(c *pgx.Conn) bool {
-		_, was := cancelled.LoadAndDelete(c.PgConn())
-		return !was
+	if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = closeCancelled{&cancelled}
 	}
 	cfg.BeforeClose = func(c *pgx.Conn) { cancelled.Delete(c.PgConn()) }
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
