@@ -16,7 +16,7 @@ import (
 // Encode and by Close. An Encoder is not safe for concurrent use.
 type Encoder interface {
 	// Encode writes one row: a value per column, in column order, as text
-	// in the API's formats, nil for SQL NULL (see [Column]). Encode does
+	// in the API's formats, nil for SQL NULL (see [dataset.Column]). Encode does
 	// not retain row or its byte slices after it returns, so the caller
 	// may reuse them. A row with the wrong number of values is an error.
 	Encode(row [][]byte) error
@@ -66,7 +66,7 @@ type Options struct {
 	// into its workbook or file.
 	Continue bool
 	// Binary makes a typed encoder (Parquet, Arrow; see [Format.Typed])
-	// take each row's values in binary (see [AppendValue]), not as text;
+	// take each row's values in binary (see [dataset.AppendValue]), not as text;
 	// the other formats ignore it.
 	Binary bool
 	// First is the index, from 0, of a continuation's first row in the

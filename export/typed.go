@@ -8,7 +8,7 @@ import (
 )
 
 // ErrValue is returned, wrapped, by the Parquet and Arrow encoders for a
-// value that does not parse as its column's [Kind] or does not fit the
+// value that does not parse as its column's [dataset.Kind] or does not fit the
 // type it is written as; the message names the row and the column.
 var ErrValue = errors.New("value does not fit its column's type")
 

@@ -168,7 +168,7 @@ type Query struct {
 	Extra []string
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
-	// ([export.Format.Typed]; see [Row.Typed]), rather than as the
+	// (export.Format.Typed; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
 	// Position makes each row carry, after its columns and Extra, its key's parts as

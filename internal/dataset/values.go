@@ -37,7 +37,7 @@ const (
 // Decimal "1500.5" as 150050, a Date as its day, a Timestamp or
 // Timestamptz (with its offset) as its microsecond. A date or timestamp
 // before Christ ends with " BC", which the API's text leaves out (see
-// [Format.Typed]); a year past 9999 has as many digits as it needs. It
+// export.Format.Typed); a year past 9999 has as many digits as it needs. It
 // reports false for text that is not a value of k, or a value the typed
 // formats do not hold: a Decimal of more than DecimalPrecision digits or
 // DecimalScale decimals, a timestamp past 294247-01-10 (microseconds

@@ -1,7 +1,7 @@
 // Package openapi builds informe's OpenAPI 3.1 document: every path,
 // parameter, format, header, security scheme and error of the API, the
 // OData service included, with the row schemas generated from the one
-// column lists ([dataset.GeneralReport.Columns], [dataset.Users.Columns]) so that the document
+// column lists ([dataset.GeneralReport] and [dataset.Users]) so that the document
 // cannot drift from the rows the encoders write.
 //
 // [JSON] returns the document. The server serves it at GET /openapi.json,
