@@ -310,15 +310,33 @@ func trimScript(b []byte) []byte {
 		if len(line) == 0 || bytes.HasPrefix(line, []byte("//")) {
 			continue
 		}
-		// A comment after a statement, a list item or a brace.
+		// A comment after a statement, a list item or a brace, outside
+		// any string.
 		for _, end := range []string{"; // ", ", // ", "{ // "} {
-			if i := bytes.Index(line, []byte(end)); i >= 0 {
+			if i := bytes.Index(line, []byte(end)); i >= 0 && !inString(line[:i]) {
 				line = line[:i+1]
 			}
 		}
 		out = append(append(out, line...), '\n')
 	}
 	return out
+}
+
+// inString reports whether a line of script that starts with b is inside
+// a string literal ('...' or "...") after b.
+func inString(b []byte) bool {
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		}
+	}
+	return quote != 0
 }
 
 // packedColumn is a column of the catalogue as the page's script reads
