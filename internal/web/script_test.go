@@ -30,7 +30,7 @@ func TestServedScriptsParse(t *testing.T) {
 		r.Header.Set("Accept-Language", lang)
 		w := httptest.NewRecorder()
 		s.Page(w, r)
-		refs := regexp.MustCompile(`src="` + web.AssetPrefix + `([^"]+\.js)"`).FindAllStringSubmatch(w.Body.String(), -1)
+		refs := regexp.MustCompile(`src="`+web.AssetPrefix+`([^"]+\.js)"`).FindAllStringSubmatch(w.Body.String(), -1)
 		if len(refs) < 2 {
 			t.Fatalf("the %s page loads %d scripts, want its words and the app", lang, len(refs))
 		}
