@@ -285,6 +285,46 @@ func TestPageFlows(t *testing.T) {
 		}
 		flowShot(t, p, "download-done", "result-title")
 	})
+
+	t.Run("DownloadFailsThenRetried", func(t *testing.T) {
+		open(t, "ds=services&format=csv")
+		// The count and preview are read; the export then fails in the
+		// database (its view is gone), as a download can.
+		ctx := context.Background()
+		if _, err := pool.Exec(ctx, "ALTER VIEW service_list_typed RENAME TO service_list_away"); err != nil {
+			t.Fatal(err)
+		}
+		restored := false
+		restore := func() {
+			if !restored {
+				if _, err := pool.Exec(ctx, "ALTER VIEW service_list_away RENAME TO service_list_typed"); err != nil {
+					t.Fatal(err)
+				}
+				restored = true
+			}
+		}
+		defer restore()
+		p.do(t, chromedp.Click(chromedp.ID("download")))
+		p.wait(t, `document.getElementById("download-error").textContent !== "" && !document.getElementById("download-retry").hidden`)
+		if got := p.text(t, "download-error"); !strings.HasPrefix(got, "La descarga de servicios falló después de 0 B: ") {
+			t.Errorf("the failed download says %q", got)
+		}
+		if got := p.eval(t, `String(document.getElementById("download-status").dataset.done)`); got == "true" {
+			t.Error("a failed download is told as done")
+		}
+		flowShot(t, p, "download-failed", "result-title")
+		restore()
+		link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
+		want := ts.get(t, link)
+		_, got := p.download(t, chromedp.Click(chromedp.ID("download-retry")))
+		if string(got) != string(want.Body) {
+			t.Errorf("the retried download has %d bytes, the export %d", len(got), len(want.Body))
+		}
+		p.wait(t, `document.getElementById("download-status").dataset.done === "true"`)
+		if got := p.text(t, "download-error"); got != "" {
+			t.Errorf("after the retry the error still says %q", got)
+		}
+	})
 }
 
 // kbArrowDown is the ArrowDown key, as chromedp.KeyEvent takes it.

@@ -959,7 +959,7 @@
     const status = (key, vars) => { $("download-status").textContent = t(key, Object.assign({ file: file, got: bytes(got).replace("≈ ", "") }, vars || {})); };
     const failed = (why) => {
       $("download-status").textContent = "";
-      $("download-error").textContent = t("dlFailed", { file: file || "", got: bytes(got).replace("≈ ", "") }).replace("{why}", why);
+      $("download-error").textContent = t("dlFailed", { file: file || words(dataset().file), got: bytes(got).replace("≈ ", "") }).replace("{why}", why);
       $("download-retry").hidden = false;
     };
     try {
