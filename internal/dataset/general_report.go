@@ -213,7 +213,7 @@ var GeneralReport = declare(0, &Dataset{
 			About: Phrase{"Duración de la tarea", "Task duration"}},
 		{Name: "task_status", Kind: Text, Group: taskGroup,
 			Label: Phrase{"Estado de la tarea", "Task status"},
-			About: Phrase{"Estado de la tarea (Pendiente, En Curso, Cancelado)", "Task status (Pendiente, En Curso, Cancelado)"}},
+			About: Phrase{"Estado de la tarea (Pendiente, En Curso, Cancelado o Terminada)", "Task status (Pendiente, En Curso, Cancelado or Terminada)"}},
 		{Name: "task_progress", Kind: Integer, Group: taskGroup,
 			Label: Phrase{"Avance de la tarea", "Task progress"},
 			About: Phrase{"Avance de la tarea", "Task progress"}},

@@ -53,7 +53,7 @@ var Tasks = declare(4, &Dataset{
 			About: Phrase{"Duración de la tarea", "Task duration"}},
 		{Name: "task_status", Kind: Text, Nullable: true, Group: taskGroup,
 			Label: Phrase{"Estado de la tarea", "Task status"},
-			About: Phrase{"Estado de la tarea (Pendiente, En Curso, Cancelado)", "Task status (Pendiente, En Curso, Cancelado)"}},
+			About: Phrase{"Estado de la tarea (Pendiente, En Curso, Cancelado o Terminada)", "Task status (Pendiente, En Curso, Cancelado or Terminada)"}},
 		{Name: "task_progress", Kind: Integer, Nullable: true, Group: taskGroup,
 			Label: Phrase{"Avance de la tarea", "Task progress"},
 			About: Phrase{"Avance de la tarea", "Task progress"}},

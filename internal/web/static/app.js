@@ -859,7 +859,12 @@
       return;
     }
     const id = "w" + span.i + "-error";
-    li.append(el("p", { id: id, className: "error cond-error", textContent: text }));
+    let p = $(id);
+    if (!p) {
+      p = el("p", { id: id, className: "error cond-error" });
+      li.append(p);
+    }
+    p.textContent = text;
     const v = $("w" + span.i + "-v");
     if (v) {
       v.setAttribute("aria-invalid", "true");
