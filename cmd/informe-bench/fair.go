@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -103,6 +104,15 @@ func (b *bench) fair(ctx context.Context) error {
 					statusesA[s.status]++
 				}
 				mu.Unlock()
+				// A refused request waits as its Retry-After says, as
+				// Power Query's Web.Contents and curl --retry do.
+				if err == nil && (s.status == http.StatusTooManyRequests || s.status == http.StatusServiceUnavailable) {
+					secs, _ := strconv.Atoi(s.header.Get("Retry-After"))
+					select {
+					case <-loopCtx.Done():
+					case <-time.After(time.Duration(max(secs, 1)) * time.Second):
+					}
+				}
 			}
 		})
 	}
@@ -117,7 +127,7 @@ func (b *bench) fair(ctx context.Context) error {
 
 	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "statuses"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; B's exports are CSV exports of %d contracts (about the demo's whole report), one at a time, %d of them; its pages are 100-row JSON pages, %d of them, one at a time", fairContracts, fairExports, probes),
-		fmt.Sprintf("token A ran %d loops of exports like B's at once, over other contracts; A's answers: %v (-1: cut by the phase's end); turns and refusals: %v", fairLoops, statusesA, metrics),
+		fmt.Sprintf("token A ran %d loops of exports like B's at once, over other contracts, each waiting as Retry-After says after a 429 or 503; A's answers: %v (-1: cut by the phase's end); turns and refusals: %v", fairLoops, statusesA, metrics),
 	}}
 	for _, r := range []struct {
 		what, while string
