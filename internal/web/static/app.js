@@ -43,6 +43,10 @@
   const fold = (s) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   const number = (n) => Number(n).toLocaleString(lang === "es" ? "es-CL" : "en-US");
 
+  // shownPath is a path and query as a person reads them: decoded where
+  // it decodes.
+  const shownPath = (p) => { try { return decodeURIComponent(p); } catch (e) { return p; } };
+
   // loadWords loads the words of language l, once: the page comes with
   // its own language's only.
   function loadWords(l) {
@@ -62,7 +66,7 @@
     $("lang").lang = t("switchLang");
     if (principal) $("who").textContent = t("signedInAs", { name: principal.name });
     if (catalog && principal) renderBuilder();
-    if (returnTo) $("return-note").textContent = t("returnNote", { path: returnTo });
+    if (returnTo) $("return-note").textContent = t("returnNote", { path: shownPath(returnTo) });
   }
 
   // --- the choice in the URL's fragment ---
@@ -1308,7 +1312,7 @@
     } else {
       showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
     }
-    $("return-note").textContent = returnTo ? t("returnNote", { path: returnTo }) : "";
+    $("return-note").textContent = returnTo ? t("returnNote", { path: shownPath(returnTo) }) : "";
     $("return-note").hidden = !returnTo;
     // A link pasted into this open tab is applied, and told like any
     // other (the page's own changes replace the fragment, which fires no
