@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -40,7 +41,7 @@ func exportCommand() *cli.Command {
 	output.Aliases = []string{"o"}
 	cliFlags := []cli.Flag{
 		databaseFlag(f, &db),
-		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"),
+		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: "+datasetNames()),
 		output,
 		f.text("format", "", "", &flags.Format, "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension"),
 		typed(f, "gzip", "", false, &flags.Gzip, "gzip the output; implied by an output file ending in .gz"),
@@ -140,4 +141,14 @@ func message(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// datasetNames lists the names of the datasets informe serves
+// ([dataset.All]), for --dataset's help.
+func datasetNames() string {
+	names := make([]string, len(dataset.All))
+	for i, d := range dataset.All {
+		names[i] = d.Name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
