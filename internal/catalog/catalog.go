@@ -190,18 +190,3 @@ func ForPath(path string) (Dataset, bool) {
 	}
 	return Dataset{}, false
 }
-
-// Labels returns the labels of d's columns in lang ("es" or "en"), by
-// name.
-func (d Dataset) Labels(lang string) map[string]string {
-	m := map[string]string{}
-	for _, g := range d.Groups {
-		for _, c := range g.Columns {
-			m[c.Name] = c.Label.ES
-			if lang == "en" {
-				m[c.Name] = c.Label.EN
-			}
-		}
-	}
-	return m
-}
