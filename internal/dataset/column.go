@@ -34,10 +34,39 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// Subject is whose personal data a column holds, in the sense of Chile's
+// personal data law (Ley 21.719): data about an identified or
+// identifiable person. Ids are keys of the system, not of a person's
+// record elsewhere: they are not marked.
+type Subject uint8
+
+// The subjects of informe's data. A column that names or describes a
+// person (a RUT, a name, an e-mail, a phone, an address, a birth date,
+// an occupation, where they live) is marked with whom it describes.
+const (
+	NotPersonal Subject = iota // holds no personal data
+	Client                     // the client's, current or as recorded on a contract; a process's caption names its parties
+	Payer                      // the payer's, as recorded on a contract
+	User                       // a user of the system: its listing, who attended a contract, who executes a task
+)
+
+var subjectNames = [...]string{"", "client", "payer", "user"}
+
+// String returns the subject's name ("client", "payer", "user"), or ""
+// for [NotPersonal].
+func (s Subject) String() string {
+	if int(s) < len(subjectNames) {
+		return subjectNames[s]
+	}
+	return "unknown"
+}
+
 // Column describes one field of a row.
 type Column struct {
 	Name string // field name, exactly as in the API spec
 	Kind Kind
+	// Personal says whose personal data the column holds, if any.
+	Personal Subject
 	// Nullable columns are rendered as JSON null when the value is nil;
 	// other columns never carry nil.
 	Nullable bool

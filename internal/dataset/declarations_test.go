@@ -3,6 +3,7 @@ package dataset_test
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -23,6 +24,9 @@ import (
 // name in another dataset), each label unique in its dataset; its
 // parameters are those its door takes.
 func TestDeclarations(t *testing.T) {
+	// A column with one of these in its name describes a person: a new
+	// one must say whose data it holds (ids aside).
+	personLike := regexp.MustCompile(`(^|_)(rut|passport|name|email|phone|address|birth|occupation|gender|marital|commune|region|country|username)(_|$)`)
 	pool := pgtest.New(t)
 	if got, want := names(dataset.All), []string{"general-report", "users", "contracts", "processes", "tasks", "clients", "services"}; !slices.Equal(got, want) {
 		t.Fatalf("dataset.All = %v, want %v", got, want)
@@ -91,7 +95,10 @@ func TestDeclarations(t *testing.T) {
 					t.Errorf("%s: label %q / %q is taken in the dataset", c.Name, c.Label.ES, c.Label.EN)
 				}
 				labels["es"][c.Label.ES], labels["en"][c.Label.EN] = true, true
-				if o, ok := words[c.Name]; ok && (o.Label != c.Label || o.About != c.About || o.Group != c.Group) {
+				if c.Personal == dataset.NotPersonal && personLike.MatchString(c.Name) {
+					t.Errorf("%s: its name says it describes a person, but it is not marked Personal", c.Name)
+				}
+				if o, ok := words[c.Name]; ok && (o.Label != c.Label || o.About != c.About || o.Group != c.Group || o.Personal != c.Personal) {
 					t.Errorf("%s: its words or group differ from those of the column of that name declared first", c.Name)
 				} else if !ok {
 					words[c.Name] = c

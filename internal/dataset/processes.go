@@ -34,7 +34,7 @@ var Processes = declare(3, &Dataset{
 		{Name: "process_role", Kind: Text, Nullable: true, Group: processGroup,
 			Label: Phrase{"Rol en el proceso", "Role in the process"},
 			About: Phrase{"Rol en el proceso", "Role in the process"}},
-		{Name: "caratulado_process", Kind: Text, Nullable: true, Group: processGroup,
+		{Name: "caratulado_process", Kind: Text, Personal: Client, Nullable: true, Group: processGroup,
 			Label: Phrase{"Caratulado", "Case caption"},
 			About: Phrase{"Caratulado de la causa", "Case caption"}},
 		{Name: "process_date", Kind: Date, Nullable: true, Group: processGroup,

@@ -57,7 +57,7 @@ var Tasks = declare(4, &Dataset{
 		{Name: "task_progress", Kind: Integer, Nullable: true, Group: taskGroup,
 			Label: Phrase{"Avance de la tarea", "Task progress"},
 			About: Phrase{"Avance de la tarea", "Task progress"}},
-		{Name: "task_executor", Kind: Text, Nullable: true, Group: taskGroup,
+		{Name: "task_executor", Kind: Text, Personal: User, Nullable: true, Group: taskGroup,
 			Label: Phrase{"Ejecutor de la tarea", "Task executor"},
 			About: Phrase{"Quién ejecuta la tarea", "Who carries out the task"}},
 		{Name: "execution_date", Kind: Timestamptz, Nullable: true, Group: taskGroup,
