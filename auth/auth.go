@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,27 +19,19 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/secret"
 )
 
-// Scope names a permission a token carries.
-type Scope string
+// Scopes are all scopes ([dataset.Scope]), the default for a new token.
+var Scopes = []dataset.Scope{dataset.ReportRead, dataset.UsersRead}
 
-// The scopes.
-const (
-	ReportRead Scope = "report:read" // GET /api/general-report
-	UsersRead  Scope = "users:read"  // GET /users
-)
-
-// Scopes are all scopes, the default for a new token.
-var Scopes = []Scope{ReportRead, UsersRead}
-
-// ParseScope returns s as a Scope, or an error naming the known scopes.
-func ParseScope(s string) (Scope, error) {
-	if slices.Contains(Scopes, Scope(s)) {
-		return Scope(s), nil
+// ParseScope returns s as a [dataset.Scope], or an error naming the known scopes.
+func ParseScope(s string) (dataset.Scope, error) {
+	if slices.Contains(Scopes, dataset.Scope(s)) {
+		return dataset.Scope(s), nil
 	}
 	known := make([]string, len(Scopes))
 	for i, sc := range Scopes {
@@ -49,8 +42,8 @@ func ParseScope(s string) (Scope, error) {
 
 // ParseScopes returns list as Scopes (nil for an empty list), or the error
 // of [ParseScope] for the first that is not one.
-func ParseScopes(list []string) ([]Scope, error) {
-	var scopes []Scope
+func ParseScopes(list []string) ([]dataset.Scope, error) {
+	var scopes []dataset.Scope
 	for _, s := range list {
 		sc, err := ParseScope(s)
 		if err != nil {
@@ -78,20 +71,25 @@ const bodyLen = secret.TokenBodyLen
 // Token describes an issued token; it never holds the secret.
 type Token struct {
 	Name      string
-	Scopes    []Scope
+	Scopes    []dataset.Scope
 	CreatedAt time.Time
 	ExpiresAt *time.Time
 	RevokedAt *time.Time
+	// MaxExports is the token's own limit of big responses at once; nil
+	// follows the server's default, 0 is no limit of its own.
+	MaxExports *int
 }
 
-// Principal is who a request acts as: the token's name and scopes.
+// Principal is who a request acts as: the token's name and scopes, and
+// its own limit of big responses at once (nil: the server's default).
 type Principal struct {
-	Name   string
-	Scopes []Scope
+	Name       string
+	Scopes     []dataset.Scope
+	MaxExports *int
 }
 
 // Allows reports whether p carries scope.
-func (p Principal) Allows(scope Scope) bool { return slices.Contains(p.Scopes, scope) }
+func (p Principal) Allows(scope dataset.Scope) bool { return slices.Contains(p.Scopes, scope) }
 
 // Store keeps tokens in the api_tokens table. It remembers, by hash, the
 // tokens the database refused, for [RefusalTTL], and those it found valid,
@@ -118,10 +116,27 @@ func NewStore(pool *pgxpool.Pool) *Store {
 	}
 }
 
+// Option is a setting of a token given to [Store.Create].
+type Option func(*settings)
+
+// settings are a token's settings beyond its name, scopes and expiry.
+type settings struct {
+	maxExports *int
+}
+
+// MaxExports gives a token its own limit of big responses at once (nil:
+// the server's default, 0: no limit of its own); see [ParseMaxExports].
+func MaxExports(n *int) Option { return func(s *settings) { s.maxExports = n } }
+
 // Create issues a token named name with the given scopes (all scopes when
-// none are given) that expires at expires (never when zero), and returns its
-// secret, which is not kept. A name already in use is a failure.Conflict.
-func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires time.Time) (string, error) {
+// none are given) that expires at expires (never when zero), with opts,
+// and returns its secret, which is not kept. A name already in use is a
+// failure.Conflict.
+func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope, expires time.Time, opts ...Option) (string, error) {
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
 	if strings.TrimSpace(name) == "" {
 		return "", failure.Errorf(failure.Invalid, "token name must not be empty")
 	}
@@ -139,8 +154,8 @@ func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires
 		exp = &expires
 	}
 	_, err := s.pool.Exec(ctx,
-		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at) VALUES ($1, $2, $3, $4)",
-		name, hash[:], scopeStrings(scopes), exp)
+		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports) VALUES ($1, $2, $3, $4, $5)",
+		name, hash[:], scopeStrings(scopes), exp, set.maxExports)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
@@ -153,25 +168,77 @@ func (s *Store) Create(ctx context.Context, name string, scopes []Scope, expires
 
 // List returns all tokens, revoked and expired ones included, by name.
 func (s *Store) List(ctx context.Context) ([]Token, error) {
-	rows, err := s.pool.Query(ctx,
-		"SELECT name, scopes, created_at, expires_at, revoked_at FROM api_tokens ORDER BY name")
-	if err != nil {
-		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
-	}
-	tokens, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
-		var t Token
-		var scopes []string
-		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt)
-		for _, sc := range scopes {
-			t.Scopes = append(t.Scopes, Scope(sc))
-		}
-		return t, err
-	})
+	tokens, err := s.tokens(ctx, "ORDER BY name")
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
 	}
 	return tokens, nil
 }
+
+// Get returns the token named name, revoked or expired. An unknown name
+// is a failure.NotFound.
+func (s *Store) Get(ctx context.Context, name string) (Token, error) {
+	tokens, err := s.tokens(ctx, "WHERE name = $1", name)
+	if err != nil {
+		return Token{}, postgres.Classify(fmt.Errorf("auth: get: %w", err))
+	}
+	if len(tokens) == 0 {
+		return Token{}, failure.Errorf(failure.NotFound, "no token named %q", name)
+	}
+	return tokens[0], nil
+}
+
+// tokens reads the tokens that the SQL after FROM, where, selects.
+func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token, error) {
+	rows, err := s.pool.Query(ctx,
+		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports FROM api_tokens "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
+		var t Token
+		var scopes []string
+		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports)
+		for _, sc := range scopes {
+			t.Scopes = append(t.Scopes, dataset.Scope(sc))
+		}
+		return t, err
+	})
+}
+
+// SetMaxExports sets the own limit of big responses at once of the token
+// named name (nil: the server's default, 0: no limit of its own); a
+// server applies it from the token's next request. An unknown name is a
+// failure.NotFound.
+func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
+	tag, err := s.pool.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
+	if err != nil {
+		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
+	}
+	if tag.RowsAffected() == 0 {
+		return failure.Errorf(failure.NotFound, "no token named %q", name)
+	}
+	return nil
+}
+
+// ParseMaxExports reads a token's limit of big responses at once as
+// written to informe token: "default" (nil: the server's default) or a
+// whole number, 0 for no limit of its own. Anything else is a
+// failure.Invalid.
+func ParseMaxExports(s string) (*int, error) {
+	if s == "default" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxExportsLimit {
+		return nil, failure.Errorf(failure.Invalid,
+			"max exports must be default or a whole number from 0 (no limit of its own) to %d", maxExportsLimit)
+	}
+	return &n, nil
+}
+
+// maxExportsLimit bounds a token's own limit, far above any --max-exports.
+const maxExportsLimit = 1000
 
 // Revoke revokes the token named name. An unknown name, or a token already
 // revoked, is a failure.NotFound.
@@ -269,8 +336,8 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		revokedAt *time.Time
 	)
 	err := s.pool.QueryRow(ctx,
-		"SELECT name, scopes, expires_at, revoked_at FROM api_tokens WHERE token_hash = $1",
-		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt)
+		"SELECT name, scopes, expires_at, revoked_at, max_exports FROM api_tokens WHERE token_hash = $1",
+		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, ErrUnknown
 	}
@@ -284,7 +351,7 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		return Principal{}, ErrExpired
 	}
 	for _, sc := range scopes {
-		p.Scopes = append(p.Scopes, Scope(sc))
+		p.Scopes = append(p.Scopes, dataset.Scope(sc))
 	}
 	return p, nil
 }
@@ -306,7 +373,7 @@ func wellFormed(secret string) bool {
 	return err == nil
 }
 
-func scopeStrings(scopes []Scope) []string {
+func scopeStrings(scopes []dataset.Scope) []string {
 	out := make([]string, len(scopes))
 	for i, s := range scopes {
 		out[i] = string(s)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
@@ -20,7 +21,7 @@ func TestCreateAuthenticate(t *testing.T) {
 	pool := pgtest.New(t)
 	tokens := auth.NewStore(pool)
 
-	secret, err := tokens.Create(ctx, "finanzas", []auth.Scope{auth.ReportRead}, time.Time{})
+	secret, err := tokens.Create(ctx, "finanzas", []dataset.Scope{dataset.ReportRead}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestCreateAuthenticate(t *testing.T) {
 	if got, want := p.Name, "finanzas"; got != want {
 		t.Errorf("name = %q, want %q", got, want)
 	}
-	if !p.Allows(auth.ReportRead) || p.Allows(auth.UsersRead) {
+	if !p.Allows(dataset.ReportRead) || p.Allows(dataset.UsersRead) {
 		t.Errorf("scopes = %v, want only report:read", p.Scopes)
 	}
 
@@ -120,7 +121,7 @@ func TestCreateListRevoke(t *testing.T) {
 		t.Errorf("blank name: code = %v, want %v", got, want)
 	}
 	exp := time.Now().Add(time.Hour).Truncate(time.Microsecond)
-	if _, err := tokens.Create(ctx, "b", []auth.Scope{auth.UsersRead}, exp); err != nil {
+	if _, err := tokens.Create(ctx, "b", []dataset.Scope{dataset.UsersRead}, exp); err != nil {
 		t.Fatal(err)
 	}
 	if err := tokens.Revoke(ctx, "a"); err != nil {
@@ -144,7 +145,7 @@ func TestCreateListRevoke(t *testing.T) {
 	if list[0].Name != "a" || list[0].RevokedAt == nil {
 		t.Errorf("token a = %+v, want revoked", list[0])
 	}
-	if list[1].Name != "b" || list[1].ExpiresAt == nil || !list[1].ExpiresAt.Equal(exp) || !slices.Equal(list[1].Scopes, []auth.Scope{auth.UsersRead}) {
+	if list[1].Name != "b" || list[1].ExpiresAt == nil || !list[1].ExpiresAt.Equal(exp) || !slices.Equal(list[1].Scopes, []dataset.Scope{dataset.UsersRead}) {
 		t.Errorf("token b = %+v, want users:read expiring %v", list[1], exp)
 	}
 

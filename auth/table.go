@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,20 +18,56 @@ func WriteTable(w io.Writer, tokens []Token, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCOPES\tCREATED\tEXPIRES\tSTATE")
 	for _, t := range tokens {
-		state, expires := "active", "never"
-		if t.ExpiresAt != nil {
-			expires = t.ExpiresAt.UTC().Format(time.DateTime)
-			if !now.Before(*t.ExpiresAt) {
-				state = "expired"
-			}
-		}
-		if t.RevokedAt != nil {
-			state = "revoked " + t.RevokedAt.UTC().Format(time.DateTime)
-		}
-		// Names are free text: a tab or newline in one would break the table.
-		name := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(t.Name)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, strings.Join(scopeStrings(t.Scopes), ","),
+		state, expires := stateOf(t, now)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(t.Name), strings.Join(scopeStrings(t.Scopes), ","),
 			t.CreatedAt.UTC().Format(time.DateTime), expires, state)
+	}
+	return tw.Flush()
+}
+
+// stateOf returns t's state as of now ("active", "expired", or "revoked"
+// with its time) and its expiry ("never" when it has none), in UTC.
+func stateOf(t Token, now time.Time) (state, expires string) {
+	state, expires = "active", "never"
+	if t.ExpiresAt != nil {
+		expires = t.ExpiresAt.UTC().Format(time.DateTime)
+		if !now.Before(*t.ExpiresAt) {
+			state = "expired"
+		}
+	}
+	if t.RevokedAt != nil {
+		state = "revoked " + t.RevokedAt.UTC().Format(time.DateTime)
+	}
+	return state, expires
+}
+
+// oneLine is a token's name with tabs and line breaks as spaces: names are
+// free text, and one of those would break a table.
+func oneLine(name string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(name)
+}
+
+// WriteToken writes token t to w for people, one "field: value" line
+// each: name, scopes, created, expires and state as [WriteTable] writes
+// them, and max exports, its own limit of big responses at once ("default"
+// for the server's --max-exports-per-token, 0 for none of its own). It
+// never writes a secret and returns the first error writing to w.
+func WriteToken(w io.Writer, t Token, now time.Time) error {
+	state, expires := stateOf(t, now)
+	maxExports := "default"
+	if t.MaxExports != nil {
+		maxExports = strconv.Itoa(*t.MaxExports)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+	for _, f := range [][2]string{
+		{"name", oneLine(t.Name)},
+		{"scopes", strings.Join(scopeStrings(t.Scopes), ",")},
+		{"created", t.CreatedAt.UTC().Format(time.DateTime)},
+		{"expires", expires},
+		{"state", state},
+		{"max exports", maxExports},
+	} {
+		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}
 	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 )
 
 func TestWriteTable(t *testing.T) {
@@ -20,10 +21,10 @@ func TestWriteTable(t *testing.T) {
 	}
 	created := *at("2026-01-02 03:04:05")
 	tokens := []auth.Token{
-		{Name: "finanzas-sheet", Scopes: []auth.Scope{auth.ReportRead}, CreatedAt: created},
+		{Name: "finanzas-sheet", Scopes: []dataset.Scope{dataset.ReportRead}, CreatedAt: created},
 		{Name: "a", Scopes: auth.Scopes, CreatedAt: created, ExpiresAt: at("2026-03-01 12:00:00")},
 		{Name: "later", Scopes: auth.Scopes, CreatedAt: created.In(time.FixedZone("CLT", -3*3600)), ExpiresAt: at("2027-01-01 00:00:00")},
-		{Name: "old\tone", Scopes: []auth.Scope{auth.UsersRead}, CreatedAt: created, RevokedAt: at("2026-02-01 00:00:00")},
+		{Name: "old\tone", Scopes: []dataset.Scope{dataset.UsersRead}, CreatedAt: created, RevokedAt: at("2026-02-01 00:00:00")},
 	}
 	var got bytes.Buffer
 	if err := auth.WriteTable(&got, tokens, now); err != nil {

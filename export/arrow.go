@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // ArrowBatchRows is the number of rows in each record batch of an Arrow
@@ -40,17 +42,17 @@ type arrowEncoder struct {
 }
 
 // arrowType returns the Arrow type of a column of kind k.
-func arrowType(k Kind) arrow.DataType {
+func arrowType(k dataset.Kind) arrow.DataType {
 	switch k {
-	case Integer:
+	case dataset.Integer:
 		return arrow.PrimitiveTypes.Int64
-	case Decimal:
-		return &arrow.Decimal128Type{Precision: DecimalPrecision, Scale: DecimalScale}
-	case Date:
+	case dataset.Decimal:
+		return &arrow.Decimal128Type{Precision: dataset.DecimalPrecision, Scale: dataset.DecimalScale}
+	case dataset.Date:
 		return arrow.FixedWidthTypes.Date32
-	case Timestamp:
+	case dataset.Timestamp:
 		return &arrow.TimestampType{Unit: arrow.Microsecond}
-	case Timestamptz:
+	case dataset.Timestamptz:
 		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 	}
 	return arrow.BinaryTypes.String
@@ -59,7 +61,7 @@ func arrowType(k Kind) arrow.DataType {
 // NewArrow returns an encoder that writes rows of cols to w as an Apache
 // Arrow IPC stream (the streaming format, not the file format), with the
 // columns' real types: Integer as Int64, Decimal as
-// Decimal128(DecimalPrecision, DecimalScale), Date as Date32, Timestamp as
+// Decimal128(dataset.DecimalPrecision, dataset.DecimalScale), Date as Date32, Timestamp as
 // Timestamp(µs) without a time zone, Timestamptz as Timestamp(µs, "UTC"),
 // Text as Utf8. Every field is nullable, with the same NULLs as
 // [NewParquet] writes.
@@ -74,7 +76,7 @@ func arrowType(k Kind) arrow.DataType {
 // column, for a value that does not parse as its kind. After any error
 // Close writes nothing more: the stream then lacks its end-of-stream
 // marker.
-func NewArrow(w io.Writer, cols []Column, cont bool) Encoder {
+func NewArrow(w io.Writer, cols []dataset.Column, cont bool) Encoder {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: arrowType(c.Kind), Nullable: true}

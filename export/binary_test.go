@@ -4,48 +4,9 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
-	"time"
-)
 
-// TestParseValue checks ParseValue's days and microseconds against the
-// time package's, for years of four to seven digits and before Christ.
-func TestParseValue(t *testing.T) {
-	day := func(y int, m time.Month, d int) int64 {
-		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
-	}
-	for _, tc := range []struct {
-		kind Kind
-		text string
-		want int64
-	}{
-		{Date, "1970-01-02", 1},
-		{Date, "0044-03-15 BC", day(-43, 3, 15)},
-		{Date, "10000-01-01", day(10000, 1, 1)},
-		{Date, "294276-12-31", day(294276, 12, 31)},
-		{Date, "5874897-12-31", day(5874897, 12, 31)},
-		{Timestamp, "12345-06-07 08:09:10", time.Date(12345, 6, 7, 8, 9, 10, 0, time.UTC).UnixMicro()},
-		{Timestamptz, "12345-06-07 08:09:10.5-03", time.Date(12345, 6, 7, 11, 9, 10, 500_000_000, time.UTC).UnixMicro()},
-		{Decimal, "-1500.5", -150050},
-		{Integer, "+7", 7},
-	} {
-		got, ok := ParseValue(tc.kind, []byte(tc.text))
-		if !ok || got != tc.want {
-			t.Errorf("ParseValue(%s, %q) = %d, %v; want %d", tc.kind, tc.text, got, ok, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		kind Kind
-		text string
-	}{
-		{Date, "010000-01-01"}, {Date, "10000-01-01 BC"}, {Date, "12345678-01-01"},
-		{Timestamp, "294248-01-01 00:00:00"}, {Text, "x"}, {Decimal, "NaN"},
-		{Date, ""}, {Date, " BC"}, {Timestamp, ""}, {Integer, ""}, {Decimal, ""},
-	} {
-		if got, ok := ParseValue(tc.kind, []byte(tc.text)); ok {
-			t.Errorf("ParseValue(%s, %q) = %d, want false", tc.kind, tc.text, got)
-		}
-	}
-}
+	"github.com/informe/informe/internal/dataset"
+)
 
 // TestBinaryRows checks that the typed encoders write the same bytes from
 // rows of binary values (Options.Binary) as from the same rows as text,
@@ -57,15 +18,15 @@ func TestBinaryRows(t *testing.T) {
 		bin[i] = make([][]byte, len(r))
 		for j, v := range r {
 			k := typedColumns[j].Kind
-			if k == Text || len(v) == 0 {
+			if k == dataset.Text || len(v) == 0 {
 				bin[i][j] = v
 				continue
 			}
-			n, ok := ParseValue(k, v)
+			n, ok := dataset.ParseValue(k, v)
 			if !ok {
 				t.Fatalf("row %d, %s: %q does not parse", i, typedColumns[j].Name, v)
 			}
-			bin[i][j] = AppendValue(nil, k, n)
+			bin[i][j] = dataset.AppendValue(nil, k, n)
 		}
 	}
 	for _, f := range []Format{Parquet, Arrow} {

@@ -3,6 +3,8 @@ package export
 import (
 	"bytes"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // TestContinue checks that a body written by a first encoder, then by
@@ -46,7 +48,7 @@ func TestContinue(t *testing.T) {
 // with opts, then rs[first:second] and rs[second:] each by an encoder
 // continuing its body (Options.Continue), then closes the first, and
 // returns the body.
-func encodeInParts(t *testing.T, f Format, cols []Column, opts Options, rs [][][]byte, first, second int) []byte {
+func encodeInParts(t *testing.T, f Format, cols []dataset.Column, opts Options, rs [][][]byte, first, second int) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	head, err := NewEncoder(&b, f, cols, opts)

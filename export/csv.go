@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // CSVOptions configure [NewCSV]. The zero value writes a header row, no
@@ -128,7 +130,7 @@ type csvEncoder struct {
 // An invalid opts.Delimiter makes Encode and Close return an error
 // wrapping [ErrInvalidDelimiter], and DecimalComma with a comma delimiter
 // one wrapping [ErrDecimalComma]; nothing is written.
-func NewCSV(w io.Writer, cols []Column, opts CSVOptions) Encoder {
+func NewCSV(w io.Writer, cols []dataset.Column, opts CSVOptions) Encoder {
 	e := &csvEncoder{
 		bw:      bufio.NewWriterSize(w, bufSize),
 		names:   make([][]byte, len(cols)),
@@ -141,8 +143,8 @@ func NewCSV(w io.Writer, cols []Column, opts CSVOptions) Encoder {
 	}
 	for i, c := range cols {
 		e.names[i] = []byte(c.Name)
-		e.guard[i] = c.Kind == Text
-		e.comma[i] = opts.DecimalComma && c.Kind == Decimal
+		e.guard[i] = c.Kind == dataset.Text
+		e.comma[i] = opts.DecimalComma && c.Kind == dataset.Decimal
 	}
 	e.quoted[e.delim] = true
 	e.quoted['"'] = true

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 func TestCSVGolden(t *testing.T) {
@@ -41,7 +43,7 @@ func TestCSVGolden(t *testing.T) {
 			}
 			want := trickyRows()
 			if !tt.opts.NoHeader {
-				if got := strings.Join(recs[0], ","); got != strings.Join(Names(trickyColumns), ",") {
+				if got := strings.Join(recs[0], ","); got != strings.Join(dataset.Names(trickyColumns), ",") {
 					t.Fatalf("header %q", got)
 				}
 				recs = recs[1:]
@@ -52,7 +54,7 @@ func TestCSVGolden(t *testing.T) {
 			for i, rec := range recs {
 				for j, got := range rec {
 					w := want[i][j]
-					if trickyColumns[j].Kind == Text {
+					if trickyColumns[j].Kind == dataset.Text {
 						w = NeutralizeFormula(nil, w)
 					}
 					if ws := strings.ReplaceAll(string(w), "\r\n", "\n"); got != ws {
@@ -104,7 +106,7 @@ func TestCSVInvalidDelimiter(t *testing.T) {
 // point of Decimal values only, with no thousands separator, and is
 // refused beside a comma delimiter.
 func TestCSVDecimalComma(t *testing.T) {
-	cols := []Column{{Name: "n", Kind: Integer}, {Name: "cost", Kind: Decimal, Nullable: true}, {Name: "note", Kind: Text}}
+	cols := []dataset.Column{{Name: "n", Kind: dataset.Integer}, {Name: "cost", Kind: dataset.Decimal, Nullable: true}, {Name: "note", Kind: dataset.Text}}
 	for _, tt := range []struct {
 		name  string
 		delim byte
@@ -190,9 +192,9 @@ func TestNeutralizeFormula(t *testing.T) {
 // TestCSVNonTextUnchanged checks that values of other kinds are never
 // neutralized, even when they look like formulas.
 func TestCSVNonTextUnchanged(t *testing.T) {
-	for _, k := range []Kind{Integer, Decimal, Date, Timestamp, Timestamptz} {
+	for _, k := range []dataset.Kind{dataset.Integer, dataset.Decimal, dataset.Date, dataset.Timestamp, dataset.Timestamptz} {
 		var buf bytes.Buffer
-		encodeAll(t, NewCSV(&buf, []Column{{Name: "v", Kind: k}, {Name: "w", Kind: k}}, CSVOptions{NoHeader: true}),
+		encodeAll(t, NewCSV(&buf, []dataset.Column{{Name: "v", Kind: k}, {Name: "w", Kind: k}}, CSVOptions{NoHeader: true}),
 			rows([]string{"-5", "=1+1"}, []string{"+1", "@x"}))
 		if got, want := buf.String(), "-5,=1+1\r\n+1,@x\r\n"; got != want {
 			t.Errorf("%v: got %q, want %q", k, got, want)
@@ -228,7 +230,7 @@ func FuzzCSV(f *testing.F) {
 		if opts.validate() != nil {
 			return
 		}
-		cols := []Column{{Name: "a", Kind: Text}, {Name: "b", Kind: Integer}, {Name: "c", Kind: Text}}
+		cols := []dataset.Column{{Name: "a", Kind: dataset.Text}, {Name: "b", Kind: dataset.Integer}, {Name: "c", Kind: dataset.Text}}
 		var buf bytes.Buffer
 		encodeAll(t, NewCSV(&buf, cols, opts), [][][]byte{{a, b, c}, {c, a, b}})
 
@@ -257,7 +259,7 @@ func FuzzCSV(f *testing.F) {
 		}
 
 		// Without neutralization the bytes are encoding/csv.Writer's.
-		plain := []Column{{Name: "a", Kind: Integer}, {Name: "b", Kind: Date}}
+		plain := []dataset.Column{{Name: "a", Kind: dataset.Integer}, {Name: "b", Kind: dataset.Date}}
 		buf.Reset()
 		encodeAll(t, NewCSV(&buf, plain, opts), [][][]byte{{a, b}, {c, a}})
 		if want := csvWriterOutput(t, opts.delimiter(), [][]string{{"a", "b"}, {string(a), string(b)}, {string(c), string(a)}}); !bytes.Equal(buf.Bytes(), want) {
@@ -268,7 +270,7 @@ func FuzzCSV(f *testing.F) {
 
 func TestCSVSingleEmptyField(t *testing.T) {
 	var buf bytes.Buffer
-	encodeAll(t, NewCSV(&buf, []Column{{Name: "note", Kind: Text}}, CSVOptions{}), rows([]string{""}, []string{"x"}, []string{"\x00"}))
+	encodeAll(t, NewCSV(&buf, []dataset.Column{{Name: "note", Kind: dataset.Text}}, CSVOptions{}), rows([]string{""}, []string{"x"}, []string{"\x00"}))
 	if got, want := buf.String(), "note\r\n\"\"\r\nx\r\n\"\"\r\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // An Encoder writes rows to an io.Writer in one format.
@@ -14,7 +16,7 @@ import (
 // Encode and by Close. An Encoder is not safe for concurrent use.
 type Encoder interface {
 	// Encode writes one row: a value per column, in column order, as text
-	// in the API's formats, nil for SQL NULL (see [Column]). Encode does
+	// in the API's formats, nil for SQL NULL (see [dataset.Column]). Encode does
 	// not retain row or its byte slices after it returns, so the caller
 	// may reuse them. A row with the wrong number of values is an error.
 	Encode(row [][]byte) error
@@ -64,7 +66,7 @@ type Options struct {
 	// into its workbook or file.
 	Continue bool
 	// Binary makes a typed encoder (Parquet, Arrow; see [Format.Typed])
-	// take each row's values in binary (see [AppendValue]), not as text;
+	// take each row's values in binary (see [dataset.AppendValue]), not as text;
 	// the other formats ignore it.
 	Binary bool
 	// First is the index, from 0, of a continuation's first row in the
@@ -78,7 +80,7 @@ type Options struct {
 // CSV delimiter (wrapping [ErrInvalidDelimiter]), a decimal comma beside
 // a comma delimiter ([ErrDecimalComma]) or an invalid sheet name;
 // nothing has been written to w then.
-func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, error) {
+func NewEncoder(w io.Writer, f Format, cols []dataset.Column, opts Options) (Encoder, error) {
 	switch f {
 	case JSON:
 		e := NewJSON(w, cols, opts.Envelope)
@@ -126,7 +128,7 @@ func NewEncoder(w io.Writer, f Format, cols []Column, opts Options) (Encoder, er
 // decided before its first row.
 type Spec struct {
 	Format  Format
-	Columns []Column
+	Columns []dataset.Column
 	Options Options
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -43,98 +45,98 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// reportColumns is a copy of report.Columns, the 74 fields of a general
+// reportColumns is a copy of dataset.GeneralReport.Columns, the 74 fields of a general
 // report row. It is copied rather than imported so that this package's tests
 // build on their own; it only has to stay realistic, not in sync.
-var reportColumns = []Column{
-	{Name: "contract_id", Kind: Integer},
-	{Name: "contract_status", Kind: Text},
-	{Name: "code_contract", Kind: Text},
-	{Name: "quantity_quotas", Kind: Integer},
-	{Name: "date_first_payment", Kind: Date},
-	{Name: "contract_creation_date", Kind: Timestamp},
-	{Name: "attended_by", Kind: Text},
-	{Name: "rut_client_contract", Kind: Text},
-	{Name: "passport_client_contract", Kind: Text},
-	{Name: "first_name_client_contract", Kind: Text},
-	{Name: "second_name_client_contract", Kind: Text},
-	{Name: "last_name_client_contract", Kind: Text},
-	{Name: "second_last_name_client_contract", Kind: Text},
-	{Name: "client_birth_date_contract", Kind: Date},
-	{Name: "client_occupation_contract", Kind: Text},
-	{Name: "client_email_contract", Kind: Text},
-	{Name: "client_phone_contract", Kind: Text},
-	{Name: "client_country_contract", Kind: Text},
-	{Name: "client_marital_status_contract", Kind: Text},
-	{Name: "client_gender_contract", Kind: Text},
-	{Name: "client_region_contract", Kind: Text},
-	{Name: "client_commune_contract", Kind: Text},
-	{Name: "client_address_contract", Kind: Text},
-	{Name: "rut_payer_contract", Kind: Text},
-	{Name: "passport_payer_contract", Kind: Text},
-	{Name: "first_name_payer_contract", Kind: Text},
-	{Name: "second_name_payer_contract", Kind: Text},
-	{Name: "last_name_payer_contract", Kind: Text},
-	{Name: "second_last_name_payer_contract", Kind: Text},
-	{Name: "payer_birth_date_contract", Kind: Date},
-	{Name: "payer_occupation_contract", Kind: Text},
-	{Name: "payer_email_contract", Kind: Text},
-	{Name: "payer_phone_contract", Kind: Text},
-	{Name: "payer_country_contract", Kind: Text},
-	{Name: "payer_marital_status_contract", Kind: Text},
-	{Name: "payer_gender_contract", Kind: Text},
-	{Name: "payer_region_contract", Kind: Text},
-	{Name: "payer_commune_contract", Kind: Text},
-	{Name: "payer_address_contract", Kind: Text},
-	{Name: "service", Kind: Text},
-	{Name: "costo_servicio", Kind: Decimal},
-	{Name: "benefit_center_id_service", Kind: Integer},
-	{Name: "benefit_center_service", Kind: Text},
-	{Name: "process_id", Kind: Integer},
-	{Name: "process_role", Kind: Text},
-	{Name: "caratulado_process", Kind: Text},
-	{Name: "process_date", Kind: Date},
-	{Name: "task", Kind: Text},
-	{Name: "task_title", Kind: Text},
-	{Name: "task_detail", Kind: Text},
-	{Name: "task_code", Kind: Text},
-	{Name: "task_end_date", Kind: Date},
-	{Name: "task_duration", Kind: Integer},
-	{Name: "task_status", Kind: Text},
-	{Name: "task_progress", Kind: Integer},
-	{Name: "task_executor", Kind: Text},
-	{Name: "execution_date", Kind: Timestamptz},
-	{Name: "client_id", Kind: Integer},
-	{Name: "client_rut", Kind: Text},
-	{Name: "client_passport", Kind: Text},
-	{Name: "first_name_client", Kind: Text},
-	{Name: "second_name_client", Kind: Text},
-	{Name: "last_name_client", Kind: Text},
-	{Name: "second_last_name_client", Kind: Text},
-	{Name: "client_email", Kind: Text},
-	{Name: "client_phone", Kind: Text},
-	{Name: "client_occupation", Kind: Text},
-	{Name: "client_birth_date", Kind: Date},
-	{Name: "client_country", Kind: Text},
-	{Name: "client_marital_status", Kind: Text},
-	{Name: "client_gender", Kind: Text},
-	{Name: "client_region", Kind: Text},
-	{Name: "client_commune", Kind: Text},
-	{Name: "client_address", Kind: Text},
+var reportColumns = []dataset.Column{
+	{Name: "contract_id", Kind: dataset.Integer},
+	{Name: "contract_status", Kind: dataset.Text},
+	{Name: "code_contract", Kind: dataset.Text},
+	{Name: "quantity_quotas", Kind: dataset.Integer},
+	{Name: "date_first_payment", Kind: dataset.Date},
+	{Name: "contract_creation_date", Kind: dataset.Timestamp},
+	{Name: "attended_by", Kind: dataset.Text},
+	{Name: "rut_client_contract", Kind: dataset.Text},
+	{Name: "passport_client_contract", Kind: dataset.Text},
+	{Name: "first_name_client_contract", Kind: dataset.Text},
+	{Name: "second_name_client_contract", Kind: dataset.Text},
+	{Name: "last_name_client_contract", Kind: dataset.Text},
+	{Name: "second_last_name_client_contract", Kind: dataset.Text},
+	{Name: "client_birth_date_contract", Kind: dataset.Date},
+	{Name: "client_occupation_contract", Kind: dataset.Text},
+	{Name: "client_email_contract", Kind: dataset.Text},
+	{Name: "client_phone_contract", Kind: dataset.Text},
+	{Name: "client_country_contract", Kind: dataset.Text},
+	{Name: "client_marital_status_contract", Kind: dataset.Text},
+	{Name: "client_gender_contract", Kind: dataset.Text},
+	{Name: "client_region_contract", Kind: dataset.Text},
+	{Name: "client_commune_contract", Kind: dataset.Text},
+	{Name: "client_address_contract", Kind: dataset.Text},
+	{Name: "rut_payer_contract", Kind: dataset.Text},
+	{Name: "passport_payer_contract", Kind: dataset.Text},
+	{Name: "first_name_payer_contract", Kind: dataset.Text},
+	{Name: "second_name_payer_contract", Kind: dataset.Text},
+	{Name: "last_name_payer_contract", Kind: dataset.Text},
+	{Name: "second_last_name_payer_contract", Kind: dataset.Text},
+	{Name: "payer_birth_date_contract", Kind: dataset.Date},
+	{Name: "payer_occupation_contract", Kind: dataset.Text},
+	{Name: "payer_email_contract", Kind: dataset.Text},
+	{Name: "payer_phone_contract", Kind: dataset.Text},
+	{Name: "payer_country_contract", Kind: dataset.Text},
+	{Name: "payer_marital_status_contract", Kind: dataset.Text},
+	{Name: "payer_gender_contract", Kind: dataset.Text},
+	{Name: "payer_region_contract", Kind: dataset.Text},
+	{Name: "payer_commune_contract", Kind: dataset.Text},
+	{Name: "payer_address_contract", Kind: dataset.Text},
+	{Name: "service", Kind: dataset.Text},
+	{Name: "costo_servicio", Kind: dataset.Decimal},
+	{Name: "benefit_center_id_service", Kind: dataset.Integer},
+	{Name: "benefit_center_service", Kind: dataset.Text},
+	{Name: "process_id", Kind: dataset.Integer},
+	{Name: "process_role", Kind: dataset.Text},
+	{Name: "caratulado_process", Kind: dataset.Text},
+	{Name: "process_date", Kind: dataset.Date},
+	{Name: "task", Kind: dataset.Text},
+	{Name: "task_title", Kind: dataset.Text},
+	{Name: "task_detail", Kind: dataset.Text},
+	{Name: "task_code", Kind: dataset.Text},
+	{Name: "task_end_date", Kind: dataset.Date},
+	{Name: "task_duration", Kind: dataset.Integer},
+	{Name: "task_status", Kind: dataset.Text},
+	{Name: "task_progress", Kind: dataset.Integer},
+	{Name: "task_executor", Kind: dataset.Text},
+	{Name: "execution_date", Kind: dataset.Timestamptz},
+	{Name: "client_id", Kind: dataset.Integer},
+	{Name: "client_rut", Kind: dataset.Text},
+	{Name: "client_passport", Kind: dataset.Text},
+	{Name: "first_name_client", Kind: dataset.Text},
+	{Name: "second_name_client", Kind: dataset.Text},
+	{Name: "last_name_client", Kind: dataset.Text},
+	{Name: "second_last_name_client", Kind: dataset.Text},
+	{Name: "client_email", Kind: dataset.Text},
+	{Name: "client_phone", Kind: dataset.Text},
+	{Name: "client_occupation", Kind: dataset.Text},
+	{Name: "client_birth_date", Kind: dataset.Date},
+	{Name: "client_country", Kind: dataset.Text},
+	{Name: "client_marital_status", Kind: dataset.Text},
+	{Name: "client_gender", Kind: dataset.Text},
+	{Name: "client_region", Kind: dataset.Text},
+	{Name: "client_commune", Kind: dataset.Text},
+	{Name: "client_address", Kind: dataset.Text},
 }
 
-// userColumns is a copy of users.Columns, for the same reason.
-var userColumns = []Column{
-	{Name: "id", Kind: Integer},
-	{Name: "name", Kind: Text},
-	{Name: "email", Kind: Text},
-	{Name: "username", Kind: Text},
-	{Name: "rut", Kind: Text},
-	{Name: "phone", Kind: Text},
-	{Name: "last_entry", Kind: Timestamp, Nullable: true},
-	{Name: "status", Kind: Text},
-	{Name: "created_at", Kind: Timestamp},
-	{Name: "updated_at", Kind: Timestamp, Nullable: true},
+// userColumns is a copy of dataset.Users.Columns, for the same reason.
+var userColumns = []dataset.Column{
+	{Name: "id", Kind: dataset.Integer},
+	{Name: "name", Kind: dataset.Text},
+	{Name: "email", Kind: dataset.Text},
+	{Name: "username", Kind: dataset.Text},
+	{Name: "rut", Kind: dataset.Text},
+	{Name: "phone", Kind: dataset.Text},
+	{Name: "last_entry", Kind: dataset.Timestamp, Nullable: true},
+	{Name: "status", Kind: dataset.Text},
+	{Name: "created_at", Kind: dataset.Timestamp},
+	{Name: "updated_at", Kind: dataset.Timestamp, Nullable: true},
 }
 
 // userRows are users as the database would render them, with NULLs and
@@ -162,16 +164,16 @@ func rows(rs ...[]string) [][][]byte {
 }
 
 // trickyColumns exercise every kind and the CSV rules.
-var trickyColumns = []Column{
-	{Name: "id", Kind: Integer},
-	{Name: "name", Kind: Text},
-	{Name: "phone", Kind: Text},
-	{Name: "note", Kind: Text},
-	{Name: "amount", Kind: Decimal},
-	{Name: "day", Kind: Date},
-	{Name: "created_at", Kind: Timestamp},
-	{Name: "executed_at", Kind: Timestamptz},
-	{Name: "last_entry", Kind: Timestamp, Nullable: true},
+var trickyColumns = []dataset.Column{
+	{Name: "id", Kind: dataset.Integer},
+	{Name: "name", Kind: dataset.Text},
+	{Name: "phone", Kind: dataset.Text},
+	{Name: "note", Kind: dataset.Text},
+	{Name: "amount", Kind: dataset.Decimal},
+	{Name: "day", Kind: dataset.Date},
+	{Name: "created_at", Kind: dataset.Timestamp},
+	{Name: "executed_at", Kind: dataset.Timestamptz},
+	{Name: "last_entry", Kind: dataset.Timestamp, Nullable: true},
 }
 
 // trickyRows cover quoting, newlines, accents, formula neutralization and
@@ -198,15 +200,15 @@ func reportRow(i int) [][]byte {
 		var v string
 		n := c.Name
 		switch {
-		case c.Kind == Integer:
+		case c.Kind == dataset.Integer:
 			v = fmt.Sprint((i+1)*(j+7)%100000 + 1)
-		case c.Kind == Decimal:
+		case c.Kind == dataset.Decimal:
 			v = fmt.Sprintf("%d.%d", 150000+i%9000, i%10)
-		case c.Kind == Date:
+		case c.Kind == dataset.Date:
 			v = fmt.Sprintf("%04d-%02d-%02d", 1960+(i+j)%60, 1+(i+j)%12, 1+(i*7+j)%28)
-		case c.Kind == Timestamp:
+		case c.Kind == dataset.Timestamp:
 			v = fmt.Sprintf("2024-%02d-%02d %02d:%02d:%02d", 1+i%12, 1+i%28, i%24, (i*7)%60, (i*13)%60)
-		case c.Kind == Timestamptz:
+		case c.Kind == dataset.Timestamptz:
 			v = fmt.Sprintf("2024-%02d-%02d %02d:%02d:%02d.%06d+00", 1+i%12, 1+i%28, i%24, (i*7)%60, (i*13)%60, (i*7919)%1000000)
 		case strings.Contains(n, "passport"):
 			if sparse || i%3 != 0 {

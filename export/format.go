@@ -225,7 +225,7 @@ func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 // Typed reports whether f writes typed values (dates as dates): Parquet
 // and Arrow. Their encoders take a row's values in binary (see
 // [Options].Binary and dataset.Query.Typed) or parse them from text (see
-// [ParseValue]).
+// [dataset.ParseValue]).
 func (f Format) Typed() bool { return f == Parquet || f == Arrow }
 
 // MediaType returns the Content-Type of output in format f with CSV

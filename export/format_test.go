@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 func TestFormat(t *testing.T) {
@@ -174,11 +176,11 @@ func FuzzNegotiate(f *testing.F) {
 // client's value only when it cannot be a token.
 func TestMessagesNeverEchoToken(t *testing.T) {
 	const body = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
-	cols := []Column{{Name: "a"}}
+	cols := []dataset.Column{{Name: "a"}}
 	for _, tok := range []string{"informe_" + body, body} {
 		_, ferr := ParseFormat(tok)
-		_, serr := Select(cols, []string{tok})
-		_, derr := Select(cols, []string{tok, tok})
+		_, serr := dataset.Select(cols, []string{tok})
+		_, derr := dataset.Select(cols, []string{tok, tok})
 		for _, err := range []error{ferr, serr, derr} {
 			if err == nil || strings.Contains(err.Error(), body) || !strings.Contains(err.Error(), "looks like an access token") {
 				t.Errorf("err = %v, want one that does not repeat the token", err)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // bufSize is the write buffer of the text encoders: large enough that a
@@ -55,7 +57,7 @@ type jsonEncoder struct {
 // are escaped as encoding/json does, minus HTML escaping: '"', '\\' and
 // control characters are escaped, so are U+2028 and U+2029, and invalid
 // UTF-8 becomes U+FFFD. The output is compact, with no trailing newline.
-func NewJSON(w io.Writer, cols []Column, env *Envelope) Encoder {
+func NewJSON(w io.Writer, cols []dataset.Column, env *Envelope) Encoder {
 	e := newJSONEncoder(w, cols)
 	if env != nil {
 		e.env, e.hasEnv = *env, true
@@ -66,13 +68,13 @@ func NewJSON(w io.Writer, cols []Column, env *Envelope) Encoder {
 // NewNDJSON returns an encoder that writes rows of cols to w as
 // newline-delimited JSON: each row is the object [NewJSON] would write,
 // followed by "\n". No rows give no output.
-func NewNDJSON(w io.Writer, cols []Column) Encoder {
+func NewNDJSON(w io.Writer, cols []dataset.Column) Encoder {
 	e := newJSONEncoder(w, cols)
 	e.ndjson = true
 	return e
 }
 
-func newJSONEncoder(w io.Writer, cols []Column) *jsonEncoder {
+func newJSONEncoder(w io.Writer, cols []dataset.Column) *jsonEncoder {
 	e := &jsonEncoder{
 		bw:       bufio.NewWriterSize(w, bufSize),
 		keys:     make([][]byte, len(cols)),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // encodeAll encodes rs with enc and closes it, failing the test on error.
@@ -140,7 +142,7 @@ func TestJSONDecodes(t *testing.T) {
 
 func TestJSONNilInNonNullable(t *testing.T) {
 	var buf bytes.Buffer
-	cols := []Column{{Name: "a", Kind: Text}, {Name: "b", Kind: Integer, Nullable: true}}
+	cols := []dataset.Column{{Name: "a", Kind: dataset.Text}, {Name: "b", Kind: dataset.Integer, Nullable: true}}
 	encodeAll(t, NewJSON(&buf, cols, nil), [][][]byte{{nil, nil}})
 	if got, want := buf.String(), `[{"a":"","b":null}]`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
@@ -265,7 +267,7 @@ func FuzzJSON(f *testing.F) {
 	f.Add([]byte("plain"), []byte("José \"x\"\n"), true)
 	f.Add([]byte("\xff\xfe"), []byte("\u2028\x00"), false)
 	f.Fuzz(func(t *testing.T, a, b []byte, null bool) {
-		cols := []Column{{Name: "a", Kind: Text}, {Name: "b", Kind: Text, Nullable: true}}
+		cols := []dataset.Column{{Name: "a", Kind: dataset.Text}, {Name: "b", Kind: dataset.Text, Nullable: true}}
 		var bv []byte
 		if !null {
 			bv = b

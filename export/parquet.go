@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // ParquetRowGroupRows is the number of rows in each row group of a Parquet
@@ -84,7 +86,7 @@ type parquetBatch struct {
 type parquetColumn struct {
 	// The column's kind and whether an empty value is NULL (see
 	// isNull), kept here so that Encode reads one struct per value.
-	kind      Kind
+	kind      dataset.Kind
 	emptyNull bool
 	defs      []int16
 	i64       []int64
@@ -113,7 +115,7 @@ type parquetJob struct {
 type parquetWriter struct {
 	fw    *file.Writer
 	rg    file.BufferedRowGroupWriter // nil between row groups
-	cols  []Column
+	cols  []dataset.Column
 	views []parquet.ByteArray // a text column's values, made from a batch
 	sink  parquetSink
 	// footerAt is where the file's footer begins in the sink's bytes,
@@ -165,21 +167,21 @@ func (s *parquetSink) moveTo(emit func([]byte) error, end int64) error {
 
 // parquetNode returns the schema node of a column: every column is
 // optional, since a general report row leaves out what a contract lacks.
-func parquetNode(c Column) (schema.Node, error) {
+func parquetNode(c dataset.Column) (schema.Node, error) {
 	var (
 		logical  schema.LogicalType
 		physical parquet.Type
 	)
 	switch c.Kind {
-	case Integer:
+	case dataset.Integer:
 		logical, physical = schema.NewIntLogicalType(64, true), parquet.Types.Int64
-	case Decimal:
-		logical, physical = schema.NewDecimalLogicalType(DecimalPrecision, DecimalScale), parquet.Types.Int64
-	case Date:
+	case dataset.Decimal:
+		logical, physical = schema.NewDecimalLogicalType(dataset.DecimalPrecision, dataset.DecimalScale), parquet.Types.Int64
+	case dataset.Date:
 		logical, physical = schema.DateLogicalType{}, parquet.Types.Int32
-	case Timestamp:
+	case dataset.Timestamp:
 		logical, physical = schema.NewTimestampLogicalType(false, schema.TimeUnitMicros), parquet.Types.Int64
-	case Timestamptz:
+	case dataset.Timestamptz:
 		logical, physical = schema.NewTimestampLogicalType(true, schema.TimeUnitMicros), parquet.Types.Int64
 	default:
 		logical, physical = schema.StringLogicalType{}, parquet.Types.ByteArray
@@ -189,7 +191,7 @@ func parquetNode(c Column) (schema.Node, error) {
 
 // NewParquet returns an encoder that writes rows of cols to w as an Apache
 // Parquet file, with the columns' real types: Integer as INT64, Decimal as
-// DECIMAL(DecimalPrecision, DecimalScale), Date as DATE, Timestamp as
+// DECIMAL(dataset.DecimalPrecision, dataset.DecimalScale), Date as DATE, Timestamp as
 // TIMESTAMP(MICROS) not adjusted to UTC, Timestamptz as TIMESTAMP(MICROS)
 // adjusted to UTC, and Text as a UTF-8 STRING. Every column is optional:
 // a nil value is NULL, and so is an empty one of a non-text kind, or an
@@ -213,11 +215,11 @@ func parquetNode(c Column) (schema.Node, error) {
 // Parquet file, which is only complete with its footer. Flush pushes out
 // the row groups already complete. It returns an error for a column name
 // Parquet cannot take; nothing has been written to w then.
-func NewParquet(w io.Writer, cols []Column) (Encoder, error) {
+func NewParquet(w io.Writer, cols []dataset.Column) (Encoder, error) {
 	return newParquet(w, cols, ParquetRowGroupRows)
 }
 
-func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, error) {
+func newParquet(w io.Writer, cols []dataset.Column, groupRows int) (*parquetEncoder, error) {
 	fields := make(schema.FieldList, len(cols))
 	for i, c := range cols {
 		n, err := parquetNode(c)
@@ -246,7 +248,7 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 	// about as well.
 	props = append(props, parquet.WithDataPageSize(parquetPageBytes))
 	for _, c := range cols {
-		props = append(props, parquet.WithStatsFor(c.Name, c.Kind != Text))
+		props = append(props, parquet.WithStatsFor(c.Name, c.Kind != dataset.Text))
 	}
 	pw := &parquetWriter{cols: cols, failed: make(chan struct{})}
 	// arrow-go closes its sink at the end of the file when the sink can
@@ -273,15 +275,15 @@ func newParquet(w io.Writer, cols []Column, groupRows int) (*parquetEncoder, err
 
 // newParquetBatch returns a batch for rows of cols, with room for the
 // values of parquetBatchRows rows but for text, which grows as it needs.
-func newParquetBatch(cols []Column) *parquetBatch {
+func newParquetBatch(cols []dataset.Column) *parquetBatch {
 	b := &parquetBatch{cols: make([]parquetColumn, len(cols))}
 	for i, c := range cols {
 		pc := parquetColumn{kind: c.Kind, emptyNull: isNull([]byte{}, c.Kind, c.Nullable), defs: make([]int16, parquetBatchRows)}
 		switch c.Kind {
-		case Text:
+		case dataset.Text:
 			pc.ends = make([]int, 0, parquetBatchRows)
 			pc.text = make([]byte, 0, parquetBatchTextBytes)
-		case Date:
+		case dataset.Date:
 			pc.i32 = make([]int32, 0, parquetBatchRows)
 		default:
 			pc.i64 = make([]int64, 0, parquetBatchRows)
@@ -320,7 +322,7 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 			continue
 		}
 		switch k {
-		case Text:
+		case dataset.Text:
 			// c.text = append(c.text, v...) would store the slice's
 			// pointer every time, with a GC write barrier; reslicing
 			// c.text to itself stores its length only.
@@ -336,7 +338,7 @@ func (e *parquetEncoder) Encode(row [][]byte) error {
 			if !ok {
 				return e.refuse(i, v)
 			}
-			if k == Date {
+			if k == dataset.Date {
 				c.i32 = append(c.i32, int32(n))
 			} else {
 				c.i64 = append(c.i64, n)
@@ -370,14 +372,14 @@ func (e *parquetEncoder) refuse(i int, v []byte) error {
 			continue
 		}
 		switch c.kind {
-		case Text:
+		case dataset.Text:
 			c.ends = c.ends[:len(c.ends)-1]
 			end := 0
 			if len(c.ends) > 0 {
 				end = c.ends[len(c.ends)-1]
 			}
 			c.text = c.text[:end]
-		case Date:
+		case dataset.Date:
 			c.i32 = c.i32[:len(c.i32)-1]
 		default:
 			c.i64 = c.i64[:len(c.i64)-1]

@@ -9,6 +9,8 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // A Parquet file read in parts: each continuation (Options.Continue)
@@ -29,7 +31,7 @@ var parquetMagic = []byte("PAR1")
 // newParquetContinuation returns an encoder continuing a Parquet file from
 // its row first (counted from 0), writing frames to w for the first
 // encoder to join.
-func newParquetContinuation(w io.Writer, cols []Column, first int64) (*parquetEncoder, error) {
+func newParquetContinuation(w io.Writer, cols []dataset.Column, first int64) (*parquetEncoder, error) {
 	if first < 0 {
 		return nil, fmt.Errorf("export: parquet: a continuation cannot start at row %d", first)
 	}

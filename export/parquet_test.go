@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // checkNoGoroutines fails t if, shortly after the encoder under test was
@@ -166,7 +168,7 @@ func TestParquetWriterGoroutineError(t *testing.T) {
 	}
 	id := -1
 	for i, c := range reportColumns {
-		if c.Kind == Integer {
+		if c.Kind == dataset.Integer {
 			id = i
 			break
 		}
@@ -213,7 +215,7 @@ func TestParquetCloseAfterBadValue(t *testing.T) {
 	}
 	bad := reportRow(0)
 	for i, c := range reportColumns {
-		if c.Kind == Date {
+		if c.Kind == dataset.Date {
 			bad[i] = []byte("yesterday")
 		}
 	}

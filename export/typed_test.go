@@ -18,20 +18,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // typedColumns have every kind, in a column that is never nil (where an
 // empty value is NULL) and in a nullable one.
-var typedColumns = []Column{
-	{Name: "id", Kind: Integer},
-	{Name: "name", Kind: Text},
-	{Name: "note", Kind: Text, Nullable: true},
-	{Name: "cost", Kind: Decimal},
-	{Name: "day", Kind: Date},
-	{Name: "created_at", Kind: Timestamp},
-	{Name: "executed_at", Kind: Timestamptz},
-	{Name: "last_entry", Kind: Timestamp, Nullable: true},
-	{Name: "quotas", Kind: Integer, Nullable: true},
+var typedColumns = []dataset.Column{
+	{Name: "id", Kind: dataset.Integer},
+	{Name: "name", Kind: dataset.Text},
+	{Name: "note", Kind: dataset.Text, Nullable: true},
+	{Name: "cost", Kind: dataset.Decimal},
+	{Name: "day", Kind: dataset.Date},
+	{Name: "created_at", Kind: dataset.Timestamp},
+	{Name: "executed_at", Kind: dataset.Timestamptz},
+	{Name: "last_entry", Kind: dataset.Timestamp, Nullable: true},
+	{Name: "quotas", Kind: dataset.Integer, Nullable: true},
 }
 
 // typedRows are values as the API renders them, with NULLs, empty values
@@ -44,7 +46,7 @@ func typedRows() [][][]byte {
 		[]string{"9223372036854775807", "=1+1", "x", "999999999999.99", "0001-01-01", "0001-01-01 00:00:00", "2000-02-29 00:00:00.5-03", "9999-12-31 23:59:59.999999", "+5"},
 		[]string{"5", "😀 emoji", "\t", "-3.25", "2000-02-29", "1969-12-31 23:59:59.000001", "2024-06-01 12:00:00+05:30", "\x00", "007"},
 		[]string{"6", "trailing ", "end", "12.300", "9999-12-31", "2024-01-01 00:00:00", "1970-01-01 00:00:00-00:19:32", "\x00", "-0"},
-		// Before Christ, with the era ParseValue reads (render.Row.KeepEra writes it).
+		// Before Christ, with the era ParseValue reads (dataset.Row.KeepEra writes it).
 		[]string{"7", "era", "", "1", "0044-03-15 BC", "0001-12-31 23:59:59.5 BC", "4713-01-01 00:00:00+00 BC", "0001-01-01 00:00:00 BC", "1"},
 	)
 }
@@ -53,20 +55,20 @@ func typedRows() [][][]byte {
 // int64 for integers, timestamps (µs) and decimals (scaled), int32 days
 // for dates, string for text; worked out with the standard library,
 // not with the encoders' parsers.
-func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
+func wantTyped(t *testing.T, cols []dataset.Column, rs [][][]byte) [][]any {
 	t.Helper()
 	out := make([][]any, len(rs))
 	for i, r := range rs {
 		out[i] = make([]any, len(r))
 		for j, v := range r {
 			c := cols[j]
-			if v == nil || (len(v) == 0 && (c.Kind != Text || !c.Nullable)) {
+			if v == nil || (len(v) == 0 && (c.Kind != dataset.Text || !c.Nullable)) {
 				continue
 			}
 			s := string(v)
 			var err error
 			bc := false
-			if c.Kind == Date || c.Kind == Timestamp || c.Kind == Timestamptz {
+			if c.Kind == dataset.Date || c.Kind == dataset.Timestamp || c.Kind == dataset.Timestamptz {
 				s, bc = strings.CutSuffix(s, " BC")
 			}
 			// The year y before Christ is the year 1-y of time's proleptic
@@ -78,15 +80,15 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 				return d
 			}
 			switch c.Kind {
-			case Text:
+			case dataset.Text:
 				out[i][j] = s
-			case Integer:
+			case dataset.Integer:
 				var n big.Int
 				if _, ok := n.SetString(strings.TrimPrefix(s, "+"), 10); !ok || !n.IsInt64() {
 					err = fmt.Errorf("bad integer")
 				}
 				out[i][j] = n.Int64()
-			case Decimal:
+			case dataset.Decimal:
 				r, ok := new(big.Rat).SetString(s)
 				if !ok {
 					err = fmt.Errorf("bad decimal")
@@ -94,7 +96,7 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 					r.Mul(r, big.NewRat(100, 1))
 					out[i][j] = r.Num().Int64()
 				}
-			case Date:
+			case dataset.Date:
 				var d time.Time
 				d, err = time.Parse("2006-01-02", s)
 				d = era(d)
@@ -102,11 +104,11 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 				if d.Unix() < 0 && d.Unix()%86400 != 0 {
 					out[i][j] = int32(d.Unix()/86400 - 1)
 				}
-			case Timestamp:
+			case dataset.Timestamp:
 				var d time.Time
 				d, err = time.Parse("2006-01-02 15:04:05.999999", s)
 				out[i][j] = era(d).UnixMicro()
-			case Timestamptz:
+			case dataset.Timestamptz:
 				var d time.Time
 				layout := "2006-01-02 15:04:05.999999-07"
 				switch strings.Count(s[19:], ":") {
@@ -129,7 +131,7 @@ func wantTyped(t *testing.T, cols []Column, rs [][][]byte) [][]any {
 // readParquet reads every value of a Parquet file with arrow-go's column
 // readers, checking each column's schema against its kind, and returns
 // them in wantTyped's shapes, and the number of row groups.
-func readParquet(t *testing.T, b []byte, cols []Column) ([][]any, int) {
+func readParquet(t *testing.T, b []byte, cols []dataset.Column) ([][]any, int) {
 	t.Helper()
 	r, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
@@ -142,11 +144,11 @@ func readParquet(t *testing.T, b []byte, cols []Column) ([][]any, int) {
 	}
 	for i, c := range cols {
 		d := sc.Column(i)
-		want := map[Kind]string{
-			Integer: "Int(bitWidth=64, isSigned=true)", Decimal: "Decimal(precision=14, scale=2)", Date: "Date",
-			Timestamp:   "Timestamp(isAdjustedToUTC=false, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)",
-			Timestamptz: "Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)",
-			Text:        "String",
+		want := map[dataset.Kind]string{
+			dataset.Integer: "Int(bitWidth=64, isSigned=true)", dataset.Decimal: "Decimal(precision=14, scale=2)", dataset.Date: "Date",
+			dataset.Timestamp:   "Timestamp(isAdjustedToUTC=false, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)",
+			dataset.Timestamptz: "Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)",
+			dataset.Text:        "String",
 		}[c.Kind]
 		if d.Name() != c.Name || d.LogicalType().String() != want || d.SchemaNode().RepetitionType() != parquet.Repetitions.Optional {
 			t.Errorf("column %d: %s %s %v, want %s %s optional", i, d.Name(), d.LogicalType(), d.SchemaNode().RepetitionType(), c.Name, want)
@@ -212,7 +214,7 @@ func readParquet(t *testing.T, b []byte, cols []Column) ([][]any, int) {
 // readArrow reads every record batch of an Arrow IPC stream, checking the
 // schema against cols, and returns the values in wantTyped's shapes and
 // the number of batches.
-func readArrow(t *testing.T, b []byte, cols []Column) ([][]any, int) {
+func readArrow(t *testing.T, b []byte, cols []dataset.Column) ([][]any, int) {
 	t.Helper()
 	r, err := ipc.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -263,7 +265,7 @@ func readArrow(t *testing.T, b []byte, cols []Column) ([][]any, int) {
 	return out, batches
 }
 
-func encodeTyped(t *testing.T, f Format, cols []Column, rs [][][]byte) []byte {
+func encodeTyped(t *testing.T, f Format, cols []dataset.Column, rs [][][]byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	e, err := NewEncoder(&b, f, cols, Options{})
@@ -281,7 +283,7 @@ func TestTypedRoundTrip(t *testing.T) {
 	want := wantTyped(t, typedColumns, rs)
 	for _, tc := range []struct {
 		format Format
-		read   func(*testing.T, []byte, []Column) ([][]any, int)
+		read   func(*testing.T, []byte, []dataset.Column) ([][]any, int)
 	}{{Parquet, readParquet}, {Arrow, readArrow}} {
 		t.Run(tc.format.String(), func(t *testing.T) {
 			got, _ := tc.read(t, encodeTyped(t, tc.format, typedColumns, rs), typedColumns)
@@ -449,9 +451,9 @@ func TestParseDecimal(t *testing.T) {
 		{"1000000000000", 0, false}, {"1.234", 0, false}, {"1.", 0, false}, {".5", 0, false},
 		{"1e3", 0, false}, {"", 0, false}, {"-", 0, false}, {"1.2.3", 0, false}, {"NaN", 0, false},
 	} {
-		got, ok := parseDecimal([]byte(tc.in))
+		got, ok := dataset.ParseValue(dataset.Decimal, []byte(tc.in))
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("ParseValue(Decimal, %q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // XLSXOptions configure [NewXLSX].
@@ -60,7 +62,7 @@ type xlsxEncoder struct {
 	fixed  *xlsxFixed
 	base   string // the first sheet's name
 	sheet  int    // sheets begun
-	kinds  []Kind
+	kinds  []dataset.Kind
 	refs   [][]byte // column letters, "A", "B", ...
 	widths []float64
 	header []byte // the header row's cells, the same on every sheet
@@ -110,7 +112,7 @@ type xlsxEncoder struct {
 // error wrapping [ErrRowCount] for a row past opts.Rows when that is not
 // negative, and Close one when fewer rows came. After any error Close
 // writes nothing more: what reached w by then is not a complete workbook.
-func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
+func NewXLSX(w io.Writer, cols []dataset.Column, opts XLSXOptions) (Encoder, error) {
 	e, err := newXLSX(cols, opts)
 	if err != nil {
 		return nil, err
@@ -125,7 +127,7 @@ func NewXLSX(w io.Writer, cols []Column, opts XLSXOptions) (Encoder, error) {
 
 // newXLSX returns an encoder of cols with its sheets' writer still to be
 // set, before its first sheet.
-func newXLSX(cols []Column, opts XLSXOptions) (*xlsxEncoder, error) {
+func newXLSX(cols []dataset.Column, opts XLSXOptions) (*xlsxEncoder, error) {
 	sheet := opts.Sheet
 	if sheet == "" {
 		sheet = "Sheet1"
@@ -140,7 +142,7 @@ func newXLSX(cols []Column, opts XLSXOptions) (*xlsxEncoder, error) {
 	e := &xlsxEncoder{
 		fixed:  fixed,
 		base:   sheet,
-		kinds:  make([]Kind, len(cols)),
+		kinds:  make([]dataset.Kind, len(cols)),
 		refs:   make([][]byte, len(cols)),
 		widths: make([]float64, len(cols)),
 		rows:   opts.Rows,
@@ -318,15 +320,15 @@ func (e *xlsxEncoder) deflate() error {
 
 // colWidth gives a column room for its name plus the filter button, and
 // for typical values of its kind, within reason.
-func colWidth(c Column) float64 {
+func colWidth(c dataset.Column) float64 {
 	w := utf8.RuneCountInString(c.Name) + 4
 	var least int
 	switch c.Kind {
-	case Integer:
+	case dataset.Integer:
 		least = 10
-	case Decimal, Date:
+	case dataset.Decimal, dataset.Date:
 		least = 12
-	case Timestamp, Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		least = 20
 	default:
 		least = 16
@@ -382,13 +384,13 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 // text.
 func (e *xlsxEncoder) appendCell(b []byte, i int, v []byte) []byte {
 	switch k := e.kinds[i]; k {
-	case Integer:
+	case dataset.Integer:
 		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && -maxExactInteger <= n && n <= maxExactInteger {
 			b = appendCellStart(b, e.refs[i], e.num, styleInt)
 			b = strconv.AppendInt(append(b, `><v>`...), n, 10)
 			return append(b, `</v></c>`...)
 		}
-	case Decimal:
+	case dataset.Decimal:
 		if isPlainDecimal(v) {
 			if x, err := strconv.ParseFloat(string(v), 64); err == nil {
 				b = appendCellStart(b, e.refs[i], e.num, styleNone)
@@ -396,9 +398,9 @@ func (e *xlsxEncoder) appendCell(b []byte, i int, v []byte) []byte {
 				return append(b, `</v></c>`...)
 			}
 		}
-	case Date, Timestamp, Timestamptz:
+	case dataset.Date, dataset.Timestamp, dataset.Timestamptz:
 		if serial, ok := parseSerial(v, k); ok {
-			if k == Date { // a whole number of days: as AppendFloat writes it, faster
+			if k == dataset.Date { // a whole number of days: as AppendFloat writes it, faster
 				b = appendCellStart(b, e.refs[i], e.num, styleDate)
 				b = strconv.AppendInt(append(b, `><v>`...), int64(serial), 10)
 			} else {
@@ -606,7 +608,7 @@ const (
 // 1899-12-30 plus the fraction of the day. Timestamptz values are moved to
 // UTC; their offset may be given as +HH, +HH:MM or +HH:MM:SS, or left out.
 // It reports false for anything else, and for dates Excel cannot show.
-func parseSerial(v []byte, k Kind) (float64, bool) {
+func parseSerial(v []byte, k dataset.Kind) (float64, bool) {
 	if len(v) < 10 || v[4] != '-' || v[7] != '-' {
 		return 0, false
 	}
@@ -621,7 +623,7 @@ func parseSerial(v []byte, k Kind) (float64, bool) {
 		return 0, false
 	}
 	v = v[10:]
-	if k == Date {
+	if k == dataset.Date {
 		return float64(days), len(v) == 0
 	}
 	if len(v) < 9 || v[0] != ' ' || v[3] != ':' || v[6] != ':' {
@@ -650,8 +652,8 @@ func parseSerial(v []byte, k Kind) (float64, bool) {
 		}
 		v = v[n:]
 	}
-	if k == Timestamptz && len(v) > 0 {
-		off, ok := parseOffset(v)
+	if k == dataset.Timestamptz && len(v) > 0 {
+		off, ok := dataset.ParseOffset(v)
 		if !ok {
 			return 0, false
 		}
@@ -662,29 +664,6 @@ func parseSerial(v []byte, k Kind) (float64, bool) {
 		return 0, false
 	}
 	return float64(days) + (float64(secs)+float64(nanos)/1e9)/86400, true
-}
-
-// parseOffset parses a UTC offset as PostgreSQL prints it: +HH, +HH:MM or
-// +HH:MM:SS, with + or -. It returns it in seconds.
-func parseOffset(v []byte) (int, bool) {
-	if len(v) != 3 && len(v) != 6 && len(v) != 9 || (v[0] != '+' && v[0] != '-') {
-		return 0, false
-	}
-	secs := 0
-	for i, unit := 1, 3600; i < len(v); i, unit = i+3, unit/60 {
-		if i > 1 && v[i-1] != ':' {
-			return 0, false
-		}
-		n, ok := atoi(v[i : i+2])
-		if !ok || (i > 1 && n > 59) {
-			return 0, false
-		}
-		secs += n * unit
-	}
-	if v[0] == '-' {
-		secs = -secs
-	}
-	return secs, true
 }
 
 // atoi parses unsigned decimal digits, all of v.

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // awkwardRows are tricky rows and text that XML, Excel's escapes and its
@@ -66,7 +68,7 @@ func TestXLSXGolden(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name      string
-		cols      []Column
+		cols      []dataset.Column
 		rows      [][][]byte
 		sheet     string
 		announce  bool
@@ -115,7 +117,7 @@ func TestXLSXAwkwardText(t *testing.T) {
 	defer f.Close()
 	for i, r := range rs {
 		for j, c := range trickyColumns {
-			if c.Kind != Text || len(r[j]) == 0 {
+			if c.Kind != dataset.Text || len(r[j]) == 0 {
 				continue
 			}
 			ref, _ := excelize.CoordinatesToCellName(j+1, i+2)

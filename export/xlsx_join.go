@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/flate"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // A workbook read in parts: the first encoder writes the zip, and each
@@ -50,7 +52,7 @@ type sheetWriter interface {
 // newXLSXContinuation returns an encoder continuing a workbook from its
 // row first (counted from 0), writing frames to w for the first encoder to
 // join.
-func newXLSXContinuation(w io.Writer, cols []Column, opts XLSXOptions, first int64) (*xlsxEncoder, error) {
+func newXLSXContinuation(w io.Writer, cols []dataset.Column, opts XLSXOptions, first int64) (*xlsxEncoder, error) {
 	if first < 0 || (opts.Rows >= 0 && first > opts.Rows) {
 		return nil, fmt.Errorf("export: xlsx: a continuation cannot start at row %d of %d", first, opts.Rows)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // zipEntries returns every entry of the zip b, name and content, in the
@@ -46,7 +48,7 @@ func zipEntries(t *testing.T, b []byte) (names []string, data map[string][]byte)
 // joins them in order, their output written in chunks of random sizes
 // (below chunk) with flushes in between, as delivery copies a part's
 // spool.
-func encodeParts(t *testing.T, f Format, cols []Column, opts Options, rs [][][]byte, bounds []int, rng *rand.Rand, chunk int) []byte {
+func encodeParts(t *testing.T, f Format, cols []dataset.Column, opts Options, rs [][][]byte, bounds []int, rng *rand.Rand, chunk int) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	head, err := NewEncoder(&out, f, cols, opts)

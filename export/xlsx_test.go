@@ -15,6 +15,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/testenv"
 )
 
@@ -68,31 +69,31 @@ func xlsxRows() [][][]byte {
 
 // wantCell is how a value should read back: its formatted value, and
 // whether it is a number cell (else a string or empty).
-func wantCell(t *testing.T, k Kind, v []byte) (value string, number bool) {
+func wantCell(t *testing.T, k dataset.Kind, v []byte) (value string, number bool) {
 	s := string(v)
 	if s == "" {
 		return "", false
 	}
 	switch k {
-	case Integer:
+	case dataset.Integer:
 		if len(strings.TrimPrefix(s, "-")) <= 15 {
 			if _, err := strconv.ParseInt(s, 10, 64); err == nil {
 				return s, true
 			}
 		}
-	case Decimal:
+	case dataset.Decimal:
 		if x, err := strconv.ParseFloat(s, 64); err == nil && isPlainDecimal(v) {
 			return strconv.FormatFloat(x, 'f', -1, 64), true // as General shows it
 		}
-	case Date:
+	case dataset.Date:
 		if s >= "1900-03-01" && len(s) == 10 && s[0] != 'i' {
 			return s, true
 		}
-	case Timestamp:
+	case dataset.Timestamp:
 		if s != "2024-02-30 10:00:00" {
 			return s, true
 		}
-	case Timestamptz:
+	case dataset.Timestamptz:
 		if strings.HasSuffix(s, "-03") {
 			return "2024-03-06 01:15:00", true // moved to UTC
 		}
@@ -422,35 +423,35 @@ func countFiles(t *testing.T, dir string) int {
 func TestParseSerial(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
-		k    Kind
+		k    dataset.Kind
 		want float64
 		ok   bool
 	}{
-		{"1900-03-01", Date, 61, true},
-		{"1900-02-28", Date, 0, false},
-		{"1970-01-01", Date, 25569, true},
-		{"2024-03-05", Date, 45356, true},
-		{"9999-12-31", Date, 2958465, true},
-		{"2024-02-29", Date, 45351, true},
-		{"2023-02-29", Date, 0, false},
-		{"2024-13-01", Date, 0, false},
-		{"2024-03-05 ", Date, 0, false},
-		{"2024-3-5", Date, 0, false},
-		{"2024-03-05 12:00:00", Timestamp, 45356.5, true},
-		{"2024-03-05 12:00:00.5", Timestamp, 45356.5 + 0.5/86400, true},
-		{"2024-03-05 12:00:00+00", Timestamp, 0, false},
-		{"2024-03-05 24:00:00", Timestamp, 0, false},
-		{"2024-03-05 12:00", Timestamp, 0, false},
-		{"2024-03-05 12:00:00.", Timestamp, 0, false},
-		{"2024-03-05 12:00:00+00", Timestamptz, 45356.5, true},
-		{"2024-03-05 12:00:00", Timestamptz, 45356.5, true},
-		{"2024-03-05 12:00:00.000001+00", Timestamptz, 45356.5 + 1e-6/86400, true},
-		{"2024-03-05 12:00:00-03", Timestamptz, 45356.5 + 3.0/24, true},
-		{"2024-03-05 12:00:00+05:30", Timestamptz, 45356.5 - 5.5/24, true},
-		{"2024-03-05 12:00:00+00:00:10", Timestamptz, 45356.5 - 10.0/86400, true},
-		{"2024-03-05 12:00:00+0", Timestamptz, 0, false},
-		{"2024-03-05 12:00:00Z", Timestamptz, 0, false},
-		{"infinity", Timestamptz, 0, false},
+		{"1900-03-01", dataset.Date, 61, true},
+		{"1900-02-28", dataset.Date, 0, false},
+		{"1970-01-01", dataset.Date, 25569, true},
+		{"2024-03-05", dataset.Date, 45356, true},
+		{"9999-12-31", dataset.Date, 2958465, true},
+		{"2024-02-29", dataset.Date, 45351, true},
+		{"2023-02-29", dataset.Date, 0, false},
+		{"2024-13-01", dataset.Date, 0, false},
+		{"2024-03-05 ", dataset.Date, 0, false},
+		{"2024-3-5", dataset.Date, 0, false},
+		{"2024-03-05 12:00:00", dataset.Timestamp, 45356.5, true},
+		{"2024-03-05 12:00:00.5", dataset.Timestamp, 45356.5 + 0.5/86400, true},
+		{"2024-03-05 12:00:00+00", dataset.Timestamp, 0, false},
+		{"2024-03-05 24:00:00", dataset.Timestamp, 0, false},
+		{"2024-03-05 12:00", dataset.Timestamp, 0, false},
+		{"2024-03-05 12:00:00.", dataset.Timestamp, 0, false},
+		{"2024-03-05 12:00:00+00", dataset.Timestamptz, 45356.5, true},
+		{"2024-03-05 12:00:00", dataset.Timestamptz, 45356.5, true},
+		{"2024-03-05 12:00:00.000001+00", dataset.Timestamptz, 45356.5 + 1e-6/86400, true},
+		{"2024-03-05 12:00:00-03", dataset.Timestamptz, 45356.5 + 3.0/24, true},
+		{"2024-03-05 12:00:00+05:30", dataset.Timestamptz, 45356.5 - 5.5/24, true},
+		{"2024-03-05 12:00:00+00:00:10", dataset.Timestamptz, 45356.5 - 10.0/86400, true},
+		{"2024-03-05 12:00:00+0", dataset.Timestamptz, 0, false},
+		{"2024-03-05 12:00:00Z", dataset.Timestamptz, 0, false},
+		{"infinity", dataset.Timestamptz, 0, false},
 	} {
 		got, ok := parseSerial([]byte(tt.in), tt.k)
 		if ok != tt.ok || (ok && (got-tt.want > 1e-9 || tt.want-got > 1e-9)) {
@@ -525,7 +526,7 @@ func checkSheetXML(t *testing.T, ws worksheet, name string, ncols int, rows int6
 func TestXLSXSheetXML(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		cols    []Column
+		cols    []dataset.Column
 		rows    [][][]byte
 		wantDim string
 	}{
@@ -627,7 +628,7 @@ func TestXLSXContinuation(t *testing.T) {
 				if len(got) != tt.wantSheet[i]+1 {
 					t.Fatalf("%s: %d rows, want %d and a header", sheet, len(got), tt.wantSheet[i])
 				}
-				if !slices.Equal(got[0], Names(userColumns)) {
+				if !slices.Equal(got[0], dataset.Names(userColumns)) {
 					t.Errorf("%s: header %q", sheet, got[0])
 				}
 				if st := cellStyle(t, f, sheet, "A1"); st.Font == nil || !st.Font.Bold {
@@ -770,7 +771,7 @@ func TestXLSXRowLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("encodes and reads back a million rows")
 	}
-	cols := []Column{{Name: "n", Kind: Integer}}
+	cols := []dataset.Column{{Name: "n", Kind: dataset.Integer}}
 	const perSheet = 1_048_575 // data rows
 	n := int64(perSheet + 2)
 	var buf bytes.Buffer

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // localVersions returns the "version needed to extract" of each part's
@@ -352,10 +354,10 @@ func TestXLSXZip64(t *testing.T) {
 		t.Skip("set INFORME_XLSX_ZIP64=1 to write a sheet past 4 GiB")
 	}
 	const rows, ncols, cellLen = 1500, 100, 30_000
-	cols := make([]Column, ncols)
+	cols := make([]dataset.Column, ncols)
 	row := make([][]byte, ncols)
 	for i := range cols {
-		cols[i] = Column{Name: "c" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Kind: Text}
+		cols[i] = dataset.Column{Name: "c" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Kind: dataset.Text}
 		row[i] = []byte(strings.Repeat(string(rune('a'+i%26)), cellLen))
 	}
 	path := os.Getenv("INFORME_XLSX_ZIP64_OUT")

@@ -32,6 +32,9 @@ type Metrics struct {
 	spoolOut prometheus.Counter
 	waited   prometheus.Counter
 	cut      *prometheus.CounterVec
+	turns    *prometheus.CounterVec
+	turnWait prometheus.Counter
+	waiting  prometheus.Gauge
 }
 
 // New registers informe's metrics, the Go runtime's and the process's, and,
@@ -67,7 +70,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "informe_http_refusals_total",
-			Help: "Requests refused with 503, by reason: exports_busy (too many big responses), pool_busy (no database connection came free in time, and the database answers), database_unavailable (the database failed, or did not answer, before the response's first byte), http10_too_large (a body too large to hold for an HTTP/1.0 client).",
+			Help: "Requests refused with 503 or 429, by reason: exports_busy (too many big responses; 503), token_busy (a token past its own limit of big responses; 429), pool_busy (no database connection came free in time, and the database answers), database_unavailable (the database failed, or did not answer, before the response's first byte), http10_too_large (a body too large to hold for an HTTP/1.0 client).",
 		}, []string{"reason"}),
 		spooled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "informe_spooled_responses_total",
@@ -85,9 +88,21 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "informe_http_responses_cut_total",
 			Help: "Requests that ended before their response was complete, by reason: client_gone (the client closed or reset the connection; logged as 499), client_stalled (it accepted nothing for the stall timeout), database_unavailable, statement_timeout, request_timeout, shutdown, too_large, internal.",
 		}, []string{"reason"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_export_turns_total",
+			Help: "Turns given to big responses, by whether the request waited for its turn (no label names a token).",
+		}, []string{"waited"}),
+		turnWait: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "informe_export_turn_wait_seconds_total",
+			Help: "Time big requests given a turn waited for it.",
+		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "informe_export_turns_waiting",
+			Help: "Big requests waiting for a turn now.",
+		}),
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
-		m.spooled, m.spoolOut, m.waited, m.cut,
+		m.spooled, m.spoolOut, m.waited, m.cut, m.turns, m.turnWait, m.waiting,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
@@ -120,6 +135,22 @@ func (m *Metrics) Started() func() {
 
 // Refused counts a request refused for reason (see informe_http_refusals_total).
 func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
+
+// TurnWaiting counts a big request waiting for its turn; call the
+// returned func when it has one, or is refused.
+func (m *Metrics) TurnWaiting() func() {
+	m.waiting.Inc()
+	return m.waiting.Dec
+}
+
+// Turn counts a turn given to a big request, which waited waited for it
+// if queued.
+func (m *Metrics) Turn(queued bool, waited time.Duration) {
+	m.turns.WithLabelValues(strconv.FormatBool(queued)).Inc()
+	if queued {
+		m.turnWait.Add(waited.Seconds())
+	}
+}
 
 // Cut counts a request that ended before its response was complete, for
 // reason (see informe_http_responses_cut_total).

@@ -64,7 +64,7 @@ func BenchmarkStream(b *testing.B) {
 					stream := func(w *countWriter) int {
 						var enc export.Encoder = discard{}
 						if encode {
-							enc = export.NewCSV(w, report.Columns, export.CSVOptions{})
+							enc = export.NewCSV(w, dataset.GeneralReport.Columns, export.CSVOptions{})
 						}
 						cur, err := store.Open(ctx, ds, q)
 						if err != nil {

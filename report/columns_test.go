@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/report"
 )
 
 // TestColumnsMatchSpecAndView checks that the one column list, the spec's
@@ -20,9 +19,9 @@ func TestColumnsMatchSpecAndView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := export.Names(report.Columns), strings.Fields(string(spec))
+	got, want := dataset.Names(dataset.GeneralReport.Columns), strings.Fields(string(spec))
 	if !slices.Equal(got, want) {
-		t.Fatalf("report.Columns = %v\nwant spec order %v", got, want)
+		t.Fatalf("dataset.GeneralReport.Columns = %v\nwant spec order %v", got, want)
 	}
 
 	pool := pgtest.New(t)

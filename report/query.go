@@ -1,7 +1,9 @@
-// Package report serves the general report: one row per task of a process
-// of a contract. It declares the report as a dataset ([Dataset]), reads its
-// plain queries through the row counts informe maintains, and parses the
-// spec's query parameters ([ParseQuery]).
+// Package report serves the general report ([dataset.GeneralReport]): one
+// row per task of a process of a contract. It reads the report's plain
+// queries through the row counts informe maintains ([Dataset]), checks at
+// start-up that they can be had ([CheckCounting]), and parses the spec's
+// query parameters ([ParseQuery], the parameters
+// [dataset.GeneralReport].PageParams lists).
 package report
 
 import (
@@ -17,10 +19,6 @@ import (
 
 // MaxPerPage is the largest result_per_page, and the default.
 const MaxPerPage = 10000
-
-// Params are the query parameters of the spec's general report that
-// [ParseQuery] reads.
-var Params = []string{"contract_id", "code_contract", "client_id", "rut", "page", "result_per_page", "columns"}
 
 // ParseQuery parses the spec's parameters of the general report into a
 // query for one page of it, counted: the filters contract_id,
@@ -72,7 +70,7 @@ func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 	if p.PerPage, err = param.Int(v, "result_per_page", MaxPerPage, MaxPerPage); err != nil {
 		return q, p, err
 	}
-	if q.Columns, err = param.Columns(v, Columns); err != nil {
+	if q.Columns, err = param.Columns(v, dataset.GeneralReport.Columns); err != nil {
 		return q, p, err
 	}
 	q.Skip, q.Limit, q.Count = (p.CurrentPage-1)*p.PerPage, p.PerPage, true

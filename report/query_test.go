@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/report"
@@ -18,7 +17,7 @@ func TestParseQuery(t *testing.T) {
 		eq          []dataset.Eq
 		page, per   int64
 		skip, limit int64
-		cols        []export.Column
+		cols        []dataset.Column
 	}
 	for _, tt := range []struct {
 		name, query string
@@ -39,7 +38,7 @@ func TestParseQuery(t *testing.T) {
 		{"ErrRUTCheckDigit", "rut=12.345.678-9", want{}, "check digit"},
 		{"ErrRUTMalformed", "rut=hola", want{}, "rut"},
 		{"Columns", "columns=task_status,contract_id", want{page: 1, per: 10000, limit: 10000,
-			cols: []export.Column{report.Columns[53], report.Columns[0]}}, ""},
+			cols: []dataset.Column{dataset.GeneralReport.Columns[53], dataset.GeneralReport.Columns[0]}}, ""},
 		{"ErrColumnUnknown", "columns=contract_id,nope", want{}, `columns: unknown field "nope"`},
 		{"ErrColumnTwice", "columns=contract_id,contract_id", want{}, `columns: "contract_id" is given more than once`},
 		{"ErrColumnEmptyName", "columns=contract_id,", want{}, "columns: an empty field name"},
@@ -61,7 +60,7 @@ func TestParseQuery(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want.cols == nil {
-				tt.want.cols = report.Columns
+				tt.want.cols = dataset.GeneralReport.Columns
 			}
 			got := want{eq: q.Equalities(), page: p.CurrentPage, per: p.PerPage, skip: q.Skip, limit: q.Limit, cols: q.Columns}
 			if !reflect.DeepEqual(got, tt.want) {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/informe/informe/auth"
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 )
@@ -37,26 +35,15 @@ func ParseCounting(s string) (Counting, error) {
 	return 0, fmt.Errorf("report counts must be maintained or view, got %q", s)
 }
 
-// Keys are the general report's key columns, in the report's order: a row's
-// contract, process and task. A contract without processes, or a process
-// without tasks, yields one row, its absent ids NULL.
-var Keys = []string{"key_contract_id", "key_process_id", "key_task_id"}
-
-// Dataset returns the general report's declaration: one row per task of a
-// process of a contract, read from general_report_typed (typed values,
-// which Go writes as text; general_report, the text view, serves OData's
-// related rows), in the order of Keys, its plain
-// queries counted and paged as counting says.
+// Dataset returns the general report's declaration ([dataset.GeneralReport])
+// with its plain queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
-	d := &dataset.Dataset{
-		Name: "general-report", Scope: auth.ReportRead, Columns: Columns,
-		Text: "general_report", Typed: "general_report_typed", Keys: Keys,
-		Plain: plain{counting: counting},
-	}
+	d := *dataset.GeneralReport
+	d.Plain = plain{counting: counting}
 	if counting == Maintained {
 		d.KeyTable = taskKeys
 	}
-	return d
+	return &d
 }
 
 // taskKeys is the table of the task rows' keys that informe's triggers
@@ -117,7 +104,7 @@ var keyColumns = []string{
 // Read returns the statement reading q's rows: after a keyset position
 // through the index from its contract; an unfiltered page through the
 // maintained counts (seek); else with OFFSET.
-func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []export.Column, total int64) (dataset.Statement, error) {
+func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []dataset.Column, total int64) (dataset.Statement, error) {
 	var extra []string
 	if q.Position {
 		extra = keyColumns
@@ -150,7 +137,7 @@ func (p plain) Read(snap *postgres.Snapshot, q *dataset.Query, cols []export.Col
 // first and last rows, so that only rows inside the first contract are
 // skipped, and bounds the scan by both: PostgreSQL then plans for the few
 // contracts it will read, not for the whole table.
-func (p plain) seek(snap *postgres.Snapshot, q *dataset.Query, cols []export.Column, extra []string, total int64) (dataset.Statement, error) {
+func (p plain) seek(snap *postgres.Snapshot, q *dataset.Query, cols []dataset.Column, extra []string, total int64) (dataset.Statement, error) {
 	if total < 0 {
 		var err error
 		if total, err = p.Count(snap, q); err != nil {
@@ -174,7 +161,7 @@ func (p plain) seek(snap *postgres.Snapshot, q *dataset.Query, cols []export.Col
 // each a range of contracts split by the maintained counts so that the
 // parts hold about the same number of rows; nil when q is filtered or the
 // counts are not maintained.
-func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Column, total, k int64) ([]dataset.Statement, error) {
+func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []dataset.Column, total, k int64) ([]dataset.Statement, error) {
 	if len(q.Equalities()) > 0 || q.Key != nil || p.counting != Maintained {
 		return nil, nil
 	}
@@ -217,8 +204,8 @@ func (p plain) Split(snap *postgres.Snapshot, q *dataset.Query, cols []export.Co
 
 // selectFrom returns the SELECT of cols, then of the extra expressions,
 // from the typed view: Go writes the text.
-func selectFrom(cols []export.Column, extra ...string) string {
-	list := postgres.SelectList(export.Names(cols))
+func selectFrom(cols []dataset.Column, extra ...string) string {
+	list := postgres.SelectList(dataset.Names(cols))
 	for _, e := range extra {
 		list += ", " + e
 	}

@@ -53,7 +53,7 @@ var filters = []struct {
 // query returns the query for every row matching filter f, as the spec's
 // equality (plain) or as a condition on the typed view.
 func query(f int, typed bool) dataset.Query {
-	q := dataset.All()
+	q := dataset.Whole()
 	switch {
 	case filters[f].column == "" && typed:
 		q.Where("t.key_contract_id >= " + q.Param(int64(0), "bigint")) // every row
@@ -104,8 +104,8 @@ func TestSliceWalk(t *testing.T) {
 							q := query(f, typed)
 							q.Limit, q.Count, q.Position, q.Key = size, pages == 0, true, after
 							if after != nil {
-								q.After("(" + dataset.KeyPart("t", 0, report.Keys[0]) + ", " + dataset.KeyPart("t", 1, report.Keys[1]) + ", " +
-									dataset.KeyPart("t", 2, report.Keys[2]) + ") > (" + q.Param(after[0], "bigint") + ", " +
+								q.After("(" + dataset.KeyPart("t", 0, dataset.GeneralReport.Keys[0]) + ", " + dataset.KeyPart("t", 1, dataset.GeneralReport.Keys[1]) + ", " +
+									dataset.KeyPart("t", 2, dataset.GeneralReport.Keys[2]) + ") > (" + q.Param(after[0], "bigint") + ", " +
 									q.Param(after[1], "bigint") + ", " + q.Param(after[2], "bigint") + ")")
 							}
 							if got := q.Plain(); got != !typed {
@@ -151,7 +151,7 @@ func TestPages(t *testing.T) {
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
 	store := dataset.NewStore(pool)
-	cur, err := store.Open(ctx, report.Dataset(report.Maintained), dataset.All())
+	cur, err := store.Open(ctx, report.Dataset(report.Maintained), dataset.Whole())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestExportPartsOnStandby(t *testing.T) {
 	store := dataset.NewStore(pool)
 
 	want, _ := readAll(t, openOne(t, store), false)
-	curs, err := store.OpenParts(ctx, report.Dataset(report.Maintained), dataset.All(), dataset.Parts{Max: 3, MinRows: 1})
+	curs, err := store.OpenParts(ctx, report.Dataset(report.Maintained), dataset.Whole(), dataset.Parts{Max: 3, MinRows: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func postgresUser(tb testing.TB, dir string) *syscall.Credential {
 
 func openOne(tb testing.TB, store *dataset.Store) *dataset.Cursor {
 	tb.Helper()
-	cur, err := store.Open(context.Background(), report.Dataset(report.Maintained), dataset.All())
+	cur, err := store.Open(context.Background(), report.Dataset(report.Maintained), dataset.Whole())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,23 +6,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/users"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// TestColumnsMatchSpecAndView checks that users.Columns, the spec's field
+// TestColumnsMatchSpecAndView checks that dataset.Users.Columns, the spec's field
 // order (docs/spec/users-columns.txt) and the user_list view agree.
 func TestColumnsMatchSpecAndView(t *testing.T) {
 	spec, err := os.ReadFile("../docs/spec/users-columns.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := export.Names(users.Columns), strings.Fields(string(spec))
+	got, want := dataset.Names(dataset.Users.Columns), strings.Fields(string(spec))
 	if !slices.Equal(got, want) {
-		t.Fatalf("users.Columns = %v\nwant spec order %v", got, want)
+		t.Fatalf("dataset.Users.Columns = %v\nwant spec order %v", got, want)
 	}
 	pool := pgtest.New(t)
 	view := pgtest.Columns(t, pool, "user_list")

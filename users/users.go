@@ -1,19 +1,19 @@
-// Package users serves the listing of users (GET /users): it declares the
-// users as a dataset, read from the user_list view in id order.
+// Package users serves the spec's listing of users (GET /users), declared
+// as [dataset.Users]: it parses the listing's query parameters
+// ([ParseQuery]).
 package users
 
 import (
-	"github.com/informe/informe/auth"
+	"net/url"
+
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/param"
 )
 
-// Params are the query parameters of the spec's users listing: the
-// columns (see param.Columns).
-var Params = []string{"columns"}
-
-// Dataset is the users' declaration: one row per user, read from the
-// user_list view (text) and user_list_typed (typed values), in id order.
-var Dataset = &dataset.Dataset{
-	Name: "users", Scope: auth.UsersRead, Columns: Columns,
-	Text: "user_list", Typed: "user_list_typed", Keys: []string{"key_id"}, KeyColumn: "id",
+// ParseQuery parses the spec's parameters of the users listing
+// ([dataset.Users].Params: the columns, see param.Columns) into a query
+// for every user. A bad value is a failure.Invalid error naming it.
+func ParseQuery(v url.Values) (dataset.Query, error) {
+	cols, err := param.Columns(v, dataset.Users.Columns)
+	return dataset.Query{Columns: cols}, err
 }

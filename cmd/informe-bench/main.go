@@ -2,7 +2,7 @@
 // rows in a private PostgreSQL, each case served by a fresh `informe serve`
 // process, next to COPY of the same rows in the same run. Its parts (pages,
 // export, xlsx, parts, odata, slow, burst, flood, gzip, folding, typed,
-// capacity) are the methods of bench of those names; scripts/bench --help says what each measures. The targets
+// capacity, fair) are the methods of bench of those names; scripts/bench --help says what each measures. The targets
 // are one table, goals in targets.go: the run prints every table and the
 // targets with PASS or MISS, and writes them as Markdown, with query plans,
 // to OUT/latest.md. Run it through scripts/bench, which makes sure
@@ -67,6 +67,7 @@ var parts = []struct {
 	{"pages", (*bench).pages}, {"export", (*bench).export}, {"xlsx", (*bench).xlsx}, {"parts", (*bench).parts},
 	{"odata", (*bench).odata}, {"slow", (*bench).slow}, {"burst", (*bench).burst}, {"flood", (*bench).flood}, {"gzip", (*bench).gzip},
 	{"folding", (*bench).folding}, {"typed", (*bench).typed}, {"capacity", (*bench).capacity},
+	{"fair", (*bench).fair},
 }
 
 func main() {

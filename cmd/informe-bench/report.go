@@ -192,7 +192,7 @@ func (b *bench) exports(ctx context.Context) (*exportSet, error) {
 	s := &exportSet{all: &exportSpec{label: "all rows"}, client: &exportSpec{label: fmt.Sprint("client ", big), client: big},
 		warm: &exportSpec{label: fmt.Sprint("client ", little), client: little}}
 	for _, e := range []*exportSpec{s.all, s.client, s.warm} {
-		q := dataset.All()
+		q := dataset.Whole()
 		if e.client != 0 {
 			q.Equal("key_client_id", e.client)
 		}

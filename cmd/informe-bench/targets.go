@@ -55,6 +55,9 @@ var goals = map[string]goal{
 	"typed-pg-cpu":       {"PostgreSQL CPU a row", "<=", 0.5, "x", "baseline"},
 	"typed-json-page":    {"wall time", "<=", 0.8, "x", "baseline"},
 	"typed-small-page":   {"wall time", "<=", 1, "x", "last baseline"},
+	"fair-export":        {"p50", "<=", 2, "x", "alone"},
+	"fair-refused":       {"exports not 200", "<=", 0, "", ""},
+	"fair-page":          {"p99", "<=", 2, "x", "alone"},
 }
 
 func (g goal) String() string {

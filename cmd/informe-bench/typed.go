@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
-	"github.com/informe/informe/report"
 )
 
 // rendered returns sql, a statement informe runs on the report's typed
@@ -28,8 +27,8 @@ func (b *bench) typed(ctx context.Context) error {
 		return err
 	}
 	all := set.all
-	sql := "SELECT " + postgres.SelectList(export.Names(report.Columns)) +
-		" FROM general_report ORDER BY " + strings.Join(report.Keys, ", ")
+	sql := "SELECT " + postgres.SelectList(dataset.Names(dataset.GeneralReport.Columns)) +
+		" FROM general_report ORDER BY " + strings.Join(dataset.GeneralReport.Keys, ", ")
 	var copied samples
 	copyStep := func(ctx context.Context) error {
 		s, err := timed(psql(ctx, b.dbURL, `\copy (`+sql+`) TO STDOUT WITH CSV HEADER`))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -63,47 +62,7 @@ func modulePackages(t *testing.T, root string) (map[string]*goPackage, map[strin
 		}
 		pkg.name = f.Name.Name
 		for _, decl := range f.Decls {
-			switch decl := decl.(type) {
-			case *ast.FuncDecl:
-				if decl.Recv == nil {
-					pkg.decls[decl.Name.Name] = true
-					continue
-				}
-				recv := decl.Recv.List[0].Type
-				if star, ok := recv.(*ast.StarExpr); ok {
-					recv = star.X
-				}
-				if id, ok := recv.(*ast.Ident); ok {
-					pkg.decls[id.Name+"."+decl.Name.Name] = true
-				}
-			case *ast.GenDecl:
-				for _, spec := range decl.Specs {
-					switch spec := spec.(type) {
-					case *ast.TypeSpec:
-						pkg.decls[spec.Name.Name] = true
-						if st, ok := spec.Type.(*ast.StructType); ok {
-							for _, field := range st.Fields.List {
-								for _, n := range field.Names {
-									pkg.decls[spec.Name.Name+"."+n.Name] = true
-								}
-								if len(field.Names) == 0 { // embedded: named for its type
-									typ := field.Type
-									if star, ok := typ.(*ast.StarExpr); ok {
-										typ = star.X
-									}
-									if sel, ok := typ.(*ast.SelectorExpr); ok {
-										pkg.decls[spec.Name.Name+"."+sel.Sel.Name] = true
-									}
-								}
-							}
-						}
-					case *ast.ValueSpec:
-						for _, n := range spec.Names {
-							pkg.decls[n.Name] = true
-						}
-					}
-				}
-			}
+			addDecl(pkg.decls, decl)
 		}
 		return nil
 	})

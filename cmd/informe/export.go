@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -40,12 +41,14 @@ func exportCommand() *cli.Command {
 	output.Aliases = []string{"o"}
 	cliFlags := []cli.Flag{
 		databaseFlag(f, &db),
-		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: general-report, users, or an entity at its own grain: contracts, processes, tasks, clients or services"),
+		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: "+datasetNames()),
 		output,
 		f.text("format", "", "", &flags.Format, "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension"),
 		typed(f, "gzip", "", false, &flags.Gzip, "gzip the output; implied by an output file ending in .gz"),
 		typed(f, "bom", "", false, &flags.BOM, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
 		typed(f, "no-header", "", false, &flags.NoHeader, "CSV: leave out the header row"),
+		f.text("labels", "", "", &flags.Labels, "CSV and XLSX: name the header row's columns by their readable labels in `LANG`, es or en (the API's header=labels&lang=LANG); default the API's names"),
+		typed(f, "decimal-comma", "", false, &flags.DecimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma, 12500,5 (the API's decimal=comma)"),
 		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
 		countsFlag(f, &counts),
 	}
@@ -138,4 +141,14 @@ func message(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// datasetNames lists the names of the datasets informe serves
+// ([dataset.All]), for --dataset's help.
+func datasetNames() string {
+	names := make([]string, len(dataset.All))
+	for i, d := range dataset.All {
+		names[i] = d.Name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 )
@@ -172,17 +173,38 @@ func withPool(f *form, db *string, action func(context.Context, *cli.Command, *p
 	}
 }
 
-func tokenCommand() *cli.Command {
-	create, list, revoke := newForm("token create"), newForm("token list"), newForm("token revoke")
-	var createDB, listDB, revokeDB, name string
-	var scopeNames []string
-	var scopes []auth.Scope
-	var expiresIn time.Duration
-	revoke.validate = func(cmd *cli.Command) {
-		if cmd.NArg() != 1 {
-			revoke.extra = append(revoke.extra, "takes exactly one NAME, the token's")
-		}
+// oneName is the check of a token command that takes exactly one NAME.
+func oneName(f *form, cmd *cli.Command) {
+	if cmd.NArg() != 1 {
+		f.extra = append(f.extra, "takes exactly one NAME, the token's")
 	}
+}
+
+// tokenMaxExports is token create's and change's --max-exports, read into
+// dst as written; [maxExports] checks it.
+func tokenMaxExports(f *form, dst *string) cli.Flag {
+	return f.text("max-exports", "INFORME_TOKEN_MAX_EXPORTS", "default", dst,
+		"big responses the token may have produced at once: a number (0: no limit of its own, only serve's --max-exports), or default for serve's --max-exports-per-token")
+}
+
+// maxExports checks the --max-exports of f, written s, and returns the
+// token's own limit it gives (nil: the server's default).
+func maxExports(f *form, s string) *int {
+	n, err := auth.ParseMaxExports(s)
+	if err != nil {
+		f.fail("max-exports", "%s, got %q", strings.TrimPrefix(err.Error(), "max exports "), s)
+	}
+	return n
+}
+
+func tokenCommand() *cli.Command {
+	create, list, show, change, revoke := newForm("token create"), newForm("token list"), newForm("token show"),
+		newForm("token change"), newForm("token revoke")
+	var createDB, listDB, showDB, changeDB, revokeDB, name, createMax, changeMax string
+	var scopeNames []string
+	var scopes []dataset.Scope
+	var expiresIn time.Duration
+	var createLimit, changeLimit *int
 	create.validate = func(*cli.Command) {
 		if name == "" {
 			create.fail("name", "is required: the token's unique name")
@@ -191,9 +213,20 @@ func tokenCommand() *cli.Command {
 		scopes, err = auth.ParseScopes(scopeNames)
 		create.check("scope", err)
 		notNegative(create, "expires-in", expiresIn)
+		createLimit = maxExports(create, createMax)
 	}
+	show.validate = func(cmd *cli.Command) { oneName(show, cmd) }
+	change.validate = func(cmd *cli.Command) {
+		oneName(change, cmd)
+		if !change.set("max-exports") {
+			change.extra = append(change.extra, "nothing to change: give --max-exports")
+			return
+		}
+		changeLimit = maxExports(change, changeMax)
+	}
+	revoke.validate = func(cmd *cli.Command) { oneName(revoke, cmd) }
 	return &cli.Command{
-		Name: "token", Usage: "create, list and revoke API tokens",
+		Name: "token", Usage: "create, list, show, change and revoke API tokens",
 		Commands: []*cli.Command{
 			{
 				Name: "create", Usage: "create a token and print it, alone, on stdout (it is not shown again)",
@@ -202,13 +235,14 @@ func tokenCommand() *cli.Command {
 					create.text("name", "INFORME_TOKEN_NAME", "", &name, "unique token `name` (required)"),
 					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read); repeat for several; default both"),
 					typed(create, "expires-in", "INFORME_TOKEN_EXPIRES_IN", 0, &expiresIn, "lifetime, e.g. 720h; 0 never expires"),
+					tokenMaxExports(create, &createMax),
 				},
 				Action: withPool(create, &createDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					var expires time.Time
 					if expiresIn > 0 {
 						expires = time.Now().Add(expiresIn)
 					}
-					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires)
+					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires, auth.MaxExports(createLimit))
 					if err != nil {
 						return err
 					}
@@ -224,6 +258,23 @@ func tokenCommand() *cli.Command {
 						return err
 					}
 					return auth.WriteTable(os.Stdout, list, time.Now())
+				}),
+			},
+			{
+				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME", Flags: []cli.Flag{databaseFlag(show, &showDB)},
+				Action: withPool(show, &showDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+					t, err := auth.NewStore(pool).Get(ctx, cmd.Args().First())
+					if err != nil {
+						return err
+					}
+					return auth.WriteToken(os.Stdout, t, time.Now())
+				}),
+			},
+			{
+				Name: "change", Usage: "change the settings of the token called NAME", ArgsUsage: "NAME",
+				Flags: []cli.Flag{databaseFlag(change, &changeDB), tokenMaxExports(change, &changeMax)},
+				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
+					return auth.NewStore(pool).SetMaxExports(ctx, cmd.Args().First(), changeLimit)
 				}),
 			},
 			{

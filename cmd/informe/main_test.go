@@ -104,6 +104,34 @@ func TestCLI(t *testing.T) {
 	if list := run(t, bin, dbURL, "token", "list"); !strings.Contains(list, "ci") || strings.Contains(list, token) {
 		t.Errorf("token list = %q: want the name and never the secret", list)
 	}
+	// A token's own limit of big responses: set at creation, changed,
+	// back to the default.
+	run(t, bin, dbURL, "token", "create", "--name", "nightly", "--max-exports", "3")
+	if show := run(t, bin, dbURL, "token", "show", "nightly"); !strings.Contains(show, "max exports: 3") {
+		t.Errorf("token show nightly = %q, want max exports: 3", show)
+	}
+	run(t, bin, dbURL, "token", "change", "nightly", "--max-exports", "0")
+	if show := run(t, bin, dbURL, "token", "show", "nightly"); !strings.Contains(show, "max exports: 0") {
+		t.Errorf("after change: token show nightly = %q, want max exports: 0", show)
+	}
+	run(t, bin, dbURL, "token", "change", "nightly", "--max-exports", "default")
+	if show := run(t, bin, dbURL, "token", "show", "ci"); !strings.Contains(show, "max exports: default") || strings.Contains(show, token) {
+		t.Errorf("token show ci = %q, want max exports: default and never the secret", show)
+	}
+	// Wrong flags are TestFlagsCheckedFirst's; a token that does not
+	// exist is found in the database.
+	for _, args := range [][]string{
+		{"token", "change", "nobody", "--max-exports", "1"},
+		{"token", "show", "nobody"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("informe %s succeeded: %s", strings.Join(args, " "), out)
+		} else if !strings.Contains(string(out), "no token named") {
+			t.Errorf("informe %s: %s, want it to say what was wrong", strings.Join(args, " "), out)
+		}
+	}
 
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)

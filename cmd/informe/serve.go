@@ -72,6 +72,8 @@ func (s *serving) flags() []cli.Flag {
 			"longest database side of a request, from arrival to the last row read; 0 is no limit"),
 		typed(f, "max-exports", "INFORME_MAX_EXPORTS", 4, &l.Exports,
 			"big responses (whole exports, pages over 1,000 rows, XLSX) produced at once; keep it below --pool-size"),
+		typed(f, "max-exports-per-token", "INFORME_MAX_EXPORTS_PER_TOKEN", 2, &l.TokenExports,
+			"--max-exports turns one token holds at once, its exports' parts included, unless informe token gave it its own; past it its requests wait; 0 is no limit but --max-exports"),
 		typed(f, "export-queue", "INFORME_EXPORT_QUEUE", 16, &l.ExportQueue,
 			"big requests that may wait for a turn; past it they get a 503 with Retry-After"),
 		typed(f, "export-wait", "INFORME_EXPORT_WAIT", 30*time.Second, &l.ExportWait, "longest wait of a big request for its turn before a 503"),
@@ -221,6 +223,7 @@ func (s *serving) validate() error {
 		f.fail("statement-timeout", "must be 0 (keep the database's) or from 1ms to %s, PostgreSQL's limit", maxStatementTimeout)
 	}
 	notNegative(f, "max-exports", l.Exports)
+	notNegative(f, "max-exports-per-token", l.TokenExports)
 	notNegative(f, "export-queue", l.ExportQueue)
 	atLeast(f, "export-parts", l.ExportParts, 1)
 	notNegative(f, "spool-memory", s.Spool.Memory)

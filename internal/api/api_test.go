@@ -23,7 +23,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
@@ -99,7 +98,7 @@ func serveOn(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener)
 	return &testServer{URL: hs.URL, Tokens: s.Tokens, Logs: logs}
 }
 
-func (ts *testServer) newToken(tb testing.TB, name string, scopes []auth.Scope, expires time.Time) string {
+func (ts *testServer) newToken(tb testing.TB, name string, scopes []dataset.Scope, expires time.Time) string {
 	tb.Helper()
 	tok, err := ts.Tokens.Create(context.Background(), name, scopes, expires)
 	if err != nil {
@@ -244,8 +243,8 @@ func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	ctx := context.Background()
-	reportOnly := ts.newToken(t, "report-only", []auth.Scope{auth.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
 	soonExpired := ts.newToken(t, "soon-expired", nil, time.Now().Add(time.Hour))
 	if _, err := ts.Pool.Exec(ctx, "UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE name = 'soon-expired'"); err != nil {
@@ -507,10 +506,10 @@ func TestDatabaseUnavailable(t *testing.T) {
 type brokenPlain struct{ n *int64 }
 
 func (b brokenPlain) Count(*postgres.Snapshot, *dataset.Query) (int64, error) { return *b.n, nil }
-func (b brokenPlain) Read(*postgres.Snapshot, *dataset.Query, []export.Column, int64) (dataset.Statement, error) {
+func (b brokenPlain) Read(*postgres.Snapshot, *dataset.Query, []dataset.Column, int64) (dataset.Statement, error) {
 	return dataset.Statement{}, nil
 }
-func (b brokenPlain) Split(*postgres.Snapshot, *dataset.Query, []export.Column, int64, int64) ([]dataset.Statement, error) {
+func (b brokenPlain) Split(*postgres.Snapshot, *dataset.Query, []dataset.Column, int64, int64) ([]dataset.Statement, error) {
 	return nil, nil
 }
 
@@ -710,7 +709,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 func wrapTaskColumn(tb testing.TB, pool *pgxpool.Pool, body string) {
 	tb.Helper()
 	var cols []string
-	for _, c := range report.Columns {
+	for _, c := range dataset.GeneralReport.Columns {
 		if c.Name == "task" {
 			cols = append(cols, "api_test_task(key_task_id, task) AS task")
 			continue

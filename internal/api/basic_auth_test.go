@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // basic returns the value of an Authorization header with Basic
@@ -32,8 +32,8 @@ func TestBasicCredentials(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	ctx := context.Background()
-	reportOnly := ts.newToken(t, "report-only", []auth.Scope{auth.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
 	revoked := ts.newToken(t, "revoked", nil, time.Time{})
 	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {

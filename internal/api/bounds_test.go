@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/web"
-	"github.com/informe/informe/report"
 )
 
 // The tests of what informe reads of a request: bounded bodies, query
@@ -74,8 +73,8 @@ func TestRequestBodyBounded(t *testing.T) {
 
 // allColumns is the value of columns that names every report column.
 func allColumns() string {
-	names := make([]string, len(report.Columns))
-	for i, c := range report.Columns {
+	names := make([]string, len(dataset.GeneralReport.Columns))
+	for i, c := range dataset.GeneralReport.Columns {
 		names[i] = c.Name
 	}
 	return strings.Join(names, ",")
@@ -303,7 +302,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Site = site })
-	expired := ts.newToken(t, "expired", []auth.Scope{auth.ReportRead}, time.Now().Add(-time.Hour))
+	expired := ts.newToken(t, "expired", []dataset.Scope{dataset.ReportRead}, time.Now().Add(-time.Hour))
 	bad := wellFormedToken()
 	cases := []struct {
 		name, target string

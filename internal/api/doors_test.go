@@ -164,7 +164,7 @@ func commandKeys(t *testing.T, ts *testServer, set string, opts url.Values) []st
 	t.Helper()
 	src := source.Report(report.Maintained)
 	if set == "Users" {
-		src = source.Users
+		src = source.All(src)[1]
 	}
 	v := cloneValues(opts)
 	v.Set("columns", keyColumns(set))

@@ -43,7 +43,7 @@ const (
 	challengeBasic  = `Basic realm="informe", charset="UTF-8"`
 )
 
-// retryAfter is the Retry-After sent with 503, in seconds.
+// retryAfter is the Retry-After sent with 503 and 429, in seconds.
 const retryAfter = "5"
 
 // statuses are the HTTP statuses of the failure codes; any other is 500.
@@ -61,6 +61,7 @@ var statuses = map[failure.Code]int{
 	failure.Conflict:         http.StatusConflict,
 	failure.Unavailable:      http.StatusServiceUnavailable,
 	failure.Busy:             http.StatusServiceUnavailable,
+	failure.TooMany:          http.StatusTooManyRequests,
 	failure.NotImplemented:   http.StatusNotImplemented,
 }
 
@@ -148,7 +149,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 		// Both schemes are offered, so that clients that wait for a
 		// challenge (Excel's Basic credential) send theirs.
 		h["Www-Authenticate"] = []string{challengeBearer, challengeBasic}
-	case http.StatusServiceUnavailable:
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 		h.Set("Retry-After", retryAfter)
 	}
 	var body []byte

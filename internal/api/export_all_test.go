@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
-	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
@@ -357,8 +357,8 @@ func TestExportParameters(t *testing.T) {
 		})
 	}
 
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
-	reportOnly := ts.newToken(t, "report-only", []auth.Scope{auth.ReportRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
 	for _, tt := range []struct {
 		name   string
 		target string

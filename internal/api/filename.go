@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	_ "time/tzdata" // America/Santiago, for the page's file names, on any machine
 	"unicode"
 	"unicode/utf8"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // fileFilters are the report's filters that may name a file, in order of
@@ -29,13 +31,58 @@ var fileFilters = []struct{ param, word string }{
 // "general-report-client-1-2026-11-24". The values have been validated by
 // the handler before.
 func fileName(base string, values url.Values, now time.Time) string {
+	return nameFile(base, func(w string) string { return w }, values, now)
+}
+
+// santiago is the time zone of the web page's readers, in which the files
+// it asks for are dated.
+var santiago = func() *time.Location {
+	loc, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		panic(err) // time/tzdata is embedded
+	}
+	return loc
+}()
+
+// pageFileName is [fileName] for the web page's own requests: the words in
+// the page's language lang (see [catalog.Dataset].File and
+// [catalog.FileWords]), "informe-general-cliente-1-2026-11-24" in
+// Spanish, and the date the day it is in America/Santiago, whatever the
+// server's time zone. path is the request's, which names the dataset.
+func pageFileName(path, base string, values url.Values, now time.Time, lang string) string {
+	in := func(t catalog.Text) string {
+		if lang == "en" {
+			return t.EN
+		}
+		return t.ES
+	}
+	if d, ok := catalog.ForPath(path); ok {
+		if rest, ok := strings.CutPrefix(base, d.Source); ok {
+			base = in(d.File) + rest
+		}
+	}
+	word := func(w string) string {
+		if t, ok := catalog.FileWords[w]; ok {
+			return in(t)
+		}
+		return w
+	}
+	if page, n, ok := strings.Cut(base, "-page-"); ok {
+		base = page + "-" + word("page") + "-" + n
+	}
+	return nameFile(base, word, values, now.In(santiago))
+}
+
+// nameFile is base, the main filter of values introduced by its word as
+// word gives it, and now's date.
+func nameFile(base string, word func(string) string, values url.Values, now time.Time) string {
 	parts := []string{base}
 	for _, f := range fileFilters {
 		if v := values.Get(f.param); v != "" {
 			if utf8.RuneCountInString(v) > 40 {
 				v = string([]rune(v)[:40])
 			}
-			parts = append(parts, f.word, v)
+			parts = append(parts, word(f.word), v)
 			break
 		}
 	}
@@ -83,7 +130,7 @@ func extValue(s string) string {
 // for: with header=labels, in CSV and XLSX, each column's label in the
 // chosen language (see catalog.Column's Label); otherwise cols. Only the
 // header changes: JSON keys stay the API's names.
-func labelled(c *gin.Context, cols []export.Column, out output) []export.Column {
+func labelled(c *gin.Context, cols []dataset.Column, out output) []dataset.Column {
 	if out.labels == "" || (out.format != export.CSV && out.format != export.XLSX) {
 		return cols
 	}
@@ -91,13 +138,5 @@ func labelled(c *gin.Context, cols []export.Column, out output) []export.Column 
 	if !ok {
 		return cols
 	}
-	labels := d.Labels(out.labels)
-	named := make([]export.Column, len(cols))
-	for i, col := range cols {
-		named[i] = col
-		if l := labels[col.Name]; l != "" {
-			named[i].Name = l
-		}
-	}
-	return named
+	return dataset.Named(d.Source).Labelled(cols, out.labels)
 }

@@ -28,3 +28,26 @@ func TestFileName(t *testing.T) {
 		})
 	}
 }
+
+// TestPageFileName checks the names of the web page's own files: in its
+// language, dated the day it is in Santiago (21:00 on the 27th there is
+// the 28th in UTC).
+func TestPageFileName(t *testing.T) {
+	at := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC) // 21:00 on the 27th in Santiago (UTC-3)
+	for _, tt := range []struct {
+		name, path, base, query, lang, want string
+	}{
+		{"Spanish", "/api/general-report/export", "general-report", "client_id=1", "es", "informe-general-cliente-1-2026-11-27"},
+		{"English", "/api/general-report/export", "general-report", "client_id=1", "en", "general-report-client-1-2026-11-27"},
+		{"Page", "/api/general-report", "general-report-page-2", "code_contract=CT-1", "es", "informe-general-pagina-2-codigo-CT-1-2026-11-27"},
+		{"Grain", "/api/contracts/export", "contracts", "", "es", "contratos-2026-11-27"},
+		{"Users", "/users", "users", "", "es", "usuarios-2026-11-27"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _ := url.ParseQuery(tt.query)
+			if got := pageFileName(tt.path, tt.base, v, at, tt.lang); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/postgres"
@@ -135,7 +136,7 @@ func headerBytes(r *http.Request) int {
 
 // limitRequest refuses, before any work, a request larger than informe
 // reads: a path and query string over [MaxURIBytes] (414), a parameter
-// value over its limit (400 naming it, see [paramLimit]), a body over
+// value over its limit (400 naming it, see [paramLimits]), a body over
 // [MaxBodyBytes] (413) or one that does not arrive within the body timeout
 // (408). A body within the bounds is read whole here, under a read
 // deadline, so that neither a handler nor net/http (which reads what a
@@ -232,16 +233,49 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if !ok {
+		if !given && s.signInFirst(c) {
+			return
+		}
 		s.fail(c, failure.Errorf(failure.Unauthorized, auth.InvalidToken))
 		return
 	}
 	p, err := s.lookUpToken(c.Request.Context(), token, s.Tokens.Authenticate)
 	if err != nil {
+		if !given && failure.CodeOf(err) == failure.Unauthorized && s.signInFirst(c) {
+			return
+		}
 		s.fail(c, err)
 		return
 	}
 	state(c).principal = &p
 	c.Next()
+}
+
+// signInFirst answers a browser's own navigation to an API path (an
+// analyst who pasted an export's URL into the address bar), made without
+// a token or with the page's cookie of a session that ended, with a 303 to
+// the web page, whose sign-in form then comes back to the path: it
+// reports whether it did. Only a top-level navigation is sent there, as
+// browsers mark it (Sec-Fetch-Mode: navigate, Sec-Fetch-Dest: document,
+// an Accept that names HTML, a GET); API clients (curl, Power Query,
+// Excel's connectors, scripts) send none of this and keep their 401.
+func (s *Server) signInFirst(c *gin.Context) bool {
+	r := c.Request
+	if s.Site == nil || r.Method != http.MethodGet || !browserNavigation(r) {
+		return false
+	}
+	c.Header("Location", "/?"+url.Values{"return": {r.URL.RequestURI()}}.Encode())
+	c.Header("Vary", "Accept, Sec-Fetch-Mode, Sec-Fetch-Dest")
+	c.Status(http.StatusSeeOther)
+	c.Abort()
+	return true
+}
+
+// browserNavigation reports whether r is a browser's top-level navigation
+// to a document, as the Fetch metadata headers and Accept say.
+func browserNavigation(r *http.Request) bool {
+	return r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document" &&
+		strings.Contains(strings.Join(r.Header.Values("Accept"), ","), "text/html")
 }
 
 // lookUpToken authenticates token with check (the token store's
@@ -303,7 +337,7 @@ func credentials(r *http.Request) (token string, given, ok bool) {
 }
 
 // require rejects principals without scope with 403.
-func (s *Server) require(scope auth.Scope) gin.HandlerFunc {
+func (s *Server) require(scope dataset.Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if p := state(c).principal; p == nil || !p.Allows(scope) {
 			s.fail(c, failure.Errorf(failure.Forbidden, "this token lacks the %s scope", scope))

@@ -19,8 +19,8 @@ import (
 // odataPrefix is the path of the OData service root.
 const odataPrefix = "/odata"
 
-// feeds are the OData entity sets, made from the datasets' declarations:
-// the general report, the users and the entities at their own grain.
+// feeds are the OData entity sets of the datasets informe serves
+// (dataset.All), with the report as [Server.Report] counts it.
 type feeds struct {
 	all      []*source.Source
 	sets     []*odata.EntitySet
@@ -29,7 +29,7 @@ type feeds struct {
 
 // newFeeds makes the entity sets of s's datasets.
 func (s *Server) newFeeds() *feeds {
-	f := &feeds{all: append([]*source.Source{s.Report, source.Users}, source.Grains...)}
+	f := &feeds{all: source.All(s.Report)}
 	for _, src := range f.all {
 		f.sets = append(f.sets, src.Set)
 	}
@@ -82,7 +82,7 @@ func (s *Server) serviceRoot(r *http.Request) string {
 func odataValues(c *gin.Context) (url.Values, error) {
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, &failure.Error{Code: failure.Invalid, Message: "the query string is malformed (a ';' must be sent as %3B)"}
+		return nil, malformedQuery(c.Request.URL.RawQuery, "the query string is malformed (a ';' must be sent as %3B)")
 	}
 	// OData allows custom query options; informe has none, so one is a
 	// name informe would ignore: a 400, as on every path.

@@ -11,10 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // A model of the feed's values in Go, to check $filter and $orderby
@@ -34,20 +32,20 @@ type value struct {
 }
 
 // typedValue reads a feed value of kind k.
-func typedValue(t *testing.T, k export.Kind, v any) value {
+func typedValue(t *testing.T, k dataset.Kind, v any) value {
 	t.Helper()
 	if v == nil {
 		return value{null: true}
 	}
 	s := fmt.Sprint(v)
 	switch k {
-	case export.Integer, export.Decimal:
+	case dataset.Integer, dataset.Decimal:
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			t.Fatalf("number %q: %v", s, err)
 		}
 		return value{num: f}
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		at, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
 			t.Fatalf("date-time %q: %v", s, err)
@@ -58,26 +56,26 @@ func typedValue(t *testing.T, k export.Kind, v any) value {
 }
 
 // compareValues orders two non-null values of kind k.
-func compareValues(k export.Kind, a, b value) int {
+func compareValues(k dataset.Kind, a, b value) int {
 	switch k {
-	case export.Integer, export.Decimal:
+	case dataset.Integer, dataset.Decimal:
 		return cmp.Compare(a.num, b.num)
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return a.at.Compare(b.at)
 	}
 	return strings.Compare(a.text, b.text)
 }
 
 // literal writes v as an OData literal of kind k.
-func literal(k export.Kind, v value) string {
+func literal(k dataset.Kind, v value) string {
 	switch {
 	case v.null:
 		return "null"
-	case k == export.Integer || k == export.Decimal:
+	case k == dataset.Integer || k == dataset.Decimal:
 		return strconv.FormatFloat(v.num, 'f', -1, 64)
-	case k == export.Timestamp || k == export.Timestamptz:
+	case k == dataset.Timestamp || k == dataset.Timestamptz:
 		return v.at.UTC().Format(time.RFC3339Nano)
-	case k == export.Date:
+	case k == dataset.Date:
 		return v.text
 	}
 	return "'" + strings.ReplaceAll(v.text, "'", "''") + "'"
@@ -86,7 +84,7 @@ func literal(k export.Kind, v value) string {
 // holds applies a comparison operator with OData's null rules: eq is true
 // for two nulls, ne when exactly one side is null, and the order
 // operators never with a null.
-func holds(op string, k export.Kind, a, b value) bool {
+func holds(op string, k dataset.Kind, a, b value) bool {
 	if a.null || b.null {
 		switch op {
 		case "eq":
@@ -116,18 +114,18 @@ func holds(op string, k export.Kind, a, b value) bool {
 type entitySetModel struct {
 	name  string
 	key   string // the key property
-	cols  []export.Column
+	cols  []dataset.Column
 	props []string // the properties tested, all when nil
 	rows  []map[string]any
 }
 
-func (m entitySetModel) kind(prop string) export.Kind {
+func (m entitySetModel) kind(prop string) dataset.Kind {
 	for _, c := range m.cols {
 		if c.Name == prop {
 			return c.Kind
 		}
 	}
-	return export.Text
+	return dataset.Text
 }
 
 // values returns the distinct non-null values of prop, in order.
@@ -173,14 +171,14 @@ func matrixSets(t *testing.T, ts *testServer) []entitySetModel {
 	reportRows, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=10000")
 	userRows, _, _ := ts.walk(t, "/odata/Users", "Prefer", "odata.maxpagesize=10000")
 	return []entitySetModel{
-		{name: "GeneralReport", key: "row_id", cols: report.Columns, rows: reportRows, props: []string{
+		{name: "GeneralReport", key: "row_id", cols: dataset.GeneralReport.Columns, rows: reportRows, props: []string{
 			"process_id", "quantity_quotas", // Int64
 			"costo_servicio",                      // Decimal
 			"task_end_date", "date_first_payment", // Date
 			"execution_date", "contract_creation_date", // DateTimeOffset
 			"task_status", "client_email", "client_rut", // String
 		}},
-		{name: "Users", key: "id", cols: users.Columns, rows: userRows},
+		{name: "Users", key: "id", cols: dataset.Users.Columns, rows: userRows},
 	}
 }
 

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // odataPage is one response of a feed.
@@ -164,7 +163,7 @@ func TestODataFeedEqualsExport(t *testing.T) {
 				t.Errorf("%d pages for %d rows of %d", pages, len(want), tt.pageSize)
 			}
 			for i := range want {
-				for _, c := range report.Columns {
+				for _, c := range dataset.GeneralReport.Columns {
 					if !sameValue(got[i][c.Name], want[i][c.Name]) {
 						t.Fatalf("row %d %s: feed %#v, export %v", i, c.Name, got[i][c.Name], deref(want[i][c.Name]))
 					}
@@ -191,7 +190,7 @@ func TestODataUsers(t *testing.T) {
 		t.Fatalf("%d users in %d pages, want %d", len(got), pages, len(want))
 	}
 	for i := range want {
-		for _, c := range users.Columns {
+		for _, c := range dataset.Users.Columns {
 			if !sameValue(got[i][c.Name], want[i][c.Name]) {
 				t.Fatalf("user %d %s: feed %#v, /users %v", i, c.Name, got[i][c.Name], deref(want[i][c.Name]))
 			}
@@ -236,10 +235,10 @@ func TestODataProtocol(t *testing.T) {
 		for _, et := range doc.DataServices.Schema.EntityType {
 			types[et.Name] = len(et.Property)
 		}
-		if got, want := types["GeneralReportRow"], len(report.Columns)+1; got != want {
+		if got, want := types["GeneralReportRow"], len(dataset.GeneralReport.Columns)+1; got != want {
 			t.Errorf("GeneralReportRow has %d properties, want %d (the columns and row_id)", got, want)
 		}
-		if got, want := types["User"], len(users.Columns); got != want {
+		if got, want := types["User"], len(dataset.Users.Columns); got != want {
 			t.Errorf("User has %d properties, want %d", got, want)
 		}
 	})

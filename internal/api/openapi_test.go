@@ -27,7 +27,6 @@ import (
 	"github.com/pb33f/libopenapi/orderedmap"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
@@ -36,7 +35,6 @@ import (
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // contract is the OpenAPI document, loaded into libopenapi-validator, a
@@ -295,8 +293,8 @@ func TestOpenAPI(t *testing.T) {
 	c := loadContract(t)
 	ts := newServer(t, fixtureDB(t))
 	bearer := []string{"Authorization", "Bearer " + ts.Token}
-	reportOnly := ts.newToken(t, "report-only", []auth.Scope{auth.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 
 	t.Run("OK", func(t *testing.T) {
 		for _, tt := range []struct {
@@ -305,7 +303,7 @@ func TestOpenAPI(t *testing.T) {
 			media  string
 			cols   int // keys of each JSON row; 0: not a JSON listing
 		}{
-			{"/users", nil, "application/json", len(users.Columns)},
+			{"/users", nil, "application/json", len(dataset.Users.Columns)},
 			{"/users?format=ndjson", nil, "application/x-ndjson", 0},
 			{"/users", []string{"Accept", "application/jsonl"}, "application/x-ndjson", 0},
 			{"/users?format=csv", nil, "text/csv", 0},
@@ -337,7 +335,7 @@ func TestOpenAPI(t *testing.T) {
 			{"/api/general-report?format=xlsx&columns=client_birth_date,contract_id", nil, export.XLSX.ContentType(), 0},
 			{"/api/general-report", []string{"Accept", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}, export.XLSX.ContentType(), 0},
 
-			{"/api/general-report/export", nil, "application/json", len(report.Columns)},
+			{"/api/general-report/export", nil, "application/json", len(dataset.GeneralReport.Columns)},
 			{"/api/general-report/export?client_id=3&columns=contract_id,task_progress", nil, "application/json", 2},
 			{"/api/general-report/export?contract_id=999", nil, "application/json", 0},
 			{"/api/general-report/export?format=ndjson", nil, "application/x-ndjson", 0},
@@ -345,16 +343,16 @@ func TestOpenAPI(t *testing.T) {
 			{"/api/general-report/export?format=csv&delimiter=tab", nil, "text/tab-separated-values", 0},
 			{"/api/general-report/export?format=xlsx&rut=9876543-3", nil, export.XLSX.ContentType(), 0},
 
-			{"/api/contracts/export", nil, "application/json", len(entities.ContractColumns)},
+			{"/api/contracts/export", nil, "application/json", len(dataset.Contracts.Columns)},
 			{"/api/contracts/export?columns=contract_id,service,costo_servicio,tasks_pending&format=ndjson", nil, "application/x-ndjson", 0},
 			{"/api/contracts/export?$filter=tasks%20gt%200&$select=contract_id,first_task_end_date", nil, "application/json", 2},
 			{"/api/processes/export?format=csv", nil, "text/csv", 0},
-			{"/api/processes/export", nil, "application/json", len(entities.ProcessColumns)},
+			{"/api/processes/export", nil, "application/json", len(dataset.Processes.Columns)},
 			{"/api/tasks/export?format=xlsx", nil, export.XLSX.ContentType(), 0},
-			{"/api/tasks/export", nil, "application/json", len(entities.TaskColumns)},
+			{"/api/tasks/export", nil, "application/json", len(dataset.Tasks.Columns)},
 			{"/api/clients/export?format=csv&delimiter=tab", nil, "text/tab-separated-values", 0},
-			{"/api/clients/export", nil, "application/json", len(entities.ClientColumns)},
-			{"/api/services/export?$orderby=costo_servicio%20desc", nil, "application/json", len(entities.ServiceColumns)},
+			{"/api/clients/export", nil, "application/json", len(dataset.Clients.Columns)},
+			{"/api/services/export?$orderby=costo_servicio%20desc", nil, "application/json", len(dataset.Services.Columns)},
 		} {
 			t.Run(tt.target+strings.Join(tt.header, "="), func(t *testing.T) {
 				x := ts.send(t, http.MethodGet, tt.target, append(bearer, tt.header...)...)

@@ -25,7 +25,7 @@ var formatParams = []string{"format", "header", "lang", "bom", "delimiter", "dec
 // the spec's filters, result_per_page and columns, OData's $filter,
 // $orderby and $select, and negotiate's format and CSV options. Links
 // carry these and no others.
-var pageParams = slices.Concat([]string{"contract_id", "code_contract", "client_id", "rut", "result_per_page", "columns"},
+var pageParams = slices.Concat(slices.DeleteFunc(slices.Clone(dataset.GeneralReport.PageParams), func(p string) bool { return p == "page" }),
 	odata.ReadOptions, formatParams)
 
 // pageAccepts are the parameters a page takes: pageParams and page.
@@ -93,15 +93,9 @@ func setPageHeaders(c *gin.Context, values url.Values, p report.Page) {
 // pageFile names the attachment of page p.
 func pageFile(p report.Page) string { return fmt.Sprintf("general-report-page-%d", p.CurrentPage) }
 
-// exportReport serves GET /api/general-report/export: every row matching
-// the filters, in one snapshot.
-func (s *Server) exportReport(c *gin.Context) { s.export(c, s.Report) }
-
-// listUsers serves GET /users: every user, in one snapshot.
-func (s *Server) listUsers(c *gin.Context) { s.export(c, source.Users) }
-
-// exportOf serves GET /api/<dataset>/export, e.g. /api/contracts/export:
-// every row of src matching the filters, in one snapshot.
+// exportOf serves the path of a whole export of src (src.ExportPath:
+// /api/general-report/export, /users, /api/contracts/export, ...): every
+// row of src matching the filters, in one snapshot.
 func (s *Server) exportOf(src *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) { s.export(c, src) }
 }
@@ -143,18 +137,18 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	defer stop(nil)
 	extra := 0
 	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
-		extra = s.turns.tryTake(s.Limits.ExportParts - 1)
+		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	q.Typed = out.format.Typed()
 	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
 	if err != nil {
-		s.turns.giveBack(extra)
+		s.fewerTurns(ctx, extra)
 		s.fail(c, err)
 		return
 	}
-	s.turns.giveBack(extra - (len(curs) - 1))
+	s.fewerTurns(ctx, extra-(len(curs)-1))
 	state(c).parts = len(curs)
-	giveParts := sync.OnceFunc(func() { s.turns.giveBack(len(curs) - 1) })
+	giveParts := sync.OnceFunc(func() { s.fewerTurns(ctx, len(curs)-1) })
 	defer giveParts()
 	for _, cur := range curs {
 		defer cur.Close()

@@ -29,7 +29,7 @@ import (
 // Server serves the API. All fields are required but TrustedProxies.
 type Server struct {
 	// Data reads the datasets: Report (the general report, as its
-	// counting is configured) and source.Users.
+	// counting is configured) and the other datasets of dataset.All.
 	Data    *dataset.Store
 	Report  *source.Source
 	Tokens  *auth.Store
@@ -87,6 +87,9 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
+	if s.turns != nil {
+		s.turns.queued = s.Metrics.TurnWaiting
+	}
 	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -107,12 +110,11 @@ func (s *Server) Handler() http.Handler {
 
 	// Every GET path answers HEAD too (RFC 9110).
 	get := []string{http.MethodGet, http.MethodHead}
-	r.Match(get, "/api/general-report", s.require(auth.ReportRead), s.generalReport)
-	r.Match(get, "/api/general-report/export", s.require(auth.ReportRead), s.exportReport)
-	r.Match(get, "/users", s.require(auth.UsersRead), s.listUsers)
-	// Each entity at its own grain, exported whole: /api/contracts/export, ...
-	for _, src := range source.Grains {
-		r.Match(get, "/api/"+src.Name+"/export", s.require(src.Scope), s.exportOf(src))
+	r.Match(get, s.Report.PagePath, s.require(s.Report.Scope), s.generalReport)
+	// Each dataset exported whole: /api/general-report/export, /users,
+	// /api/contracts/export, ...
+	for _, src := range s.feeds.all {
+		r.Match(get, src.ExportPath, s.require(src.Scope), s.exportOf(src))
 	}
 
 	// The OpenAPI 3.1 document of all of the above.

@@ -9,9 +9,11 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/internal/web"
 )
 
 // output is the negotiated representation of a response.
@@ -32,7 +34,7 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	var out output
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		return nil, out, failure.Errorf(failure.Invalid, "the query string is malformed")
+		return nil, out, malformedQuery(c.Request.URL.RawQuery, "the query string is malformed")
 	}
 	if f, ok, err := param.Single(values, "format"); err != nil {
 		return nil, out, err
@@ -98,7 +100,7 @@ type later struct {
 // before; opts.Rows must hold the number of rows all cursors read, and
 // the cursors must hold typed values (dataset.Query.Typed) when out's
 // format is typed.
-func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []export.Column, opts export.Options) {
+func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []dataset.Column, opts export.Options) {
 	setContentHeaders(c, out, file)
 	opts.CSV = out.csv
 	opts.Binary = out.format.Typed()
@@ -126,7 +128,13 @@ func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func
 func setContentHeaders(c *gin.Context, out output, file string) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", export.MediaType(out.format, out.csv))
-	name := fileName(file, c.Request.URL.Query(), time.Now()) + "." + export.Extension(out.format, out.csv)
+	name := fileName(file, c.Request.URL.Query(), time.Now())
+	if state(c).page {
+		// The web page's own download: named in its reader's language,
+		// dated in Chile.
+		name = pageFileName(c.Request.URL.Path, file, c.Request.URL.Query(), time.Now(), web.Language(c.Request))
+	}
+	name += "." + export.Extension(out.format, out.csv)
 	h.Set("Content-Disposition", contentDisposition(name))
 }
 

@@ -21,10 +21,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/testenv"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // readersOut is what testdata/typed_readers.mjs prints: each reader's
@@ -71,10 +70,10 @@ func TestTypedReaders(t *testing.T) {
 
 	for _, tc := range []struct {
 		path string
-		cols []export.Column
+		cols []dataset.Column
 	}{
-		{"/api/general-report/export", report.Columns},
-		{"/users", users.Columns},
+		{"/api/general-report/export", dataset.GeneralReport.Columns},
+		{"/users", dataset.Users.Columns},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			dir := t.TempDir()
@@ -138,7 +137,7 @@ func TestTypedReaders(t *testing.T) {
 
 // runReaders runs testdata/typed_readers.mjs on the files and returns
 // what it read.
-func runReaders(t *testing.T, node, dir, modules string, cols []export.Column, parquet string, arrow ...string) readersOut {
+func runReaders(t *testing.T, node, dir, modules string, cols []dataset.Column, parquet string, arrow ...string) readersOut {
 	t.Helper()
 	type col struct {
 		Name string `json:"name"`
@@ -188,7 +187,7 @@ func runReaders(t *testing.T, node, dir, modules string, cols []export.Column, p
 // dates as days and timestamps as microseconds since 1970-01-01 (UTC for
 // timestamptz), and text as it was before CSV guarded it against
 // formulas.
-func csvRows(t *testing.T, r response, cols []export.Column) [][]*string {
+func csvRows(t *testing.T, r response, cols []dataset.Column) [][]*string {
 	t.Helper()
 	if r.Status != http.StatusOK {
 		t.Fatalf("CSV export: status %d: %.300s", r.Status, r.Body)
@@ -197,7 +196,7 @@ func csvRows(t *testing.T, r response, cols []export.Column) [][]*string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := recs[0], export.Names(cols); !reflect.DeepEqual(got, want) {
+	if got, want := recs[0], dataset.Names(cols); !reflect.DeepEqual(got, want) {
 		t.Fatalf("CSV header %v, want %v", got, want)
 	}
 	rows := make([][]*string, 0, len(recs)-1)
@@ -205,7 +204,7 @@ func csvRows(t *testing.T, r response, cols []export.Column) [][]*string {
 		row := make([]*string, len(cols))
 		for j, v := range rec {
 			c := cols[j]
-			if v == "" && !(c.Kind == export.Text && c.Nullable) {
+			if v == "" && !(c.Kind == dataset.Text && c.Nullable) {
 				continue
 			}
 			n, err := normalize(c.Kind, v)
@@ -220,12 +219,12 @@ func csvRows(t *testing.T, r response, cols []export.Column) [][]*string {
 }
 
 // normalize turns a CSV value of kind k into the readers' form.
-func normalize(k export.Kind, v string) (string, error) {
+func normalize(k dataset.Kind, v string) (string, error) {
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		n, err := strconv.ParseInt(v, 10, 64)
 		return strconv.FormatInt(n, 10), err
-	case export.Decimal:
+	case dataset.Decimal:
 		r, ok := new(big.Rat).SetString(v)
 		if !ok {
 			return "", fmt.Errorf("not a decimal")
@@ -235,13 +234,13 @@ func normalize(k export.Kind, v string) (string, error) {
 			return "", fmt.Errorf("more than two decimals")
 		}
 		return r.Num().String(), nil
-	case export.Date:
+	case dataset.Date:
 		d, err := time.Parse("2006-01-02", v)
 		return strconv.FormatInt(d.Unix()/86400, 10), err
-	case export.Timestamp:
+	case dataset.Timestamp:
 		d, err := time.Parse("2006-01-02 15:04:05.999999", v)
 		return strconv.FormatInt(d.UnixMicro(), 10), err
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		d, err := time.Parse("2006-01-02 15:04:05.999999-07", v)
 		return strconv.FormatInt(d.UnixMicro(), 10), err
 	}
@@ -254,7 +253,7 @@ func normalize(k export.Kind, v string) (string, error) {
 }
 
 // compareRows reports the first values where got differs from want.
-func compareTypedRows(t *testing.T, reader string, cols []export.Column, got, want [][]*string) {
+func compareTypedRows(t *testing.T, reader string, cols []dataset.Column, got, want [][]*string) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s read %d rows, want %d", reader, len(got), len(want))

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/web"
 )
@@ -53,11 +54,11 @@ func (s *Server) icon(c *gin.Context) { s.Site.Icon(c.Writer, c.Request) }
 // signed out, else "expired", "revoked" or "unknown" for the cookie's
 // token), with the message to show in Message.
 type session struct {
-	SignedIn bool         `json:"signed_in"`
-	Name     string       `json:"name,omitempty"`
-	Scopes   []auth.Scope `json:"scopes,omitempty"`
-	Reason   string       `json:"reason,omitempty"`
-	Message  string       `json:"message,omitempty"`
+	SignedIn bool            `json:"signed_in"`
+	Name     string          `json:"name,omitempty"`
+	Scopes   []dataset.Scope `json:"scopes,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Message  string          `json:"message,omitempty"`
 }
 
 // currentSession serves GET /web/session: who the page is signed in as, by
@@ -122,7 +123,7 @@ func (s *Server) signIn(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if !p.Allows(auth.ReportRead) && !p.Allows(auth.UsersRead) {
+	if !p.Allows(dataset.ReportRead) && !p.Allows(dataset.UsersRead) {
 		s.fail(c, failure.Errorf(failure.Forbidden, "%s", web.SignInMessage("scope", lang)))
 		return
 	}

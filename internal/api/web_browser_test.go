@@ -301,7 +301,7 @@ func headerRow(b []byte) string {
 	return line
 }
 
-var datedFile = regexp.MustCompile(`^general-report-client-1-\d{4}-\d{2}-\d{2}\.(csv|json)$`)
+var datedFile = regexp.MustCompile(`^informe-general-cliente-1-\d{4}-\d{2}-\d{2}\.(csv|json)$`)
 
 // TestPageInBrowser drives the page in Chromium as an analyst would: a
 // wrong token; five columns ticked in an order of their own and one
@@ -414,7 +414,7 @@ func TestPageInBrowser(t *testing.T) {
 			t.Errorf("the file's header row = %s, want %s", headerRow(got), labels)
 		}
 		if !datedFile.MatchString(name) {
-			t.Errorf("downloaded as %q, want general-report-client-1-<date>.csv", name)
+			t.Errorf("downloaded as %q, want informe-general-cliente-1-<date>.csv", name)
 		}
 
 		// A reload keeps the choice: it lives in the URL's fragment, never
@@ -598,7 +598,7 @@ func TestPageMonthAsXLSX(t *testing.T) {
 	}
 	p.screen(t, "16-month-xlsx", "filters-title")
 	name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
-	if !strings.HasSuffix(name, ".xlsx") || !strings.HasPrefix(name, "general-report-") {
+	if !strings.HasSuffix(name, ".xlsx") || !strings.HasPrefix(name, "informe-general-") {
 		t.Errorf("downloaded as %q", name)
 	}
 	want := ts.get(t, "/api/general-report/export?"+query)
@@ -786,7 +786,7 @@ func TestPageGrains(t *testing.T) {
 			p.screen(t, "17-grain-"+ds, "ds-title")
 			name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
 			want := ts.get(t, link)
-			if !strings.HasPrefix(name, ds) || !bytes.Equal(got, want.Body) {
+			if !strings.HasPrefix(name, map[string]string{"contracts": "contratos", "processes": "procesos", "tasks": "tareas"}[ds]) || !bytes.Equal(got, want.Body) {
 				t.Errorf("downloaded %q, %d bytes; the export %s has %d", name, len(got), link, len(want.Body))
 			}
 		})

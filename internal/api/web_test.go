@@ -156,7 +156,7 @@ func TestSignIn(t *testing.T) {
 	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {
 		t.Fatal(err)
 	}
-	usersOnly := ts.newToken(t, "users-only", []auth.Scope{auth.UsersRead}, time.Time{})
+	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 	noScope := ts.newToken(t, "no-scope", nil, time.Time{})
 	if _, err := ts.Pool.Exec(ctx, "UPDATE api_tokens SET scopes = '{}' WHERE name = 'no-scope'"); err != nil {
 		t.Fatal(err)

@@ -1,23 +1,21 @@
 // Package catalog describes the datasets to people choosing what to export:
-// each dataset's columns, grouped as the report is (contract, the client
-// and the payer as recorded on the contract, service, process, task, the
-// current client), each with its kind from the one column list
-// ([report.Columns], [users.Columns]) and a one-line description in Spanish
-// and English. The order and the kinds come from the column lists; this
-// package only adds the words, and a test checks that it covers every
-// column of them, in order.
+// each dataset of dataset.All with its columns, grouped as the report is
+// (contract, the client and the payer as recorded on the contract,
+// service, process, task, the current client), each with its kind, its
+// label and a one-line description in Spanish and English, all read from
+// the datasets' declarations; this package adds the analyst's types, the
+// typical widths and the values of the status columns.
 package catalog
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/entities"
-	"github.com/informe/informe/export"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // Text is a phrase in Spanish and English.
@@ -29,7 +27,7 @@ type Text struct {
 // Column is one column as the page shows it.
 type Column struct {
 	Name string `json:"name"` // the API's name
-	Kind string `json:"kind"` // the API's kind (export.Kind's name)
+	Kind string `json:"kind"` // the API's kind (dataset.Kind's name)
 	// Type is the kind as an analyst knows it: "date", "datetime",
 	// "number", "amount" (money) or "text".
 	Type string `json:"type"`
@@ -65,148 +63,111 @@ type Dataset struct {
 	Title Text   `json:"title"` // as the page names it
 	// Row says what one row is, and, where a value repeats over rows, that
 	// a sum of it counts it again on each.
-	Row    Text       `json:"row"`
-	Scope  auth.Scope `json:"scope"` // the scope a token needs to read it
-	Path   string     `json:"path"`  // the paged path (HEAD counts, GET previews)
-	Export string     `json:"export"`
+	Row    Text          `json:"row"`
+	Scope  dataset.Scope `json:"scope"` // the scope a token needs to read it
+	Path   string        `json:"path"`  // the paged path (HEAD counts, GET previews)
+	Export string        `json:"export"`
 	// OData is the entity set's name under /odata.
 	OData string `json:"odata"`
 	// Source is the dataset's name on its other doors: informe export's
 	// --dataset, the first sheet of its XLSX export, and the start of its
 	// files' names.
 	Source string `json:"source"`
+	// File is the start of the names of the files the web page saves, in
+	// its reader's language ("informe-general", "general-report").
+	File Text `json:"file"`
 	// Filters says whether the report's four filters apply.
 	Filters bool    `json:"filters"`
 	Groups  []Group `json:"groups"`
+	// Related are the datasets several of whose rows relate to one of
+	// this one's (a contract's tasks): the page's conditions can keep the
+	// rows with a related row meeting them, through $filter's any on
+	// the OData navigation Nav.
+	Related []Related `json:"related,omitempty"`
 }
 
-// Datasets returns the report and the users, described. It fails only if
-// the descriptions below fall out of step with the column lists, which a
-// test catches.
+// Related is a dataset related to another by an OData collection
+// navigation.
+type Related struct {
+	Nav     string `json:"nav"`     // the navigation property: "Tasks"
+	Dataset string `json:"dataset"` // the related dataset's name: "tasks"
+	Title   Text   `json:"title"`   // what the page calls its rows: "Tareas"
+}
+
+// Datasets returns the datasets of dataset.All, described: those a
+// report:read token reads first, then the users, each group of columns in
+// the order of its [dataset.Group].Order. It fails only if a declaration
+// lacks the words of a column, which a test catches.
 func Datasets() ([]Dataset, error) {
-	rep, err := describe(report.Columns, reportGroups)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: report: %w", err)
-	}
-	us, err := describe(users.Columns, usersGroups)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: users: %w", err)
-	}
-	out := []Dataset{
-		{Name: "report", Title: Text{"Una fila por tarea (informe general)", "One row per task (the general report)"}, Scope: auth.ReportRead,
-			Row: Text{"Una fila por tarea de cada proceso de cada contrato; un contrato sin procesos, o un proceso sin tareas, también tiene su fila. Los datos del contrato, del cliente y del servicio, con su costo, se repiten en cada fila de tarea: para sumar costos elija «Una fila por contrato».",
-				"One row per task of each process of each contract; a contract without processes, or a process without tasks, has its row too. The contract's, client's and service's fields, its cost included, repeat on each task row: to add up costs, choose “One row per contract”."},
-			Path: "/api/general-report", Export: "/api/general-report/export", OData: "GeneralReport", Source: "general-report",
-			Filters: true, Groups: rep},
-	}
-	for _, e := range entities.All {
-		g, err := describeEntity(e.Columns, rep)
+	all := slices.Clone(dataset.All)
+	slices.SortStableFunc(all, func(a, b *dataset.Dataset) int {
+		return cmp.Compare(slices.Index(auth.Scopes, a.Scope), slices.Index(auth.Scopes, b.Scope))
+	})
+	out := make([]Dataset, 0, len(all))
+	for _, d := range all {
+		groups, err := describe(d.Columns)
 		if err != nil {
-			return nil, fmt.Errorf("catalog: %s: %w", e.Name, err)
+			return nil, fmt.Errorf("catalog: %s: %w", d.Name, err)
 		}
-		w := grainWords[e.Name]
-		out = append(out, Dataset{Name: e.Name, Title: w.title, Row: w.row, Scope: e.Scope,
-			Path: "/api/" + e.Name + "/export", Export: "/api/" + e.Name + "/export",
-			OData: strings.ToUpper(e.Name[:1]) + e.Name[1:], Source: e.Name, Groups: g})
-	}
-	return append(out,
-		// /users serves every user in one response: it is its own export.
-		Dataset{Name: "users", Title: Text{"Usuarios", "Users"}, Scope: auth.UsersRead,
-			Row:  Text{"Una fila por usuario.", "One row per user."},
-			Path: "/users", Export: "/users", OData: "Users", Source: "users", Groups: us}), nil
-}
-
-// describeEntity groups cols, an entity's columns, as the report's groups
-// rep group the same names, its own columns (counts, keys) first under
-// their words in grainColumns; a name in neither is an error.
-func describeEntity(cols []export.Column, rep []Group) ([]Group, error) {
-	byName := map[string]Column{}
-	groupOf := map[string]int{}
-	for i, g := range rep {
-		for _, c := range g.Columns {
-			byName[c.Name], groupOf[c.Name] = c, i
+		name := d.Name
+		if d.Page != "" {
+			name = d.Page
 		}
-	}
-	own := Group{Name: "own", Title: Text{"Claves y cuentas", "Keys and counts"}}
-	groups := make([]Group, len(rep))
-	for _, col := range cols {
-		if d, ok := grainColumns[col.Name]; ok {
-			own.Columns = append(own.Columns, Column{Name: col.Name, Kind: col.Kind.String(), Type: analystType(col),
-				Label: d.label, About: d.about, Width: width(col)})
-			continue
+		var related []Related
+		for _, n := range d.OData.Navigations {
+			if !n.Many {
+				continue
+			}
+			if n.Words == (dataset.Phrase{}) {
+				return nil, fmt.Errorf("catalog: %s: navigation %s has no words", d.Name, n.Name)
+			}
+			related = append(related, Related{Nav: n.Name, Dataset: strings.ToLower(n.Target), Title: Text(n.Words)})
 		}
-		c, ok := byName[col.Name]
-		if !ok {
-			return nil, fmt.Errorf("%q is not described", col.Name)
-		}
-		c.Kind, c.Type, c.Width = col.Kind.String(), analystType(col), width(col)
-		i := groupOf[col.Name]
-		if groups[i].Name == "" {
-			groups[i].Name, groups[i].Title = rep[i].Name, rep[i].Title
-		}
-		groups[i].Columns = append(groups[i].Columns, c)
-	}
-	out := []Group{}
-	if len(own.Columns) > 0 {
-		out = append(out, own)
-	}
-	for _, g := range groups {
-		if len(g.Columns) > 0 {
-			out = append(out, g)
-		}
+		out = append(out, Dataset{Name: name, Title: Text(d.Title), Row: Text(d.Row), Scope: d.Scope,
+			Path: d.Path(), Export: d.ExportPath, OData: d.OData.Name, Source: d.Name,
+			File: Text(d.File), Related: related,
+			// The spec's filters: parameters besides the columns.
+			Filters: slices.ContainsFunc(d.Params, func(p string) bool { return p != "columns" }),
+			Groups:  groups})
 	}
 	return out, nil
 }
 
-// group is a group as declared below: names and descriptions, in order.
-type group struct {
-	name    string
-	title   Text
-	columns []described
-}
-
-type described struct {
-	name  string
-	label Text
-	about Text
-}
-
-// describe joins the column list cols with the words of groups, checking
-// that groups names every column of cols once, in order.
-func describe(cols []export.Column, groups []group) ([]Group, error) {
-	out := make([]Group, 0, len(groups))
-	i := 0
-	for _, g := range groups {
-		og := Group{Name: g.name, Title: g.title}
-		for _, d := range g.columns {
-			if i >= len(cols) {
-				return nil, fmt.Errorf("%q is not in the column list", d.name)
-			}
-			if cols[i].Name != d.name {
-				return nil, fmt.Errorf("column %d is %q in the column list, %q here", i+1, cols[i].Name, d.name)
-			}
-			og.Columns = append(og.Columns, Column{Name: d.name, Kind: cols[i].Kind.String(), Type: analystType(cols[i]),
-				Label: d.label, About: d.about, Width: width(cols[i]), Values: statuses[d.name]})
-			i++
+// describe groups cols by their [dataset.Group], the groups in their
+// Order (ties in the order of their first column), the columns in theirs.
+// A column without a group or a label in either language is an error.
+func describe(cols []dataset.Column) ([]Group, error) {
+	var groups []*dataset.Group
+	byGroup := map[*dataset.Group][]Column{}
+	for _, col := range cols {
+		g := col.Group
+		if g == nil || col.Label.ES == "" || col.Label.EN == "" || col.About.ES == "" || col.About.EN == "" {
+			return nil, fmt.Errorf("%q is not described", col.Name)
 		}
-		out = append(out, og)
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], Column{Name: col.Name, Kind: col.Kind.String(), Type: analystType(col),
+			Label: Text(col.Label), About: Text(col.About), Width: width(col), Values: statuses[col.Name]})
 	}
-	if i != len(cols) {
-		return nil, fmt.Errorf("%q and the columns after it are not described", cols[i].Name)
+	slices.SortStableFunc(groups, func(a, b *dataset.Group) int { return cmp.Compare(a.Order, b.Order) })
+	out := make([]Group, len(groups))
+	for i, g := range groups {
+		out[i] = Group{Name: g.Name, Title: Text(g.Title), Columns: byGroup[g]}
 	}
 	return out, nil
 }
 
 // analystType names col's kind as an analyst knows it (see [Column].Type).
-func analystType(col export.Column) string {
+func analystType(col dataset.Column) string {
 	switch col.Kind {
-	case export.Integer:
+	case dataset.Integer:
 		return "number"
-	case export.Decimal:
+	case dataset.Decimal:
 		return "amount" // the one decimal column is a cost
-	case export.Date:
+	case dataset.Date:
 		return "date"
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return "datetime"
 	}
 	return "text"
@@ -228,19 +189,4 @@ func ForPath(path string) (Dataset, bool) {
 		}
 	}
 	return Dataset{}, false
-}
-
-// Labels returns the labels of d's columns in lang ("es" or "en"), by
-// name.
-func (d Dataset) Labels(lang string) map[string]string {
-	m := map[string]string{}
-	for _, g := range d.Groups {
-		for _, c := range g.Columns {
-			m[c.Name] = c.Label.ES
-			if lang == "en" {
-				m[c.Name] = c.Label.EN
-			}
-		}
-	}
-	return m
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/informe/informe/internal/catalog"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -29,7 +30,7 @@ func TestDatasetsNameTheirSource(t *testing.T) {
 }
 
 // TestDatasetsCoverColumnLists checks that the descriptions name every
-// column of report.Columns and users.Columns once, in order, each with both
+// column of dataset.GeneralReport.Columns and dataset.Users.Columns once, in order, each with both
 // languages.
 func TestDatasetsCoverColumnLists(t *testing.T) {
 	sets, err := catalog.Datasets()
@@ -54,17 +55,15 @@ func TestDatasetsCoverColumnLists(t *testing.T) {
 }
 
 // TestLabelsUnique checks that every column has a label in both languages,
-// unique in its dataset: a file's header row names each column once.
+// unique in its dataset: a file's header row (header=labels, informe
+// export --labels) names each column once.
 func TestLabelsUnique(t *testing.T) {
-	sets, err := catalog.Datasets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range sets {
+	for _, d := range dataset.All {
 		for _, lang := range []string{"es", "en"} {
 			seen := map[string]string{}
-			for name, label := range d.Labels(lang) {
-				if label == "" {
+			for i, c := range d.Labelled(d.Columns, lang) {
+				name, label := d.Columns[i].Name, c.Name
+				if label == name && d.Columns[i].Label.In(lang) == "" {
 					t.Errorf("%s: %s has no %s label", d.Name, name, lang)
 				}
 				if other, dup := seen[label]; dup {

@@ -3,14 +3,14 @@ package catalog
 import (
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // kindWidths are the typical bytes of a value in CSV by kind: ids of a few
 // digits, dates, and timestamps as the API writes them
 // ("2024-03-01 10:00:00" and "2024-03-01 10:00:00.123456+00").
-var kindWidths = map[export.Kind]int{
-	export.Integer: 5, export.Decimal: 7, export.Date: 10, export.Timestamp: 19, export.Timestamptz: 29, export.Text: 12,
+var kindWidths = map[dataset.Kind]int{
+	dataset.Integer: 5, dataset.Decimal: 7, dataset.Date: 10, dataset.Timestamp: 19, dataset.Timestamptz: 29, dataset.Text: 12,
 }
 
 // textWidths are the typical bytes of text columns, by the last word of
@@ -26,8 +26,8 @@ var textWidths = map[string]int{
 
 // width returns the typical bytes of col's values in CSV (see
 // [Column].Width).
-func width(col export.Column) int {
-	if col.Kind != export.Text {
+func width(col dataset.Column) int {
+	if col.Kind != dataset.Text {
 		return kindWidths[col.Kind]
 	}
 	name := strings.TrimSuffix(col.Name, "_contract")
@@ -38,5 +38,5 @@ func width(col export.Column) int {
 	if w, ok := textWidths[word]; ok {
 		return w
 	}
-	return kindWidths[export.Text]
+	return kindWidths[dataset.Text]
 }

@@ -1,5 +1,10 @@
-// Package dataset is informe's one read model. A [Dataset] declares a table
-// informe serves: its columns, the views it is read from, its key. A [Query]
+// Package dataset is informe's one read model, and what every layer shares
+// about the data. A [Dataset] declares a table informe serves: its columns
+// ([Column], [Kind]) with their words in Spanish and English, the views it
+// is read from, its key, its paths and parameters, its OData entity set.
+// Each is declared in a file of its own (general_report.go, users.go,
+// contracts.go, ...) and listed in [All], which the routes, the OData
+// model, the OpenAPI document, the catalog and the export command iterate. A [Query]
 // asks for rows of one dataset, whichever door it came through (the spec's
 // JSON page, an export in any format, the OData feed, the export command,
 // the web page): the conditions, the order, the columns, the position, the
@@ -14,21 +19,20 @@ package dataset
 import (
 	"strconv"
 	"strings"
-
-	"github.com/informe/informe/auth"
-	"github.com/informe/informe/export"
 )
 
-// Dataset declares a table that informe serves. It is plain data; the
-// column list drives the SQL select list, every encoder, the OData types
-// and the OpenAPI schemas.
+// Dataset declares a table that informe serves: everything every layer
+// knows of it, as plain data. Each is declared in a file of its own in
+// this package and listed in [All]; the column list drives the SQL select
+// list, every encoder, the OData types, the OpenAPI schemas and the
+// catalog.
 type Dataset struct {
 	// Name names the dataset in paths, files and sheets: "general-report".
 	Name string
 	// Scope is what a token needs to read it.
-	Scope auth.Scope
+	Scope Scope
 	// Columns are the fields of a row, in order, with their kinds.
-	Columns []export.Column
+	Columns []Column
 	// Text is the view that renders every column as text in the API's
 	// formats (general_report); Typed is the view of the same rows with
 	// typed values under the columns' names (general_report_typed), on
@@ -49,6 +53,55 @@ type Dataset struct {
 	// table of their own; nil finds every page's keys through the typed
 	// view.
 	KeyTable *KeyTable
+
+	// Title names the dataset for people choosing what to export, and
+	// Row says what one row is (and, where a value repeats over rows, that
+	// a sum of it counts it again on each): the web page's words.
+	Title, Row Phrase
+	// File starts the names of the files the web page saves of it, in
+	// each language: "contratos", "contracts".
+	File Phrase
+	// Page is its name on the web page when that is not Name ("report").
+	Page string
+	// Heading names it in docs/columns.md: "General report".
+	Heading string
+	// Spec says the API spec defines its paths (the general report, the
+	// users); the others are informe's own.
+	Spec bool
+	// One is what a row is, in English: "contract" (docs and OpenAPI).
+	One string
+	// About describes a row in English, for OpenAPI.
+	About string
+	// PagePath is the spec's paged path of the dataset, "" for none; ExportPath
+	// the path of a whole export of it (for the users, the spec's own
+	// GET /users).
+	PagePath, ExportPath string
+	// Params are the spec's own query parameters of a whole export, in
+	// the order an error lists them; PageParams those of a page of PagePath.
+	Params, PageParams []string
+	// Small says a whole export of it is small (the users).
+	Small bool
+	// OData is its OData entity set (Columns left nil: see
+	// [Dataset.EntitySet]).
+	OData EntitySet
+
+	position int // in All: see declare
+}
+
+// EntitySet returns d's OData entity set with its columns.
+func (d *Dataset) EntitySet() EntitySet {
+	s := d.OData
+	s.Columns, s.Typed = d.Columns, d.Typed
+	return s
+}
+
+// Path returns the path people read d at: its paged path, else its
+// export's.
+func (d *Dataset) Path() string {
+	if d.PagePath != "" {
+		return d.PagePath
+	}
+	return d.ExportPath
 }
 
 // KeyText returns the expressions of the key's parts as base-10 text over
@@ -98,7 +151,7 @@ type Sort struct {
 // the position's conditions, with [Query.After], come last.
 type Query struct {
 	// Columns are the fields to read, in order; nil reads all of them.
-	Columns []export.Column
+	Columns []Column
 	// Sort orders the rows before the key; nil keeps the key's order.
 	Sort []Sort
 	// Skip passes over that many rows, in order, after the position.
@@ -115,7 +168,7 @@ type Query struct {
 	Extra []string
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
-	// ([export.Format.Typed]; see render.Row.Typed), rather than as the
+	// (export.Format.Typed; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
 	// Position makes each row carry, after its columns and Extra, its key's parts as
@@ -160,9 +213,9 @@ type splitValue struct {
 	rows  int64
 }
 
-// All returns the query for every row of the dataset, in its order: what a
+// Whole returns the query for every row of the dataset, in its order: what a
 // whole export without filters reads.
-func All() Query { return Query{Limit: -1} }
+func Whole() Query { return Query{Limit: -1} }
 
 // Param binds v, cast to the SQL type cast, and returns its placeholder.
 func (q *Query) Param(v any, cast string) string {
@@ -235,7 +288,7 @@ func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Extra
 func (q *Query) FilterPlain() bool { return !q.more }
 
 // columns returns the fields q reads of d.
-func (q *Query) columns(d *Dataset) []export.Column {
+func (q *Query) columns(d *Dataset) []Column {
 	if q.Columns == nil {
 		return d.Columns
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/users"
 )
 
 func TestQueryConditions(t *testing.T) {
@@ -86,16 +85,16 @@ func TestOpenReleasesOnError(t *testing.T) {
 	pool := pgtest.New(t)
 	store := dataset.NewStore(pool)
 	for _, count := range []bool{true, false} {
-		q := dataset.All()
+		q := dataset.Whole()
 		q.Count = count
 		q.Where("t.no_such_column = " + q.Param(int64(1), "bigint"))
-		if _, err := store.Open(context.Background(), users.Dataset, q); err == nil {
+		if _, err := store.Open(context.Background(), dataset.Users, q); err == nil {
 			t.Fatalf("count %v: a condition on no column opened", count)
 		}
 		if n := pool.Stat().AcquiredConns(); n != 0 {
 			t.Fatalf("count %v: %d connections still held after the error", count, n)
 		}
-		if _, err := store.OpenParts(context.Background(), users.Dataset, q, dataset.Parts{Max: 2}); err == nil {
+		if _, err := store.OpenParts(context.Background(), dataset.Users, q, dataset.Parts{Max: 2}); err == nil {
 			t.Fatalf("count %v: OpenParts opened", count)
 		}
 		if n := pool.Stat().AcquiredConns(); n != 0 {

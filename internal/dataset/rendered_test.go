@@ -66,7 +66,7 @@ INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, cr
 func TestRenderedInGoAsInSQL(t *testing.T) {
 	t.Parallel()
 	pool := edgePool(t)
-	sources := append([]*source.Source{source.Report(report.Maintained), source.Report(report.FromView), source.Users}, source.Grains...)
+	sources := append([]*source.Source{source.Report(report.Maintained)}, source.All(source.Report(report.FromView))...)
 	store := dataset.NewStore(pool)
 	for i, s := range sources {
 		d := s.Dataset
@@ -212,7 +212,7 @@ type reading struct {
 func readings(d *dataset.Dataset) []reading {
 	whole := func(build func(q *dataset.Query)) func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
 		return func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
-			q := dataset.All()
+			q := dataset.Whole()
 			q.Position = true
 			build(&q)
 			return readAll(t, store, d, q)
@@ -308,7 +308,7 @@ func encodings() []encoding {
 
 // encode writes rows of cols as enc says, returning the bytes and the
 // encoder's error.
-func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error) {
+func encode(enc encoding, cols []dataset.Column, rows [][][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	e, err := export.NewEncoder(&buf, enc.format, cols, enc.opts)
 	if err != nil {
@@ -326,8 +326,8 @@ func encode(enc encoding, cols []export.Column, rows [][][]byte) ([]byte, error)
 
 // TestTypedValues reads the report with [dataset.Query.Typed], as the
 // typed formats do: every text value is the API's text, and every other
-// one the binary value of that text (export.ParseValue,
-// export.AppendValue), but for the dates and timestamps before Christ of
+// one the binary value of that text (dataset.ParseValue,
+// dataset.AppendValue), but for the dates and timestamps before Christ of
 // the edge rows, which are the values of their text with its era, where
 // the API's text writes their year alone. A NaN cost, which no typed
 // format holds, is refused, naming its column.
@@ -342,7 +342,7 @@ func TestTypedValues(t *testing.T) {
 		byKey[r.key] = r
 	}
 
-	q := dataset.All()
+	q := dataset.Whole()
 	q.Position, q.Typed = true, true
 	cur, err := store.Open(context.Background(), d, q)
 	if err != nil {
@@ -368,14 +368,14 @@ func TestTypedValues(t *testing.T) {
 		for j, c := range d.Columns {
 			v, p := k.values[j], p.values[j]
 			binary := func(text []byte) []byte {
-				x, ok := export.ParseValue(c.Kind, text)
+				x, ok := dataset.ParseValue(c.Kind, text)
 				if !ok {
 					return nil
 				}
-				return export.AppendValue(nil, c.Kind, x)
+				return dataset.AppendValue(nil, c.Kind, x)
 			}
 			switch {
-			case c.Kind == export.Text || len(p) == 0:
+			case c.Kind == dataset.Text || len(p) == 0:
 				if !bytes.Equal(v, p) || (v == nil) != (p == nil) {
 					t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
 				}
@@ -410,7 +410,7 @@ func TestSortedPages(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/desc=%v/bound=%v", col, desc, bound), func(t *testing.T) {
 					e := "t." + pgx.Identifier{col}.Sanitize()
 					sort := []dataset.Sort{{Expr: e, Text: e + "::text", Desc: desc}}
-					whole := dataset.All()
+					whole := dataset.Whole()
 					whole.Position, whole.Sort = true, sort
 					want := readAll(t, store, d, whole)
 					var got []row

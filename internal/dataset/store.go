@@ -10,10 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
-	"github.com/informe/informe/internal/render"
 )
 
 // Statement is one SQL statement and its arguments.
@@ -41,12 +39,12 @@ type Plain interface {
 	// q.Position, the key's parts as text; total is the count of the rows
 	// matching q, -1 when it was not counted. An empty SQL reads no rows
 	// (a page past the last).
-	Read(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64) (Statement, error)
+	Read(snap *postgres.Snapshot, q *Query, cols []Column, total int64) (Statement, error)
 	// Split returns the statements of at most k parts that, read one after
 	// the other, give the rows of a whole export of q (total rows), or nil
 	// when q cannot be split. Each statement's First says where its rows
 	// start.
-	Split(snap *postgres.Snapshot, q *Query, cols []export.Column, total int64, k int64) ([]Statement, error)
+	Split(snap *postgres.Snapshot, q *Query, cols []Column, total int64, k int64) ([]Statement, error)
 }
 
 // Store opens queries on datasets.
@@ -62,13 +60,13 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // connection to the pool. The rows are read typed, in PostgreSQL's binary
 // format (or its text format, through a pooler), and Values holds one value
 // per column of the query (then its position, with [Query.Position]) as
-// text in the API's formats, written by package render (with
+// text in the API's formats, written by [Row] (with
 // [Query.Typed], the columns' values typed): nil for NULL, valid until
 // the next call to Next.
 type Cursor struct {
 	cur    *postgres.Cursor
 	total  int64
-	row    *render.Row
+	row    *Row
 	within *within // for a [Statement.Within]
 	first  int64   // see [Statement.First]
 	values [][]byte
@@ -79,7 +77,7 @@ type Cursor struct {
 // newCursor returns the Cursor of st's rows in cur, whose first fields
 // hold cols. A field whose type cannot hold its column's kind (an
 // operator's view of the wrong type) is an error before any row is read.
-func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total int64, typed bool) (*Cursor, error) {
+func newCursor(cur *postgres.Cursor, st Statement, cols []Column, total int64, typed bool) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -92,7 +90,7 @@ func newCursor(cur *postgres.Cursor, st Statement, cols []export.Column, total i
 		}
 		c.within, fields = w, fields[:w.n]
 	}
-	row, err := render.New(cols, fields)
+	row, err := NewRow(cols, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +468,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 
 // typed returns the statement reading q's rows of d from its typed view,
 // found in order by their typed values with the indexes those can use;
-// Go writes their text (package render, in [Cursor]). Only OData's
+// Go writes their text ([Row], in [Cursor]). Only OData's
 // related rows (q.Extra) are read from the text view, joined to the rows
 // of the page by their keys.
 func typed(d *Dataset, q *Query) Statement {

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
@@ -129,7 +130,7 @@ var _ spool.Roomer = roomy{}
 // received is not valid JSON and does not end in "]", and Wait returns
 // Abort's cause.
 func TestWriter(t *testing.T) {
-	cols := []export.Column{{Name: "n", Kind: export.Text}}
+	cols := []dataset.Column{{Name: "n", Kind: dataset.Text}}
 	spec := export.Spec{Format: export.JSON, Columns: cols}
 	cause := errors.New("the database went away")
 	for _, dest := range []struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
@@ -42,7 +43,7 @@ func TestStableToken(t *testing.T) {
 	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != first {
 		t.Errorf("token file holds %q, want the token", b)
 	}
-	if p, err := tokens.Authenticate(ctx, first); err != nil || p.Name != "demo" || !p.Allows(auth.ReportRead) || !p.Allows(auth.UsersRead) {
+	if p, err := tokens.Authenticate(ctx, first); err != nil || p.Name != "demo" || !p.Allows(dataset.ReportRead) || !p.Allows(dataset.UsersRead) {
 		t.Errorf("the token authenticates as %+v, %v: want demo with every scope", p, err)
 	}
 

@@ -26,6 +26,7 @@ const (
 	Unavailable                // the database cannot be reached; try again later
 	Conflict                   // the request conflicts with existing data
 	Busy                       // informe is at capacity; try again shortly
+	TooMany                    // the caller has as much work under way as it may; try again once some ends
 	NotImplemented             // a valid request for something informe does not do
 
 	// Refusals of a request's form, made before any work. They are codes

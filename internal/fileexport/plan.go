@@ -50,6 +50,13 @@ type Flags struct {
 	Gzip bool
 	// BOM and NoHeader are the CSV options of the same names.
 	BOM, NoHeader bool
+	// DecimalComma writes CSV's decimals with a comma (12500,5), as the
+	// API's decimal=comma; it needs a delimiter other than the comma.
+	DecimalComma bool
+	// Labels, "es" or "en", names the header row's columns (CSV, XLSX) by
+	// their readable labels in that language, as the API's header=labels
+	// with lang; "" keeps the API's names.
+	Labels string
 	// Parts is how many database connections an unfiltered export may be
 	// read through at once, in one snapshot, in a format that can be
 	// written in parts (not XLSX nor Parquet); 0 or 1 reads through one.
@@ -69,6 +76,7 @@ type Plan struct {
 	gzip   bool
 	output string // "-" for stdout, else the file's absolute path
 	parts  int    // connections to read through, at most
+	labels string // the header's language, "" for the API's names
 }
 
 // answered returns err, an error of the query's parameters, as the API
@@ -101,7 +109,13 @@ func NewPlan(f Flags) (Plan, error) {
 	if delimErr != nil {
 		errs = append(errs, answered(delimErr))
 	}
-	p.csv = export.CSVOptions{Delimiter: export.Delimiter(delim), BOM: f.BOM, NoHeader: f.NoHeader}
+	p.csv = export.CSVOptions{Delimiter: export.Delimiter(delim), BOM: f.BOM, NoHeader: f.NoHeader, DecimalComma: f.DecimalComma}
+	switch f.Labels {
+	case "", "es", "en":
+		p.labels = f.Labels
+	default:
+		errs = append(errs, fmt.Errorf("--labels must be es or en, got %q", f.Labels))
+	}
 	if f.Parts < 0 || f.Parts > MaxParts {
 		errs = append(errs, fmt.Errorf("--parts must be from 1 to %d", MaxParts))
 	}
@@ -112,11 +126,23 @@ func NewPlan(f Flags) (Plan, error) {
 	}
 	if err := p.setFormat(f, delim, delimErr == nil); err != nil {
 		errs = append(errs, err)
+	} else if f.DecimalComma && (p.format != export.CSV || p.csv.Delimiter == ',') {
+		errs = append(errs, errors.New("--decimal-comma needs CSV with --delimiter semicolon or tab (or a .tsv file)"))
 	}
 	if p.output, err = checkOutput(f.Output); err != nil {
 		errs = append(errs, fmt.Errorf("--output: %w", err))
 	}
 	return p, errors.Join(errs...)
+}
+
+// columns are the query's columns as the file's header names them: by
+// their readable labels in p.labels, in CSV and XLSX, when asked for.
+func (p Plan) columns() []dataset.Column {
+	cols := p.query.Columns
+	if p.labels == "" || (p.format != export.CSV && p.format != export.XLSX) {
+		return cols
+	}
+	return p.source.Dataset.Labelled(cols, p.labels)
 }
 
 // setFormat sets p's format and gzip from f, and the delimiter of tsv

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
@@ -129,7 +130,7 @@ func TestNewPlan(t *testing.T) {
 			if got, want := p.output, tt.output; got != want {
 				t.Errorf("output = %q, want %q", got, want)
 			}
-			want := len(report.Columns)
+			want := len(dataset.GeneralReport.Columns)
 			if tt.cols > 0 {
 				want = tt.cols
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/informe/informe/internal/compress"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
+	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/spool"
 )
@@ -81,9 +82,9 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	total := cur.Total()
 
 	dst := stdout
-	var file *atomicFile
+	var file *destination.File
 	if p.output != "-" {
-		if file, err = createAtomic(p.output); err != nil {
+		if file, err = destination.CreateFile(p.output); err != nil {
 			return Summary{}, p.failed(ctx, err)
 		}
 		defer file.Abort() // after a Commit, nothing
@@ -96,7 +97,7 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	// Rows: the count from the snapshot, which XLSX declares as the sheet's
 	// range before the first row. A reader of stdout that is slow is
 	// waited for, never cut as stalled: NoProgress is negative.
-	spec := export.Spec{Format: p.format, Columns: p.query.Columns, Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
+	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
 	var later *delivery.Parts
 	if len(curs) > 1 {
 		parts := make([]delivery.Part, len(curs)-1)

@@ -304,7 +304,7 @@ func TestRunParts(t *testing.T) {
 		})
 	}
 	// What Run asked for: three cursors, not one.
-	curs, err := store.OpenParts(context.Background(), reportSource.Dataset, dataset.All(), dataset.Parts{Max: 3, MinRows: partRows})
+	curs, err := store.OpenParts(context.Background(), reportSource.Dataset, dataset.Whole(), dataset.Parts{Max: 3, MinRows: partRows})
 	if err != nil {
 		t.Fatal(err)
 	}

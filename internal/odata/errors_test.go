@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
@@ -15,7 +16,7 @@ import (
 // that informe does not implement a 501. Positions count characters of
 // the option's value from 1; 0 is the whole value.
 func TestOptionErrors(t *testing.T) {
-	report, contracts := reportSet(t), odata.Contracts
+	report, contracts := reportSet(t), odata.Of(dataset.Contracts)
 	for _, tt := range []struct {
 		name     string
 		set      *odata.EntitySet
@@ -105,7 +106,8 @@ func TestOptionErrors(t *testing.T) {
 		{"FilterNotText", report, "$filter", "task eq '\xff'", 400, "not_text", 0},
 		{"FilterArithmetic", report, "$filter", "contract_id add 1 eq 2", 501, "unsupported_operator", 13},
 		{"FilterRound", report, "$filter", "round(costo_servicio) eq 2", 501, "unsupported_function", 1},
-		{"FilterLambda", report, "$filter", "tasks/any(t:t/status eq 'x')", 501, "unsupported_expression", 1},
+		{"FilterLambdaNoNavigation", report, "$filter", "tasks/any(t:t/status eq 'x')", 400, "unknown_navigation", 1},
+		{"FilterPath", report, "$filter", "contract_id/x eq 1", 501, "unsupported_expression", 1},
 		{"FilterAlias", report, "$filter", "contract_id eq @p1", 501, "unsupported_expression", 16},
 		// The other options
 		{"TopNegative", report, "$top", "-1", 400, "not_integer", 0},
@@ -191,7 +193,7 @@ func FuzzExpand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expand string) {
-		checkFuzzedError(t, "$expand", expand, odata.Contracts)
+		checkFuzzedError(t, "$expand", expand, odata.Of(dataset.Contracts))
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // FeedOptions configure [NewFeed].
@@ -64,7 +65,7 @@ type FeedOptions struct {
 // JSON numbers (strings with IEEE754Compatible), Edm.Date as
 // "YYYY-MM-DD", Edm.DateTimeOffset as RFC 3339 ("2024-03-05T14:07:09Z",
 // "2024-03-05T14:07:09.123456Z"), Edm.String as a string. Null values: see
-// [EntitySetDef.EmptyIsNull]. Each entity lists the key property first
+// [dataset.EntitySet.EmptyIsNull]. Each entity lists the key property first
 // unless $select names it elsewhere, then the selected properties in
 // $select order, or all properties in declaration order.
 //
@@ -88,7 +89,7 @@ type Feed struct {
 	rows    int64 // rows written
 	more    bool  // a row beyond the page arrived: write a next link
 	last    [maxKeyParts]int64
-	// lastSort are the last row's sort values ([SQL.SortText]), nil for
+	// lastSort are the last row's sort values ([dataset.Sort.Text]), nil for
 	// null, held in sortBuf.
 	lastSort [][]byte
 	sortBuf  []byte
@@ -101,7 +102,7 @@ type Feed struct {
 type outProp struct {
 	name      []byte // `"name":`
 	col       int    // index of the value in a row; -1 for the synthetic key
-	kind      export.Kind
+	kind      dataset.Kind
 	nullable  bool // a nil value is null
 	emptyNull bool // an empty value is null
 }
@@ -206,9 +207,9 @@ func (f *Feed) Rows() int64 { return f.rows }
 
 // Encode writes one row as an entity: a value per column, in column order,
 // as text in the API's formats (nil for NULL), followed, for a set with a
-// synthetic key, by the key's parts (see [EntitySetDef.RowKey]), then by
+// synthetic key, by the key's parts (see [dataset.EntitySet.RowKey]), then by
 // one JSON value per item of $expand ([Query.Expansions]), then, under a
-// $orderby, by its sort values ([SQL.SortText]). A row
+// $orderby, by its sort values ([dataset.Sort.Text]). A row
 // beyond the page is not written: it tells Close to write the next link.
 // Encode does not retain row. It returns the Feed's first error: from the
 // writer, a row of the wrong length, or a value that does not fit its
@@ -344,32 +345,32 @@ func (f *Feed) appendValue(b []byte, p *outProp, v []byte) ([]byte, bool) {
 		if p.emptyNull {
 			return append(b, "null"...), true
 		}
-		if p.kind == export.Text {
+		if p.kind == dataset.Text {
 			return append(b, `""`...), true
 		}
 		return b, false
 	}
 	switch p.kind {
-	case export.Integer:
+	case dataset.Integer:
 		if _, ok := parseInt(v); !ok {
 			return b, false
 		}
 		return f.appendNumber(b, v), true
-	case export.Decimal:
+	case dataset.Decimal:
 		if !isDecimal(v) {
 			return b, false
 		}
 		return f.appendNumber(b, v), true
-	case export.Date:
+	case dataset.Date:
 		if len(v) != 10 || !isDate(v) {
 			return b, false
 		}
 		b = append(b, '"')
 		b = append(b, v...)
 		return append(b, '"'), true
-	case export.Timestamp:
+	case dataset.Timestamp:
 		return appendTimestamp(b, v, f.opts.Location, false)
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		return appendTimestamp(b, v, nil, true)
 	}
 	return export.AppendJSONString(b, v), true

@@ -1,12 +1,13 @@
 package odata
 
 import (
-	"github.com/informe/informe/internal/failure"
-	"github.com/informe/informe/internal/secret"
 	"strconv"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/secret"
+
 	"github.com/informe/informe/internal/httplist"
 )
 
@@ -53,15 +54,15 @@ func (t edm) String() string {
 	return [...]string{"null", "Edm.Int64", "Edm.Decimal", "Edm.Date", "Edm.DateTimeOffset", "Edm.String", "Edm.Boolean"}[t]
 }
 
-func kindType(k export.Kind) edm {
+func kindType(k dataset.Kind) edm {
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		return tInt
-	case export.Decimal:
+	case dataset.Decimal:
 		return tDec
-	case export.Date:
+	case dataset.Date:
 		return tDate
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		return tDTO
 	}
 	return tStr
@@ -81,6 +82,8 @@ const (
 	eAnd
 	eOr
 	eNot
+	eAny // nav/any(v:args[0]), or nav/any() with no args: some related row
+	eAll // nav/all(v:args[0]): every related row
 )
 
 // expr is a parsed, type-checked $filter expression.
@@ -93,6 +96,17 @@ type expr struct {
 	pico int64  // eLit of tDTO: the rest of its fraction of a second, in picoseconds (0 to 999,999)
 	args []*expr
 	pos  int // byte offset of its first token in the source, for errors
+	// nav and target are, for eAny and eAll, the collection navigation
+	// and the set it leads to, over whose properties args[0] is written.
+	nav    *dataset.Navigation
+	target *EntitySet
+}
+
+// lambdaVar is a lambda operator's variable in scope: its name and the
+// entity set its properties belong to.
+type lambdaVar struct {
+	name string
+	set  *EntitySet
 }
 
 // filterParser parses $filter, and the expressions of $orderby.
@@ -104,6 +118,9 @@ type filterParser struct {
 	tok    token
 	err    *failure.Error
 	depth  int
+	// vars are the lambda variables in scope, innermost last; p.set is
+	// then the innermost one's set.
+	vars []lambdaVar
 }
 
 // parseFilter parses a $filter value into a boolean expression on set's
@@ -129,11 +146,22 @@ func parseFilter(raw string, set *EntitySet) (*expr, error) {
 
 // filterHelp says what $filter supports.
 const filterHelp = "$filter supports eq, ne, gt, ge, lt, le, in, and, or, not, parentheses, null, " +
-	"the functions " + supportedFunctions + ", and literals of the property's type " +
+	"the functions " + supportedFunctions + ", any and all on collection navigation properties, and literals of the property's type " +
 	"(42, 1.5, 2024-03-05, 2024-03-05T14:07:09Z, 'text' with '' for a quote)"
 
 const supportedFunctions = "contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, " +
-	"substring, year, month, day, hour, minute, second"
+	"substring, year, month, day, hour, minute, second, " + foldFunction
+
+// foldFunction is informe's own function of $filter, qualified by its
+// schema's namespace as OData requires of a custom function: its one
+// parameter, text, is named in the call, Informe.fold(text=client_commune).
+// It returns the text without accents and in lower case (see migration
+// 00013), so that Informe.fold(text=last_name_client) eq
+// Informe.fold(text='Nunez') finds Núñez.
+const foldFunction = Namespace + ".fold"
+
+// foldParameter is the name of [foldFunction]'s parameter.
+const foldParameter = "text"
 
 // fail records the parse's error, unless it has one: status (badRequest
 // or notImplemented) with reason, at byte offset off of the source.
@@ -414,8 +442,7 @@ func (p *filterParser) value() *expr {
 		p.unsupported(reasonUnsupportedExpression, t.pos, t.text+" is not supported")
 		return &expr{}
 	case strings.ContainsRune(t.text, '/'):
-		p.unsupported(reasonUnsupportedExpression, t.pos, "paths and lambda operators ("+t.text+") are not supported")
-		return &expr{}
+		return p.path(t)
 	case p.adjacent('('):
 		return p.call()
 	case p.adjacent('\''):
@@ -434,13 +461,137 @@ func (p *filterParser) value() *expr {
 		p.fail(badRequest, reasonBadLiteral, t.pos, t.text+" is not a value of any property")
 		return &expr{}
 	}
-	i, err := p.set.lookup(p.option, t.text)
+	if len(p.vars) > 0 {
+		v := p.vars[len(p.vars)-1]
+		p.unsupported(reasonUnsupportedExpression, t.pos, "inside "+v.name+"'s lambda, name "+v.set.def.TypeName+"'s properties through its variable ("+
+			v.name+"/"+t.text+"); the outer entity's properties cannot be read there")
+		return &expr{}
+	}
+	return p.property(t, t.text)
+}
+
+// property returns the property name of p.set, the current token t, or
+// fails naming what there is.
+func (p *filterParser) property(t token, name string) *expr {
+	i, err := p.set.lookup(p.option, name)
 	if err != nil {
 		p.err = at(err, p.src, t.pos)
 		return &expr{}
 	}
 	p.next()
 	return &expr{kind: eProp, typ: kindType(p.set.props[i].kind), prop: i, pos: t.pos}
+}
+
+// path parses an identifier with a '/', the current token t: a lambda
+// variable's property (d/task_status) inside its lambda, or a lambda
+// operator on a collection navigation property, Tasks/any(d:d/task_status
+// eq 'Pendiente'), of the entity or, inside a lambda, of its variable
+// (d/Tasks/any(...)). Other paths (a to-one navigation's property, a cast)
+// are valid OData informe does not implement: a 501.
+func (p *filterParser) path(t token) *expr {
+	segs := strings.Split(t.text, "/")
+	if len(p.vars) > 0 {
+		v := p.vars[len(p.vars)-1]
+		if segs[0] != v.name {
+			p.unsupported(reasonUnsupportedExpression, t.pos, "inside "+v.name+"'s lambda, paths start with its variable, "+v.name+
+				"/...: "+secret.Quote(segs[0])+" is not it (an outer variable's or entity's properties cannot be read there)")
+			return &expr{}
+		}
+		segs = segs[1:]
+		if len(segs) == 1 {
+			return p.property(t, segs[0])
+		}
+	}
+	if len(segs) != 2 || (segs[1] != "any" && segs[1] != "all") || !p.adjacent('(') {
+		p.unsupported(reasonUnsupportedExpression, t.pos, "the path "+secret.Quote(t.text)+" is not supported: paths are lambda operators, "+
+			"Navigation/any(d:d/property eq value) and Navigation/all(...), on a collection navigation property")
+		return &expr{}
+	}
+	nav := p.set.navigation(segs[0])
+	if nav == nil || !nav.Many {
+		has := "no collection navigation properties"
+		if names := collectionNames(p.set); names != "" {
+			has = "its collection navigation properties are " + names
+		}
+		what := "no collection navigation property"
+		if nav != nil {
+			what = "a single-valued navigation property"
+		}
+		p.fail(badRequest, reasonUnknownNav, t.pos, p.set.def.TypeName+" has "+what+" "+secret.Quote(segs[0])+" for "+segs[1]+" to range over; "+has)
+		return &expr{}
+	}
+	if !p.enter() {
+		return &expr{}
+	}
+	defer p.leave()
+	e := &expr{kind: eAny, typ: tBool, nav: nav, target: target(nav), pos: t.pos}
+	if segs[1] == "all" {
+		e.kind = eAll
+	}
+	p.next() // the path
+	p.next() // '('
+	if p.tok.kind == tokRParen {
+		if e.kind == eAll {
+			p.syntax("all needs a lambda expression, all(d:d/property eq value),")
+			return e
+		}
+		p.next()
+		return e
+	}
+	v := p.tok
+	if v.kind != tokIdent || !isIdentifier(v.text) {
+		p.unexpected("a lambda variable and ':', as in " + segs[0] + "/" + segs[1] + "(d:d/property eq value),")
+		return e
+	}
+	for _, o := range p.vars {
+		if o.name == v.text {
+			p.fail(badRequest, reasonSyntax, v.pos, "the lambda variable "+v.text+" is already in scope: name it otherwise")
+			return e
+		}
+	}
+	_, outerProp := p.set.byName[v.text]
+	_, innerProp := e.target.byName[v.text]
+	if outerProp || innerProp {
+		p.fail(badRequest, reasonSyntax, v.pos, "the lambda variable "+v.text+" is the name of a property: name it otherwise")
+		return e
+	}
+	p.next() // the variable
+	if p.tok.kind != tokOther || p.tok.text != ":" {
+		p.unexpected("':' after the lambda variable " + v.text)
+		return e
+	}
+	p.next() // ':'
+	outer := p.set
+	p.vars = append(p.vars, lambdaVar{name: v.text, set: e.target})
+	p.set = e.target
+	body := p.or()
+	p.vars = p.vars[:len(p.vars)-1]
+	p.set = outer
+	if p.err != nil {
+		return e
+	}
+	if body.typ != tBool {
+		p.fail(badRequest, reasonTypeMismatch, body.pos, "the lambda expression is "+body.typ.String()+", not a condition: compare it, e.g. with eq")
+		return e
+	}
+	if p.tok.kind != tokRParen {
+		p.unexpected("')'")
+		return e
+	}
+	p.next()
+	e.args = []*expr{body}
+	return e
+}
+
+// collectionNames lists set's collection navigation properties.
+func collectionNames(set *EntitySet) string {
+	var names []string
+	for _, n := range set.def.Navigations {
+		if n.Many {
+			names = append(names, n.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // number types a number-like literal: an integer, a decimal, a date or a
@@ -547,8 +698,16 @@ var functions = map[string]signature{
 // call parses a function call; the current token is its name.
 func (p *filterParser) call() *expr {
 	name, pos := p.tok.text, p.tok.pos
+	if name == foldFunction {
+		return p.fold()
+	}
 	sig, ok := functions[name]
 	if !ok {
+		if strings.HasPrefix(name, Namespace+".") || strings.Contains(name, ".") && !odataFunctions[name] {
+			p.fail(badRequest, reasonUnknownFunction, pos, secret.Quote(name)+" at position "+strconv.Itoa(position(p.src, pos))+
+				" is no function of this service: its own function is "+foldFunction+"("+foldParameter+"=...), and OData's are "+supportedFunctions)
+			return &expr{}
+		}
 		if odataFunctions[name] {
 			p.unsupported(reasonUnsupportedFunction, pos, "function "+name+"() is not supported (supported are "+supportedFunctions+")")
 		} else {
@@ -604,6 +763,39 @@ func (p *filterParser) call() *expr {
 		}
 	}
 	return e
+}
+
+// fold parses a call of [foldFunction], the current token its name: a
+// custom function, whose one parameter is named, as OData's inline
+// parameter syntax has it: Informe.fold(text=client_commune).
+func (p *filterParser) fold() *expr {
+	pos := p.tok.pos
+	if !p.enter() {
+		return &expr{}
+	}
+	defer p.leave()
+	p.next() // the name
+	p.next() // '('
+	if !p.isWord(foldParameter) || p.tok.text != foldParameter || p.tok.end >= len(p.src) || p.src[p.tok.end] != '=' {
+		p.unexpected(foldParameter + "= and the text, as in " + foldFunction + "(" + foldParameter + "=client_commune),")
+		return &expr{}
+	}
+	p.next() // text
+	p.next() // '='
+	a := p.or()
+	if p.err != nil {
+		return &expr{}
+	}
+	if a.typ != tStr && a.typ != tNull {
+		p.fail(badRequest, reasonTypeMismatch, a.pos, foldFunction+"'s "+foldParameter+" must be Edm.String, not "+a.typ.String())
+		return &expr{}
+	}
+	if p.tok.kind != tokRParen {
+		p.unexpected("')': " + foldFunction + " takes one parameter, " + foldParameter)
+		return &expr{}
+	}
+	p.next()
+	return &expr{kind: eFunc, typ: tStr, name: foldFunction, args: []*expr{a}, pos: pos}
 }
 
 func containsType(ts []edm, t edm) bool {

@@ -70,7 +70,8 @@ func TestFilterErrors(t *testing.T) {
 		// Valid OData that informe does not implement: 501, saying what is supported.
 		{"ErrArithmetic", "contract_id add 1 eq 2", 501, []string{"arithmetic (add) is not supported"}},
 		{"ErrNegation", "-contract_id eq 2", 501, []string{"negation"}},
-		{"ErrLambda", "tasks/any(t:t/status eq 'x')", 501, []string{"paths and lambda operators"}},
+		{"ErrLambdaNoNavigation", "tasks/any(t:t/status eq 'x')", 400, []string{`GeneralReportRow has no collection navigation property "tasks"`}},
+		{"ErrPath", "client_id/x eq 1", 501, []string{`the path "client_id/x" is not supported`}},
 		{"ErrIt", "$it eq 1", 501, []string{"$it is not supported"}},
 		{"ErrAlias", "contract_id eq @p1", 501, []string{"parameter aliases (@p1)"}},
 		// Malformed or ill-typed: 400.

@@ -3,17 +3,15 @@ package odata_test
 import (
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // The definitions the HTTP layer is expected to use, over the real column
 // lists.
 var (
-	reportDef = odata.GeneralReportDef
-	usersDef  = odata.UsersDef
+	reportDef = dataset.GeneralReport.EntitySet()
+	usersDef  = dataset.Users.EntitySet()
 )
 
 // tokenBody is shaped like the body of an informe token: 43 base64url
@@ -21,7 +19,7 @@ var (
 // with or without the prefix informe_.
 const tokenBody = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
 
-func mustSet(tb testing.TB, def odata.EntitySetDef) *odata.EntitySet {
+func mustSet(tb testing.TB, def dataset.EntitySet) *odata.EntitySet {
 	tb.Helper()
 	s, err := odata.NewEntitySet(def)
 	if err != nil {
@@ -36,8 +34,8 @@ func usersSet(tb testing.TB) *odata.EntitySet  { return mustSet(tb, usersDef) }
 // reportRow returns a report row with the given values ("" elsewhere), then
 // the key parts.
 func reportRow(vals map[string]string, keyParts ...string) [][]byte {
-	row := make([][]byte, 0, len(report.Columns)+3)
-	for _, c := range report.Columns {
+	row := make([][]byte, 0, len(dataset.GeneralReport.Columns)+3)
+	for _, c := range dataset.GeneralReport.Columns {
 		row = append(row, []byte(vals[c.Name]))
 	}
 	for _, k := range keyParts {
@@ -48,8 +46,8 @@ func reportRow(vals map[string]string, keyParts ...string) [][]byte {
 
 // userRow returns a users row: vals by column, nil for columns not in vals.
 func userRow(vals map[string]string) [][]byte {
-	row := make([][]byte, len(users.Columns))
-	for i, c := range users.Columns {
+	row := make([][]byte, len(dataset.Users.Columns))
+	for i, c := range dataset.Users.Columns {
 		if v, ok := vals[c.Name]; ok {
 			row[i] = []byte(v)
 		}
@@ -57,7 +55,7 @@ func userRow(vals map[string]string) [][]byte {
 	return row
 }
 
-func kindOf(cols []export.Column, name string) (export.Kind, bool) {
+func kindOf(cols []dataset.Column, name string) (dataset.Kind, bool) {
 	for _, c := range cols {
 		if c.Name == name {
 			return c.Kind, true

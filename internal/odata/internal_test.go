@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 
 	"github.com/informe/informe/export"
@@ -148,8 +149,8 @@ func TestNumbers(t *testing.T) {
 
 func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 	t.Helper()
-	def := EntitySetDef{Name: name, TypeName: name + "Type",
-		Columns: []export.Column{{Name: "a", Kind: export.Integer}, {Name: "b", Kind: export.Integer}},
+	def := dataset.EntitySet{Name: name, TypeName: name + "Type",
+		Columns: []dataset.Column{{Name: "a", Kind: dataset.Integer}, {Name: "b", Kind: dataset.Integer}},
 		Key:     "a", OrderBy: []string{"a"}}
 	if synthetic {
 		def.Key, def.RowKey, def.EmptyIsNull = "row_id", []string{"a", "b", "c"}, true
@@ -249,7 +250,7 @@ func FuzzSkipToken(f *testing.F) {
 }
 
 func TestSortedSkipToken(t *testing.T) {
-	set, err := NewEntitySet(GeneralReportDef)
+	set, err := NewEntitySet(dataset.GeneralReport.EntitySet())
 	if err != nil {
 		t.Fatal(err)
 	}

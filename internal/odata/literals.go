@@ -12,10 +12,20 @@ import (
 
 // checkLiterals returns the 400 of the first string literal that e compares
 // by eq, ne or in with a property whose literals the set checks
-// ([EntitySetDef.Literals]), or nil. A malformed RUT then says so, rather
+// ([dataset.EntitySet.Literals]), or nil. A malformed RUT then says so, rather
 // than matching nothing in silence.
 func checkLiterals(e *expr, set *EntitySet, src string) error {
-	if e == nil || len(set.def.Literals) == 0 {
+	if e == nil {
+		return nil
+	}
+	if e.kind == eAny || e.kind == eAll {
+		// The lambda expression speaks of the target's properties.
+		if len(e.args) == 0 {
+			return nil
+		}
+		return checkLiterals(e.args[0], e.target, src)
+	}
+	if len(set.def.Literals) == 0 && !hasLambda(e) {
 		return nil
 	}
 	check := func(p, lit *expr) error {
@@ -266,4 +276,17 @@ func pgTimestamp(t time.Time, zone bool) string {
 		z = "+00"
 	}
 	return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%06d%s%s", y, int(m), d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000, z, era)
+}
+
+// hasLambda reports whether e holds a lambda operator.
+func hasLambda(e *expr) bool {
+	if e.kind == eAny || e.kind == eAll {
+		return true
+	}
+	for _, a := range e.args {
+		if hasLambda(a) {
+			return true
+		}
+	}
+	return false
 }

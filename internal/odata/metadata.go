@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/secret"
 )
 
@@ -53,17 +54,18 @@ const Version = "4.0"
 // Metadata returns the CSDL XML document (OData 4.0) describing sets: one
 // schema in [Namespace] with an entity type per set and one entity
 // container, [Container], holding the sets. Property types follow the
-// column kinds (see [EntitySetDef.Columns]); Edm.Decimal properties have
+// column kinds (see [dataset.EntitySet.Columns]); Edm.Decimal properties have
 // Scale="variable" (the scale defaults to 0 otherwise) and Timestamptz
 // properties Precision="6", for their microseconds (the precision of an
 // Edm.DateTimeOffset defaults to 0, whole seconds). Each entity set carries
 // Org.OData.Capabilities.V1 annotations saying what it supports: the
 // $filter functions, filtering and sorting on any property, $count, $top
 // and $skip, $expand one level where the set has navigation properties,
-// and no $search. Navigation properties ([EntitySetDef.Navigations]) whose
+// and no $search. Navigation properties ([dataset.EntitySet.Navigations]) whose
 // targets are among sets are declared with their partners, the to-one ones
 // with a ReferentialConstraint, and bound to their target sets in the
-// container. The document is the same on every call: build it once.
+// container. The schema declares $filter's own function, Informe.fold.
+// The document is the same on every call: build it once.
 func Metadata(sets ...*EntitySet) []byte {
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n" +
@@ -86,9 +88,9 @@ func Metadata(sets ...*EntitySet) []byte {
 				b.WriteString(` Nullable="false"`)
 			}
 			switch p.kind {
-			case export.Decimal:
+			case dataset.Decimal:
 				b.WriteString(` Scale="variable"`)
-			case export.Timestamptz:
+			case dataset.Timestamptz:
 				b.WriteString(` Precision="6"`)
 			}
 			b.WriteString("/>\n")
@@ -107,6 +109,10 @@ func Metadata(sets ...*EntitySet) []byte {
 		}
 		b.WriteString("</EntityType>\n")
 	}
+	// $filter's own function: unbound, called by its qualified name with
+	// its parameter named, Informe.fold(text=client_commune).
+	b.WriteString(`<Function Name="` + strings.TrimPrefix(foldFunction, Namespace+".") + `">` +
+		`<Parameter Name="` + foldParameter + `" Type="Edm.String"/><ReturnType Type="Edm.String"/></Function>` + "\n")
 	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
 	for _, s := range sets {
 		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `">` + "\n")
@@ -168,8 +174,8 @@ const (
 
 // navigations returns s's navigations whose targets are among sets: those
 // the document declares.
-func navigations(s *EntitySet, sets []*EntitySet) []*Navigation {
-	var out []*Navigation
+func navigations(s *EntitySet, sets []*EntitySet) []*dataset.Navigation {
+	var out []*dataset.Navigation
 	for i := range s.def.Navigations {
 		n := &s.def.Navigations[i]
 		if t := target(n); t != nil && slices.ContainsFunc(sets, func(s *EntitySet) bool { return s.def.Name == n.Target }) {

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 type edmx struct {
@@ -63,17 +61,17 @@ func TestMetadata(t *testing.T) {
 		t.Fatalf("%d entity types, want %d", got, want)
 	}
 
-	wantType := map[export.Kind]string{
-		export.Text: "Edm.String", export.Integer: "Edm.Int64", export.Decimal: "Edm.Decimal",
-		export.Date: "Edm.Date", export.Timestamp: "Edm.DateTimeOffset", export.Timestamptz: "Edm.DateTimeOffset",
+	wantType := map[dataset.Kind]string{
+		dataset.Text: "Edm.String", dataset.Integer: "Edm.Int64", dataset.Decimal: "Edm.Decimal",
+		dataset.Date: "Edm.Date", dataset.Timestamp: "Edm.DateTimeOffset", dataset.Timestamptz: "Edm.DateTimeOffset",
 	}
 	for _, tt := range []struct {
 		name, typ, key string
-		cols           []export.Column
+		cols           []dataset.Column
 		allNullable    bool
 	}{
-		{"GeneralReportRow", "GeneralReportRow", "row_id", report.Columns, true},
-		{"User", "User", "id", users.Columns, false},
+		{"GeneralReportRow", "GeneralReportRow", "row_id", dataset.GeneralReport.Columns, true},
+		{"User", "User", "id", dataset.Users.Columns, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			et := s.EntityTypes[0]
@@ -112,10 +110,10 @@ func TestMetadata(t *testing.T) {
 				if got := p.Nullable; got != wantNullable {
 					t.Errorf("%s: Nullable = %q, want %q", c.Name, got, wantNullable)
 				}
-				if c.Kind == export.Decimal && p.Scale != "variable" {
+				if c.Kind == dataset.Decimal && p.Scale != "variable" {
 					t.Errorf("%s: Scale = %q, want variable", c.Name, p.Scale)
 				}
-				if c.Kind == export.Timestamptz && p.Precision != "6" {
+				if c.Kind == dataset.Timestamptz && p.Precision != "6" {
 					t.Errorf("%s: Precision = %q, want 6", c.Name, p.Precision)
 				}
 			}
@@ -154,40 +152,40 @@ func TestServiceDocument(t *testing.T) {
 }
 
 func TestNewEntitySetErrors(t *testing.T) {
-	cols := []export.Column{
-		{Name: "id", Kind: export.Integer},
-		{Name: "name", Kind: export.Text},
-		{Name: "born", Kind: export.Date},
-		{Name: "seen", Kind: export.Timestamp, Nullable: true},
+	cols := []dataset.Column{
+		{Name: "id", Kind: dataset.Integer},
+		{Name: "name", Kind: dataset.Text},
+		{Name: "born", Kind: dataset.Date},
+		{Name: "seen", Kind: dataset.Timestamp, Nullable: true},
 	}
-	ok := odata.EntitySetDef{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
+	ok := dataset.EntitySet{Name: "People", TypeName: "Person", Columns: cols, Key: "id", OrderBy: []string{"id"}}
 	if _, err := odata.NewEntitySet(ok); err != nil {
 		t.Fatalf("OK: %v", err)
 	}
 	for _, tt := range []struct {
 		name   string
-		change func(*odata.EntitySetDef)
+		change func(*dataset.EntitySet)
 		want   string
 	}{
-		{"ErrName", func(d *odata.EntitySetDef) { d.Name = "General Report" }, "identifiers"},
-		{"ErrNoColumns", func(d *odata.EntitySetDef) { d.Columns = nil }, "no columns"},
-		{"ErrColumnName", func(d *odata.EntitySetDef) {
-			d.Columns = append([]export.Column{{Name: "1st"}}, cols...)
+		{"ErrName", func(d *dataset.EntitySet) { d.Name = "General Report" }, "identifiers"},
+		{"ErrNoColumns", func(d *dataset.EntitySet) { d.Columns = nil }, "no columns"},
+		{"ErrColumnName", func(d *dataset.EntitySet) {
+			d.Columns = append([]dataset.Column{{Name: "1st"}}, cols...)
 		}, `column "1st"`},
-		{"ErrDuplicateColumn", func(d *odata.EntitySetDef) { d.Columns = append(cols, cols[1]) }, "twice"},
-		{"ErrKeyNotInteger", func(d *odata.EntitySetDef) { d.Key = "name" }, "non-nullable integer"},
-		{"ErrKeyNullable", func(d *odata.EntitySetDef) {
-			d.Columns = []export.Column{{Name: "id", Kind: export.Integer, Nullable: true}}
+		{"ErrDuplicateColumn", func(d *dataset.EntitySet) { d.Columns = append(cols, cols[1]) }, "twice"},
+		{"ErrKeyNotInteger", func(d *dataset.EntitySet) { d.Key = "name" }, "non-nullable integer"},
+		{"ErrKeyNullable", func(d *dataset.EntitySet) {
+			d.Columns = []dataset.Column{{Name: "id", Kind: dataset.Integer, Nullable: true}}
 		}, "non-nullable integer"},
-		{"ErrRowKeyWithColumnKey", func(d *odata.EntitySetDef) { d.RowKey = []string{"a"} }, "RowKey"},
-		{"ErrSyntheticKeyWithoutParts", func(d *odata.EntitySetDef) { d.Key = "row_id" }, "RowKey"},
-		{"ErrSyntheticKeyTooManyParts", func(d *odata.EntitySetDef) {
+		{"ErrRowKeyWithColumnKey", func(d *dataset.EntitySet) { d.RowKey = []string{"a"} }, "RowKey"},
+		{"ErrSyntheticKeyWithoutParts", func(d *dataset.EntitySet) { d.Key = "row_id" }, "RowKey"},
+		{"ErrSyntheticKeyTooManyParts", func(d *dataset.EntitySet) {
 			d.Key, d.RowKey = "row_id", []string{"a", "b", "c", "d"}
 		}, "RowKey"},
-		{"ErrNoOrder", func(d *odata.EntitySetDef) { d.OrderBy = nil }, "OrderBy"},
-		{"ErrOrderByText", func(d *odata.EntitySetDef) { d.OrderBy = []string{"name"} }, "OrderBy"},
-		{"ErrFilterDate", func(d *odata.EntitySetDef) { d.Filters = []string{"born"} }, "filter"},
-		{"ErrFilterUnknown", func(d *odata.EntitySetDef) { d.Filters = []string{"nope"} }, "filter"},
+		{"ErrNoOrder", func(d *dataset.EntitySet) { d.OrderBy = nil }, "OrderBy"},
+		{"ErrOrderByText", func(d *dataset.EntitySet) { d.OrderBy = []string{"name"} }, "OrderBy"},
+		{"ErrFilterDate", func(d *dataset.EntitySet) { d.Filters = []string{"born"} }, "filter"},
+		{"ErrFilterUnknown", func(d *dataset.EntitySet) { d.Filters = []string{"nope"} }, "filter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			def := ok
@@ -252,7 +250,7 @@ func TestMetadataCapabilities(t *testing.T) {
 			}
 		}
 		want := map[string]string{
-			"Capabilities.FilterFunctions":               "contains,startswith,endswith,tolower,toupper,trim,length,concat,indexof,substring,year,month,day,hour,minute,second",
+			"Capabilities.FilterFunctions":               "contains,startswith,endswith,tolower,toupper,trim,length,concat,indexof,substring,year,month,day,hour,minute,second,Informe.fold",
 			"Capabilities.FilterRestrictions/Filterable": "true",
 			"Capabilities.SortRestrictions/Sortable":     "true",
 			"Capabilities.CountRestrictions/Countable":   "true",

@@ -8,41 +8,18 @@ import (
 	"sync"
 
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
 )
-
-// Navigation relates an entity set to another: a NavigationProperty of its
-// entity type, bound to the target set in the container. A to-one
-// navigation follows a property of this set holding the target's key (a
-// contract's client_id); a to-many one, a property of the target holding
-// this set's key (a process's contract_id). Both sets' keys must be
-// columns.
-type Navigation struct {
-	Name    string // the navigation property: "Client", "Processes"
-	Target  string // the related entity set: "Clients"
-	Many    bool   // a collection of the target's entities
-	Partner string // the target's navigation property back: "Contracts"
-	// Property is, to-one, this set's property holding the target's key
-	// (the ReferentialConstraint's Property), or, to-many, the target's
-	// property holding this set's key.
-	Property string
-	// Column is the integer column holding Property's value in both views
-	// of the set that holds it (key_client_id): what [Expansion.Local] and
-	// [Expansion.Remote] join on.
-	Column string
-	// Optional says a to-one navigation may have no target (a contract
-	// without service): the property is then null.
-	Optional bool
-}
 
 // declared are the entity sets made by mustSet, by name: the targets of
 // navigations.
 var declared sync.Map
 
 // target returns the entity set nav leads to; nil when none is declared.
-func target(nav *Navigation) *EntitySet {
+func target(nav *dataset.Navigation) *EntitySet {
 	if v, ok := declared.Load(nav.Target); ok {
 		return v.(*EntitySet)
 	}
@@ -50,7 +27,7 @@ func target(nav *Navigation) *EntitySet {
 }
 
 // navigation returns the set's navigation named name, or nil.
-func (s *EntitySet) navigation(name string) *Navigation {
+func (s *EntitySet) navigation(name string) *dataset.Navigation {
 	for i := range s.def.Navigations {
 		if s.def.Navigations[i].Name == name {
 			return &s.def.Navigations[i]
@@ -59,11 +36,31 @@ func (s *EntitySet) navigation(name string) *Navigation {
 	return nil
 }
 
+// Collections returns the set's collection navigation properties, which
+// $filter's any and all range over, in their declared order.
+func (s *EntitySet) Collections() []dataset.Navigation {
+	var out []dataset.Navigation
+	for _, n := range s.def.Navigations {
+		if n.Many {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Named returns the declared entity set called name ("Contracts"), or nil.
+func Named(name string) *EntitySet {
+	if v, ok := declared.Load(name); ok {
+		return v.(*EntitySet)
+	}
+	return nil
+}
+
 // expansion is one item of $expand: a navigation and the target's
 // properties to write, in order, the key first unless $select put it
 // elsewhere.
 type expansion struct {
-	nav    *Navigation
+	nav    *dataset.Navigation
 	target *EntitySet
 	props  []int  // indexes in target.props
 	sel    []int  // the nested $select's properties; nil for all
@@ -79,7 +76,7 @@ type Expansion struct {
 	// Target is the related entity set.
 	Target *EntitySet
 	// Columns are the target's columns to read, in order.
-	Columns []export.Column
+	Columns []dataset.Column
 	// Local is this set's column and Remote the target's column that
 	// relate a row to its related rows (both in the sets' views).
 	Local, Remote string

@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/entities"
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 )
 
 // model are the sets the server declares, in its order.
-var model = []*odata.EntitySet{odata.GeneralReport, odata.Users, odata.Contracts, odata.Processes, odata.Tasks, odata.Clients, odata.Services}
+var model = []*odata.EntitySet{odata.Of(dataset.GeneralReport), odata.Of(dataset.Users), odata.Of(dataset.Contracts), odata.Of(dataset.Processes), odata.Of(dataset.Tasks), odata.Of(dataset.Clients), odata.Of(dataset.Services)}
 
 // csdlModel is the part of $metadata about navigation.
 type csdlModel struct {
@@ -160,7 +159,7 @@ func TestMetadataModel(t *testing.T) {
 // TestMetadataSubset leaves out navigations whose targets the document
 // does not declare.
 func TestMetadataSubset(t *testing.T) {
-	doc := string(odata.Metadata(odata.Contracts, odata.Clients))
+	doc := string(odata.Metadata(odata.Of(dataset.Contracts), odata.Of(dataset.Clients)))
 	if !strings.Contains(doc, `<NavigationProperty Name="Client"`) || strings.Contains(doc, `Name="Processes"`) {
 		t.Errorf("navigations of a subset:\n%s", doc)
 	}
@@ -209,7 +208,7 @@ func setNamed(t *testing.T, name string) *odata.EntitySet {
 // target's columns in order, its key first unless selected, and the
 // columns that relate the rows, both ways.
 func TestExpansions(t *testing.T) {
-	q := mustParse(t, odata.Contracts, "$expand=Client($select=client_region,client_rut),Processes($select=process_id,tasks),Service")
+	q := mustParse(t, odata.Of(dataset.Contracts), "$expand=Client($select=client_region,client_rut),Processes($select=process_id,tasks),Service")
 	got := q.Expansions()
 	if len(got) != 3 {
 		t.Fatalf("%d expansions, want 3", len(got))
@@ -220,12 +219,12 @@ func TestExpansions(t *testing.T) {
 	}{
 		{"Clients", "key_client_id", "key_client_id", "key_client_id", []string{"client_id", "client_region", "client_rut"}},
 		{"Processes", "key_contract_id", "key_contract_id", "key_process_id", []string{"process_id", "tasks"}},
-		{"Services", "key_service_id", "key_service_id", "key_service_id", export.Names(entities.ServiceColumns)},
+		{"Services", "key_service_id", "key_service_id", "key_service_id", dataset.Names(dataset.Services.Columns)},
 	} {
 		x := got[i]
 		if x.Target.Name() != want.target || x.Local != want.local || x.Remote != want.remote || x.Order != want.order ||
-			strings.Join(export.Names(x.Columns), ",") != strings.Join(want.cols, ",") {
-			t.Errorf("expansion %d = %s %s=%s by %s %v, want %+v", i, x.Target.Name(), x.Local, x.Remote, x.Order, export.Names(x.Columns), want)
+			strings.Join(dataset.Names(x.Columns), ",") != strings.Join(want.cols, ",") {
+			t.Errorf("expansion %d = %s %s=%s by %s %v, want %+v", i, x.Target.Name(), x.Local, x.Remote, x.Order, dataset.Names(x.Columns), want)
 		}
 	}
 }
@@ -234,15 +233,15 @@ func TestExpansions(t *testing.T) {
 // object or null, a to-many as an array, typed as the target declares,
 // and the context and next link saying what was expanded.
 func TestFeedExpand(t *testing.T) {
-	q := mustParse(t, odata.Contracts, "$select=contract_id,costo_servicio&$expand=Service($select=costo_servicio),Processes($select=tasks,first_task_end_date)")
+	q := mustParse(t, odata.Of(dataset.Contracts), "$select=contract_id,costo_servicio&$expand=Service($select=costo_servicio),Processes($select=tasks,first_task_end_date)")
 	row := func(id, cost string, service, processes any) [][]byte {
-		r := make([][]byte, len(entities.ContractColumns))
+		r := make([][]byte, len(dataset.Contracts.Columns))
 		r[0] = []byte(id)
 		if cost != "" {
 			r[42] = []byte(cost)
 		}
-		if entities.ContractColumns[42].Name != "costo_servicio" {
-			t.Fatalf("column 42 is %s", entities.ContractColumns[42].Name)
+		if dataset.Contracts.Columns[42].Name != "costo_servicio" {
+			t.Fatalf("column 42 is %s", dataset.Contracts.Columns[42].Name)
 		}
 		r[7], r[5] = []byte("1"), []byte("2024-01-01 00:00:00") // client_id, contract_creation_date: not nullable
 		for _, v := range []any{service, processes} {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
 	"github.com/informe/informe/internal/secret"
@@ -18,9 +18,9 @@ import (
 type Query struct {
 	// Filter lists the equalities of $filter when it is nothing but
 	// equalities, joined by and, on the set's filter properties
-	// ([EntitySetDef.Filters]; ids at least 1): a row matches when all
+	// ([dataset.EntitySet.Filters]; ids at least 1): a row matches when all
 	// hold. Each property appears at most once. nil otherwise: see
-	// [Query.SQL].
+	// [Query.Compile].
 	Filter []Eq
 
 	// Top is $top, the most rows the client wants over all pages; -1
@@ -149,13 +149,13 @@ var unsupported = map[string]bool{
 //     400. Two literals compare too (1 eq 1). Comparisons must be of one
 //     type (Int64 and Decimal mix): a date compared with a string, or a
 //     string property with a number, is a 400, as OData does not convert. See
-//     [Query.SQL] for how it reaches the database and [Query.Filter] for
+//     [Query.Compile] for how it reaches the database and [Query.Filter] for
 //     the plain equalities a store serves on its own.
 //   - $orderby: properties, comma-separated, each optionally asc or desc;
 //     nulls are smaller than any value. The key's parts order last. The
-//     set's own order ([EntitySetDef.OrderBy]) or a prefix of it,
+//     set's own order ([dataset.EntitySet.OrderBy]) or a prefix of it,
 //     ascending, is the same as none.
-//   - $expand: navigation properties of the set ([EntitySetDef.Navigations]),
+//   - $expand: navigation properties of the set ([dataset.EntitySet.Navigations]),
 //     comma-separated, one level, each with an optional nested $select:
 //     "Client($select=client_rut,client_region),Processes". Each entity
 //     then carries its related entity (null when there is none) or its
@@ -658,11 +658,11 @@ func odataPath(set *EntitySet) string { return "/odata/" + set.def.Name }
 
 // Columns returns the columns $select chose, in its order, or nil when it
 // chose them all (or was absent).
-func (q *Query) Columns() []export.Column {
+func (q *Query) Columns() []dataset.Column {
 	if q.sel == nil {
 		return nil
 	}
-	var cols []export.Column
+	var cols []dataset.Column
 	for _, i := range q.sel {
 		if p := q.set.props[i]; p.col >= 0 {
 			cols = append(cols, q.set.def.Columns[p.col])

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/httplist"
 )
 
@@ -158,21 +158,21 @@ func decodeSkipToken(tok string, set *EntitySet, order []orderItem, bind []byte)
 }
 
 // validSortValue reports whether v is a sort value of kind k as
-// [SQL.SortText] writes it.
-func validSortValue(k export.Kind, v string) bool {
+// [dataset.Sort.Text] writes it.
+func validSortValue(k dataset.Kind, v string) bool {
 	var err error
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		_, err = strconv.ParseInt(v, 10, 64)
-	case export.Decimal:
+	case dataset.Decimal:
 		if !isDecimal([]byte(v)) {
 			return false
 		}
-	case export.Date:
+	case dataset.Date:
 		_, err = time.Parse("2006-01-02", v)
-	case export.Timestamp:
+	case dataset.Timestamp:
 		_, err = time.Parse("2006-01-02T15:04:05.000000", v)
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		_, err = time.Parse("2006-01-02T15:04:05.000000Z", v)
 	default:
 		return validText(v)

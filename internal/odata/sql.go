@@ -6,13 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 )
 
 // Compile adds q's $filter, request by key, $orderby, $skiptoken position
 // and $skip to dq, written as PostgreSQL over the entity set's typed view
-// (see [EntitySetDef.KeyColumns]) aliased t: every literal is a bound
+// (see [dataset.EntitySet.KeyColumns]) aliased t: every literal is a bound
 // parameter, never text in the statement, and every comparison is on the
 // typed column, so that it is by value and an index on the column can
 // serve it. The position is dq.Key under the set's own order, and
@@ -88,13 +87,13 @@ func (b *sqlBuilder) on(e *expr) (dataset.On, bool) {
 		return dataset.On{}, false
 	}
 	p := b.set.props[l.prop]
-	if _, normalized := b.set.def.Normalized[p.name]; p.col < 0 || p.kind == export.Timestamp || normalized {
+	if _, normalized := b.set.def.Normalized[p.name]; p.col < 0 || p.kind == dataset.Timestamp || normalized {
 		return dataset.On{}, false // cmp writes these otherwise
 	}
 	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.val}, true
 }
 
-// needed returns the [EntitySetDef.Joined] columns that are not null
+// needed returns the [dataset.EntitySet.Joined] columns that are not null
 // wherever e is true (some maybe twice): e reads a property of their
 // table, and is false or NULL where that property is null.
 func (b *sqlBuilder) needed(e *expr) []string {
@@ -199,6 +198,7 @@ type sqlBuilder struct {
 	set   *EntitySet
 	alias string
 	q     *dataset.Query // where the parameters are bound
+	depth int            // of lambda operators around the expressions written
 }
 
 func (b *sqlBuilder) param(v any, cast string) string { return b.q.Param(v, cast) }
@@ -220,13 +220,13 @@ func (b *sqlBuilder) column(i int) string {
 func (b *sqlBuilder) sortExpr(i int) (string, string) {
 	e := b.column(i)
 	switch b.set.props[i].kind {
-	case export.Date:
+	case dataset.Date:
 		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
-	case export.Timestamp:
+	case dataset.Timestamp:
 		return e, "to_char(" + e + `, 'YYYY-MM-DD"T"HH24:MI:SS.US')`
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		return e, "to_char(" + e + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-	case export.Text:
+	case dataset.Text:
 		return e, e
 	}
 	return e, e + "::text"
@@ -235,16 +235,16 @@ func (b *sqlBuilder) sortExpr(i int) (string, string) {
 // sortParam binds a sort value of property i as read from a $skiptoken.
 func (b *sqlBuilder) sortParam(i int, v string) string {
 	switch b.set.props[i].kind {
-	case export.Integer:
+	case dataset.Integer:
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return b.param(n, "bigint")
-	case export.Decimal:
+	case dataset.Decimal:
 		return b.param(v, "numeric")
-	case export.Date:
+	case dataset.Date:
 		return b.param(v, "date")
-	case export.Timestamp:
+	case dataset.Timestamp:
 		return b.param(v, "timestamp")
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		return b.param(v, "timestamptz")
 	}
 	return b.param(v, "text")
@@ -254,7 +254,7 @@ func (b *sqlBuilder) sortParam(i int, v string) string {
 // order: some leading sort values equal and the next one after, or all
 // equal and the key greater. A bound on the first sort value comes first,
 // so that an index on it can narrow the scan. It also returns
-// [SQL.After] and [SQL.AfterKey].
+// [dataset.Query.AfterValue] and [dataset.Query.AfterFloor].
 func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
 	for j, o := range q.order {
@@ -345,6 +345,8 @@ func (b *sqlBuilder) cond(e *expr) string {
 		return b.in(e)
 	case eCmp:
 		return b.cmp(e)
+	case eAny, eAll:
+		return b.lambda(e)
 	case eLit:
 		if e.val.(bool) {
 			return "TRUE"
@@ -367,6 +369,26 @@ func (b *sqlBuilder) logical(e *expr, side func(*expr) string) (string, bool) {
 		return "(NOT " + b.exact(e.args[0]) + ")", true
 	}
 	return "", false
+}
+
+// lambda writes any or all as EXISTS or NOT EXISTS over the target's
+// typed view, aliased anew at each depth, its rows related by the
+// navigation's column to this row's key: any is true where some related
+// row makes the lambda expression true (any() where there is a related
+// row at all); all is true where no related row makes it false or null,
+// so on a row with no related rows. Neither is ever null.
+func (b *sqlBuilder) lambda(e *expr) string {
+	alias := "l" + strconv.Itoa(b.depth+1)
+	inner := &sqlBuilder{set: e.target, alias: alias, q: b.q, depth: b.depth + 1}
+	rel := alias + "." + e.nav.Column + " = " + b.alias + "." + b.set.keyColumns()[0]
+	sub := "SELECT 1 FROM " + e.target.def.Typed + " " + alias + " WHERE " + rel
+	switch {
+	case e.kind == eAny && len(e.args) == 0:
+		return "EXISTS (" + sub + ")"
+	case e.kind == eAny:
+		return "EXISTS (" + sub + " AND " + inner.cond(e.args[0]) + ")"
+	}
+	return "(NOT EXISTS (" + sub + " AND (" + inner.cond(e.args[0]) + ") IS NOT TRUE))"
 }
 
 // exact writes a condition whose SQL value is OData's, null included
@@ -457,7 +479,7 @@ func (b *sqlBuilder) cmp(e *expr) string {
 		return b.value(l) + " IS NOT NULL"
 	}
 	var lv, rv string
-	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
+	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == dataset.Timestamp && r.kind == eLit {
 		lv, rv = b.operands(l, r)
 	} else {
 		lv, rv = b.value(l), b.value(r)
@@ -476,7 +498,7 @@ func (b *sqlBuilder) cmp(e *expr) string {
 // operands writes the two sides of a comparison. A date-time without an
 // offset (a Timestamp column, UTC wall-clock time) compared with a literal
 // meets the literal's UTC wall-clock time, so that an index on the column
-// serves it; a normalized property ([EntitySetDef.Normalized]) meets the
+// serves it; a normalized property ([dataset.EntitySet.Normalized]) meets the
 // literal normalized.
 func (b *sqlBuilder) operands(l, r *expr) (string, string) {
 	if l.kind == eProp && r.kind == eLit && r.typ == tStr {
@@ -484,7 +506,7 @@ func (b *sqlBuilder) operands(l, r *expr) (string, string) {
 			return b.alias + "." + n[0], n[1] + "(" + b.param(r.val.(string), "text") + ")"
 		}
 	}
-	if l.kind == eProp && b.set.props[l.prop].kind == export.Timestamp && r.kind == eLit {
+	if l.kind == eProp && b.set.props[l.prop].kind == dataset.Timestamp && r.kind == eLit {
 		return b.column(l.prop), b.param(pgTimestamp(r.val.(time.Time), false), "timestamp")
 	}
 	return b.value(l), b.value(r)
@@ -592,7 +614,7 @@ func (b *sqlBuilder) value(e *expr) string {
 	switch e.kind {
 	case eProp:
 		c := b.column(e.prop)
-		if b.set.props[e.prop].kind == export.Timestamp {
+		if b.set.props[e.prop].kind == dataset.Timestamp {
 			return "(" + c + " AT TIME ZONE 'UTC')" // UTC wall-clock time, as the feed writes it
 		}
 		return c
@@ -641,6 +663,10 @@ func (b *sqlBuilder) call(e *expr) string {
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
+	case foldFunction:
+		// informe_fold (migration 00013): lower case through
+		// informe_case, then the Latin letters' accents taken off.
+		return "informe_fold(" + arg(0) + ")"
 	case "tolower", "toupper":
 		// Case mapped by Unicode's rules through informe_case (migration
 		// 00009), whatever the database's collation; the result compares
@@ -682,7 +708,7 @@ func (b *sqlBuilder) call(e *expr) string {
 // wall writes a date or date-time as UTC wall-clock time, as the feed
 // writes it.
 func (b *sqlBuilder) wall(e *expr) string {
-	if e.kind == eProp && b.set.props[e.prop].kind != export.Timestamptz {
+	if e.kind == eProp && b.set.props[e.prop].kind != dataset.Timestamptz {
 		return b.column(e.prop)
 	}
 	if e.typ == tDTO {

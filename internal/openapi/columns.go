@@ -3,35 +3,35 @@ package openapi
 import (
 	"fmt"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // kindKeyword is the schema keyword (a specification extension) that
-// carries a value's column kind, [export.Kind.String]: "text",
+// carries a value's column kind, [dataset.Kind.String]: "text",
 // "integer", "decimal", "date", "timestamp" or "timestamptz". Clients can
 // read it to type a value that travels as text; the tests read it to
 // check the document against the column lists.
 const kindKeyword = "x-informe-kind"
 
 // kindText says how a value of each kind is written, for descriptions.
-var kindText = map[export.Kind]string{
-	export.Text:        "Text.",
-	export.Integer:     "An integer written in base 10, e.g. `42`; a number cell in XLSX (text past 15 digits, which Excel would round).",
-	export.Decimal:     "A decimal number with a dot, e.g. `350000` or `1500.5`; a number cell in XLSX.",
-	export.Date:        "A date, `YYYY-MM-DD`; a date cell in XLSX.",
-	export.Timestamp:   "A date and time, `YYYY-MM-DD HH:MM:SS`; a date-time cell in XLSX.",
-	export.Timestamptz: "A UTC date and time with microseconds, `YYYY-MM-DD HH:MM:SS.ffffff+00`; a date-time cell in XLSX.",
+var kindText = map[dataset.Kind]string{
+	dataset.Text:        "Text.",
+	dataset.Integer:     "An integer written in base 10, e.g. `42`; a number cell in XLSX (text past 15 digits, which Excel would round).",
+	dataset.Decimal:     "A decimal number with a dot, e.g. `350000` or `1500.5`; a number cell in XLSX.",
+	dataset.Date:        "A date, `YYYY-MM-DD`; a date cell in XLSX.",
+	dataset.Timestamp:   "A date and time, `YYYY-MM-DD HH:MM:SS`; a date-time cell in XLSX.",
+	dataset.Timestamptz: "A UTC date and time with microseconds, `YYYY-MM-DD HH:MM:SS.ffffff+00`; a date-time cell in XLSX.",
 }
 
 // kindPattern is the regular expression a non-empty value of each kind
 // matches (none for text). Character classes are spelled out, so that
 // every regular expression dialect (ECMA-262, RE2) reads them alike.
-var kindPattern = map[export.Kind]string{
-	export.Integer:     `-?[0-9]+`,
-	export.Decimal:     `-?[0-9]+(\.[0-9]+)?`,
-	export.Date:        datePattern,
-	export.Timestamp:   datePattern + ` ` + timePattern,
-	export.Timestamptz: datePattern + ` ` + timePattern + `\.[0-9]{6}\+00`,
+var kindPattern = map[dataset.Kind]string{
+	dataset.Integer:     `-?[0-9]+`,
+	dataset.Decimal:     `-?[0-9]+(\.[0-9]+)?`,
+	dataset.Date:        datePattern,
+	dataset.Timestamp:   datePattern + ` ` + timePattern,
+	dataset.Timestamptz: datePattern + ` ` + timePattern + `\.[0-9]{6}\+00`,
 }
 
 const (
@@ -43,7 +43,7 @@ const (
 // NDJSON and CSV formats write it: always a string. emptyAllowed says a
 // missing value is "" (the general report); otherwise only Text values
 // may be empty and a missing value of a Nullable column is null.
-func valueSchema(c export.Column, emptyAllowed bool) object {
+func valueSchema(c dataset.Column, emptyAllowed bool) object {
 	s := obj("type", "string")
 	if c.Nullable {
 		s = obj("type", []string{"string", "null"})
@@ -70,7 +70,7 @@ func valueSchema(c export.Column, emptyAllowed bool) object {
 // properties are the columns in order. No property is required, because
 // the columns parameter chooses which keys a row carries; without it every
 // row carries all of them, in this order.
-func rowSchema(title, desc string, cols []export.Column, emptyAllowed bool) object {
+func rowSchema(title, desc string, cols []dataset.Column, emptyAllowed bool) object {
 	props := make(object, 0, len(cols))
 	for _, c := range cols {
 		props = append(props, member{c.Name, valueSchema(c, emptyAllowed)})
@@ -87,7 +87,7 @@ func rowSchema(title, desc string, cols []export.Column, emptyAllowed bool) obje
 
 // columnsParameter returns the columns query parameter of a listing of
 // cols: a comma-separated list of distinct field names.
-func columnsParameter(cols []export.Column, docs string) object {
+func columnsParameter(cols []dataset.Column, docs string) object {
 	return obj(
 		"name", "columns",
 		"in", "query",
@@ -98,7 +98,7 @@ func columnsParameter(cols []export.Column, docs string) object {
 			"type", "array",
 			"minItems", 1,
 			"uniqueItems", true,
-			"items", obj("type", "string", "enum", export.Names(cols)),
+			"items", obj("type", "string", "enum", dataset.Names(cols)),
 		),
 	)
 }

@@ -5,16 +5,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 )
 
-// This file describes the OData service. Its entity sets are declared in
-// odataSets below, as the odata.EntitySetDef values the server is wired
-// with: keep them the same (better, declare them once where both can use
-// them). The tests check the schemas against package odata's own feeds,
-// errors and $metadata, and internal/api's TestOpenAPI against the
-// server's.
+// This file describes the OData service, whose entity sets are those of
+// the datasets' declarations (dataset.All), as the server's. The tests
+// check the schemas against package odata's own feeds, errors and
+// $metadata, and internal/api's TestOpenAPI against the server's.
 
 // ODataRoot is the path of the OData service root.
 const ODataRoot = "/odata"
@@ -22,25 +20,19 @@ const ODataRoot = "/odata"
 // odataSet is an entity set of the OData service and the scope a token
 // needs to read it.
 type odataSet struct {
-	odata.EntitySetDef
+	dataset.EntitySet
 	Scope string
 }
 
 // odataSets are the entity sets of the OData service, in the order of the
-// service document, as the server declares them.
-var odataSets = append([]odataSet{
-	{odata.GeneralReportDef, reportScope},
-	{odata.UsersDef, usersScope},
-}, grainSets()...)
-
-// grainSets are the entity sets of the entities at their own grain.
-func grainSets() []odataSet {
-	var sets []odataSet
-	for _, g := range grains {
-		sets = append(sets, odataSet{g.set, reportScope})
+// service document: those of dataset.All.
+var odataSets = func() []odataSet {
+	sets := make([]odataSet, len(dataset.All))
+	for i, d := range dataset.All {
+		sets[i] = odataSet{d.EntitySet(), string(d.Scope)}
 	}
 	return sets
-}
+}()
 
 // syntheticKey reports whether s's key is made of RowKey rather than a
 // column.
@@ -53,14 +45,14 @@ func (s odataSet) propertyNames() []string {
 	if s.syntheticKey() {
 		names = append(names, s.Key)
 	}
-	return append(names, export.Names(s.Columns)...)
+	return append(names, dataset.Names(s.Columns)...)
 }
 
 // odataValueSchema returns the schema of property c of s in an OData
 // entity. Edm.Int64 and Edm.Decimal are JSON numbers, or strings when the
 // response is IEEE754Compatible=true; dates are RFC 3339 full dates and
 // date-times with an offset ("Z" for UTC).
-func odataValueSchema(s odataSet, c export.Column) object {
+func odataValueSchema(s odataSet, c dataset.Column) object {
 	nullable := c.Name != s.Key && (c.Nullable || s.EmptyIsNull)
 	types := func(t ...string) any {
 		if nullable {
@@ -73,26 +65,26 @@ func odataValueSchema(s odataSet, c export.Column) object {
 	}
 	var sch object
 	switch c.Kind {
-	case export.Integer:
+	case dataset.Integer:
 		sch = obj("type", types("integer", "string"), "format", "int64", "pattern", `^-?[0-9]+$`)
-	case export.Decimal:
+	case dataset.Decimal:
 		sch = obj("type", types("number", "string"), "format", "decimal", "pattern", `^-?[0-9]+(\.[0-9]+)?$`)
-	case export.Date:
+	case dataset.Date:
 		sch = obj("type", types("string"), "format", "date")
-	case export.Timestamp, export.Timestamptz:
+	case dataset.Timestamp, dataset.Timestamptz:
 		sch = obj("type", types("string"), "format", "date-time")
 	default:
 		sch = obj("type", types("string"))
 	}
 	desc := odata.EDMType(c.Kind) + "."
 	switch c.Kind {
-	case export.Integer, export.Decimal:
+	case dataset.Integer, dataset.Decimal:
 		desc += " A JSON number; a string holding it when the response is `IEEE754Compatible=true`."
-	case export.Date:
+	case dataset.Date:
 		desc += " `YYYY-MM-DD`."
-	case export.Timestamp:
+	case dataset.Timestamp:
 		desc += " RFC 3339, e.g. `2024-03-05T14:07:09Z`."
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		desc += " RFC 3339 with microseconds, e.g. `2024-03-05T14:07:09.123456Z`."
 	}
 	if nullable {
@@ -335,7 +327,7 @@ func odataCode(st int) string { return strings.ReplaceAll(http.StatusText(st), "
 // same on every path (it tells nothing of which exist).
 var odataErrorStatuses = []int{
 	http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound,
-	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusRequestHeaderFieldsTooLarge,
+	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusRequestHeaderFieldsTooLarge,
 	http.StatusInternalServerError, http.StatusNotImplemented, http.StatusServiceUnavailable,
 }
 
@@ -367,6 +359,9 @@ func odataResponses() object {
 		"ODataNotAcceptable", odataErrorResponse(http.StatusNotAcceptable, "ODataError",
 			"No format this service writes is acceptable.",
 			"Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
+		"ODataTooManyRequests", odataErrorResponse(http.StatusTooManyRequests, "ODataError",
+			"A page of more than 1,000 rows, or a count under a filter, asked with a token that already has as many big responses running or waiting as it may; try again after `Retry-After` seconds.",
+			"Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", "Retry-After"),
 		"ODataRequestHeaderFieldsTooLarge", odataErrorResponse(http.StatusRequestHeaderFieldsTooLarge, "ODataError",
 			"The request's header fields, with its URL, are too large.",
 			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
@@ -394,7 +389,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 	for _, e := range errs {
 		st := map[string]string{
 			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotFound": "404", "NotAcceptable": "406",
-			"RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
+			"TooManyRequests": "429", "RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
 		}[e]
 		name := "OData" + e
 		if e == "Unauthorized" {
@@ -426,7 +421,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 }
 
 func odataPaths() object {
-	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
+	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "TooManyRequests", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
 	okHeaders := headerRefs("X-Request-Id", "Cache-Control", "OData-Version")
 	service := func(id string) object {
 		return odataOperations(id, "OData service document",

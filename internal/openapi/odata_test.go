@@ -16,7 +16,7 @@ import (
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 )
@@ -26,7 +26,7 @@ func odataEntitySets(t *testing.T) []*odata.EntitySet {
 	t.Helper()
 	var sets []*odata.EntitySet
 	for _, s := range odataSets {
-		set, err := odata.NewEntitySet(s.EntitySetDef)
+		set, err := odata.NewEntitySet(s.EntitySet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,17 +135,17 @@ func TestODataMetadata(t *testing.T) {
 }
 
 // sampleValue returns a value of kind k as the database renders it.
-func sampleValue(k export.Kind, i int) []byte {
+func sampleValue(k dataset.Kind, i int) []byte {
 	switch k {
-	case export.Integer:
+	case dataset.Integer:
 		return []byte([]string{"42", "-7", "9223372036854775807"}[i%3])
-	case export.Decimal:
+	case dataset.Decimal:
 		return []byte([]string{"12500.50", "350000", "-0.5"}[i%3])
-	case export.Date:
+	case dataset.Date:
 		return []byte("2024-02-29")
-	case export.Timestamp:
+	case dataset.Timestamp:
 		return []byte("2024-01-15 09:30:00")
-	case export.Timestamptz:
+	case dataset.Timestamptz:
 		return []byte([]string{"2024-03-05 14:07:09.123456+00", "2024-04-01 12:00:00.25+00"}[i%2])
 	}
 	return []byte(`María "la" <b>\n`)
@@ -160,13 +160,13 @@ func sampleRows(s odataSet) [][][]byte {
 		var row [][]byte
 		for _, c := range s.Columns {
 			v := sampleValue(c.Kind, i)
-			absent := i%2 == 1 && c.Name != s.Key && (c.Kind != export.Integer || !slices.Contains(s.OrderBy, c.Name))
+			absent := i%2 == 1 && c.Name != s.Key && (c.Kind != dataset.Integer || !slices.Contains(s.OrderBy, c.Name))
 			switch {
 			case absent && s.EmptyIsNull:
 				v = []byte{}
 			case absent && c.Nullable:
 				v = nil
-			case absent && c.Kind == export.Text:
+			case absent && c.Kind == dataset.Text:
 				v = []byte{}
 			case c.Name == s.Key:
 				v = []byte{byte('1' + i)}

@@ -1,7 +1,7 @@
 // Package openapi builds informe's OpenAPI 3.1 document: every path,
 // parameter, format, header, security scheme and error of the API, the
 // OData service included, with the row schemas generated from the one
-// column lists ([report.Columns], [users.Columns]) so that the document
+// column lists ([dataset.GeneralReport] and [dataset.Users]) so that the document
 // cannot drift from the rows the encoders write.
 //
 // [JSON] returns the document. The server serves it at GET /openapi.json,
@@ -26,12 +26,9 @@ import (
 	"sync"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
-	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 // Path is where the server serves the document.
@@ -116,6 +113,7 @@ Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + 
 | 404 | the path does not exist (only with a valid token) |
 | 405 | the method is not allowed on the path; ` + "`Allow`" + ` lists the allowed ones |
 | 406 | no offered format satisfies ` + "`Accept`" + ` |
+| 429 | a big response (a whole export, a page of more than 1,000 rows, XLSX) asked with a token that already has its own limit of them running or waiting; ` + "`Retry-After`" + ` says when to try again |
 | 431 | the request's header fields are too large |
 | 500 | ` + "`{\"message\":\"Internal Server Error\"}`" + `; the cause is logged with the request id |
 | 503 | the database cannot be reached, or the server is at capacity; ` + "`Retry-After`" + ` says when to try again |
@@ -124,8 +122,8 @@ The status is decided before the first byte of the body. A failure after it cann
 
 // The scopes the listings need.
 var (
-	reportScope = string(auth.ReportRead)
-	usersScope  = string(auth.UsersRead)
+	reportScope = string(dataset.GeneralReport.Scope)
+	usersScope  = string(dataset.Users.Scope)
 )
 
 // securityRequirements returns the three ways to present a token, any
@@ -144,7 +142,7 @@ func ref(typ, name string) object { return obj("$ref", "#/components/"+typ+"/"+n
 
 func paths() object {
 	p := obj(
-		"/api/general-report", listingPath(listing{
+		dataset.GeneralReport.PagePath, listingPath(listing{
 			op: "GeneralReport", tag: "report", scope: reportScope,
 			summary: "One page of the general report",
 			description: "One row per task of a process of a contract, ordered by contract id, process id and task id, stable across pages. A contract without processes, or a process without tasks, still has exactly one row. Filters combine with AND. The count and the page are read in one snapshot, so `totalPages` never disagrees with the rows; a page past the end is a 200 without rows.\n\n" +
@@ -157,7 +155,7 @@ func paths() object {
 			file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			sheet:   "general-report",
 		}),
-		"/api/general-report/export", listingPath(listing{
+		dataset.GeneralReport.ExportPath, listingPath(listing{
 			op: "GeneralReportExport", tag: "report", scope: reportScope,
 			summary:     "Every row of the general report",
 			description: "Every row matching the filters, in the order of the paged report (or of `$orderby`), in one response read from one snapshot: for exports and spreadsheet data connections that want the whole report. The JSON format is a bare array of rows. `page` and `result_per_page` are a 400 here: an export has no pages.",
@@ -169,7 +167,7 @@ func paths() object {
 			file:    "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			sheet:   "general-report",
 		}),
-		"/users", listingPath(listing{
+		dataset.Users.ExportPath, listingPath(listing{
 			op: "Users", tag: "users", scope: usersScope,
 			summary:     "The users",
 			description: "Every user matching `$filter`, ordered by id (or by `$orderby`). `X-Total-Count` gives their number.",
@@ -182,43 +180,33 @@ func paths() object {
 		}),
 		Path, documentPath(),
 	)
-	for _, g := range grains {
-		p = append(p, member{"/api/" + g.data.Name + "/export", listingPath(listing{
-			op: g.set.Name + "Export", tag: "entities", scope: reportScope,
-			summary:     "Every " + g.one + ", once",
-			description: g.desc + " Every row matching `$filter`, ordered by `" + g.set.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + g.set.Name + "`.",
-			params:      []any{ref("parameters", g.data.Name+"Columns"), ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
+	for _, d := range entities() {
+		p = append(p, member{d.ExportPath, listingPath(listing{
+			op: d.OData.Name + "Export", tag: "entities", scope: string(d.Scope),
+			summary:     "Every " + d.One + ", once",
+			description: d.About + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
+			params:      []any{ref("parameters", d.Name+"Columns"), ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
 			headers:     []string{"X-Total-Count"},
-			json:        obj("type", "array", "items", ref("schemas", g.set.TypeName)),
-			row:         g.set.TypeName,
-			file:        "`" + g.data.Name + ".csv` (`.tsv`, `.xlsx`, `.parquet`, `.arrow`)",
-			sheet:       g.data.Name,
+			json:        obj("type", "array", "items", ref("schemas", d.OData.TypeName)),
+			row:         d.OData.TypeName,
+			file:        "`" + d.Name + ".csv` (`.tsv`, `.xlsx`, `.parquet`, `.arrow`)",
+			sheet:       d.Name,
 		})})
 	}
 	return append(p, odataPaths()...)
 }
 
-// grain is an entity at its own grain, as the document describes it.
-type grain struct {
-	data     *dataset.Dataset
-	set      odata.EntitySetDef
-	one      string // "contract"
-	desc     string
-	rowTitle string
-}
-
-// grains are the entities at their own grain, in the server's order.
-var grains = []grain{
-	{entities.Contracts, odata.ContractsDef, "contract",
-		"One row per contract: its client and payer as recorded on it, its service with its cost (once, so that the cost sums to the right total), its number of processes and of tasks, its tasks by status (`tasks_pending`, `tasks_in_progress`, `tasks_cancelled`, `tasks_done`) and its first and last task end dates.", "Contract"},
-	{entities.Processes, odata.ProcessesDef, "process",
-		"One row per process (causa), with its `contract_id`, its number of tasks, its tasks by status and its first and last task end dates.", "Process"},
-	{entities.Tasks, odata.TasksDef, "task",
-		"One row per task, with its `process_id` and `contract_id`.", "Task"},
-	{entities.Clients, odata.ClientsDef, "client",
-		"One row per client, its current record, with its number of contracts.", "Client"},
-	{entities.Services, odata.ServicesDef, "service",
-		"One row per service, with its cost, its benefit center and its number of contracts.", "Service"},
+// entities are the datasets of dataset.All that the API spec does not
+// define (the general report's and the users' paths are written above):
+// the entities at their own grain, each described from its declaration.
+func entities() []*dataset.Dataset {
+	var out []*dataset.Dataset
+	for _, d := range dataset.All {
+		if !d.Spec {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // documentPath returns the path of this document, GET and HEAD.
@@ -289,6 +277,7 @@ func listingPath(l listing) object {
 		"401", ref("responses", "Unauthorized"),
 		"403", ref("responses", "Forbidden"),
 		"406", ref("responses", "NotAcceptable"),
+		"429", ref("responses", "TooManyRequests"),
 		"431", ref("responses", "RequestHeaderFieldsTooLarge"),
 		"500", ref("responses", "InternalServerError"),
 		"503", ref("responses", "ServiceUnavailable"),
@@ -349,7 +338,7 @@ func schemas() object {
 	s := obj(
 		"GeneralReportRow", rowSchema("General report row",
 			"One task of a process of a contract, with its contract, payer, service, process and client. Every value is a string; an absent value is `\"\"`.",
-			report.Columns, true),
+			dataset.GeneralReport.Columns, true),
 		"GeneralReportPage", obj(
 			"title", "General report page",
 			"type", "object",
@@ -363,10 +352,10 @@ func schemas() object {
 		),
 		"User", rowSchema("User",
 			"A user. Every value is a string, `id` included; `last_entry` and `updated_at` are `null` when absent.",
-			users.Columns, false),
+			dataset.Users.Columns, false),
 	)
-	for _, g := range grains {
-		s = append(s, member{g.set.TypeName, rowSchema(g.rowTitle, g.desc+" Every value is a string; an absent value is `null`.", g.data.Columns, false)})
+	for _, d := range entities() {
+		s = append(s, member{d.OData.TypeName, rowSchema(d.OData.TypeName, d.About+" Every value is a string; an absent value is `null`.", d.Columns, false)})
 	}
 	s = append(s, obj(
 		"Error", obj(
@@ -432,11 +421,11 @@ func parameters() object {
 			"description", "Ignored: the cache-buster that jQuery's `ajax` adds with `cache: false`. Any other parameter a path does not list is a 400 that names it.",
 			"schema", obj("type", "string")),
 		"result_per_page", integerParam("result_per_page", "Rows per page.", report.MaxPerPage, report.MaxPerPage),
-		"reportColumns", columnsParameter(report.Columns, "the `GeneralReportRow` schema and docs/columns.md"),
-		"usersColumns", columnsParameter(users.Columns, "the `User` schema and docs/columns.md"),
+		"reportColumns", columnsParameter(dataset.GeneralReport.Columns, "the `GeneralReportRow` schema and docs/columns.md"),
+		"usersColumns", columnsParameter(dataset.Users.Columns, "the `User` schema and docs/columns.md"),
 	)
-	for _, g := range grains {
-		p = append(p, member{g.data.Name + "Columns", columnsParameter(g.data.Columns, "the `"+g.set.TypeName+"` schema and docs/columns.md")})
+	for _, d := range entities() {
+		p = append(p, member{d.Name + "Columns", columnsParameter(d.Columns, "the `"+d.OData.TypeName+"` schema and docs/columns.md")})
 	}
 	p = append(p, obj(
 		"format", obj("name", "format", "in", "query",
@@ -543,6 +532,8 @@ func responses() object {
 			"not acceptable: the offered media types are "+strings.Join(export.Offered, ", "), "Vary"),
 		"RequestHeaderFieldsTooLarge", errorResponse("The request's header fields, with its URL, are too large.",
 			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
+		"TooManyRequests", errorResponse("A big response asked with a token that already has as many big responses running or waiting as it may (its own limit); try again after `Retry-After` seconds, or once some have ended.",
+			"Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", "Retry-After"),
 		"InternalServerError", errorResponse("An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error"),
 		"ServiceUnavailable", errorResponse("The database cannot be reached, a request took longer than the server allows, or the server is at capacity (too many exports at once); try again after `Retry-After` seconds.",
 			"Service Unavailable: the database cannot be reached", "Retry-After"),

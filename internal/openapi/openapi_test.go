@@ -15,11 +15,9 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 
-	"github.com/informe/informe/entities"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
-	"github.com/informe/informe/report"
-	"github.com/informe/informe/users"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/openapi.json")
@@ -159,19 +157,19 @@ func TestGeneratedFromColumns(t *testing.T) {
 	doc := decoded(t)
 	for _, tt := range []struct {
 		schema, param string
-		cols          []export.Column
+		cols          []dataset.Column
 		emptyAllowed  bool
 	}{
-		{"GeneralReportRow", "reportColumns", report.Columns, true},
-		{"User", "usersColumns", users.Columns, false},
-		{"Contract", "contractsColumns", entities.ContractColumns, false},
-		{"Process", "processesColumns", entities.ProcessColumns, false},
-		{"Task", "tasksColumns", entities.TaskColumns, false},
-		{"Client", "clientsColumns", entities.ClientColumns, false},
-		{"Service", "servicesColumns", entities.ServiceColumns, false},
+		{"GeneralReportRow", "reportColumns", dataset.GeneralReport.Columns, true},
+		{"User", "usersColumns", dataset.Users.Columns, false},
+		{"Contract", "contractsColumns", dataset.Contracts.Columns, false},
+		{"Process", "processesColumns", dataset.Processes.Columns, false},
+		{"Task", "tasksColumns", dataset.Tasks.Columns, false},
+		{"Client", "clientsColumns", dataset.Clients.Columns, false},
+		{"Service", "servicesColumns", dataset.Services.Columns, false},
 	} {
 		t.Run(tt.schema, func(t *testing.T) {
-			if got, want := propertyOrder(t, tt.schema), export.Names(tt.cols); !slices.Equal(got, want) {
+			if got, want := propertyOrder(t, tt.schema), dataset.Names(tt.cols); !slices.Equal(got, want) {
 				t.Errorf("properties = %v, want the columns %v", got, want)
 			}
 			props := dig(t, doc, "components", "schemas", tt.schema, "properties").(map[string]any)
@@ -195,7 +193,7 @@ func TestGeneratedFromColumns(t *testing.T) {
 				t.Error("a row schema requires properties, but columns= chooses them")
 			}
 			enum := dig(t, doc, "components", "parameters", tt.param, "schema", "items", "enum")
-			if got, want := fmt.Sprint(enum), fmt.Sprint(export.Names(tt.cols)); got != want {
+			if got, want := fmt.Sprint(enum), fmt.Sprint(dataset.Names(tt.cols)); got != want {
 				t.Errorf("columns enum = %v, want %v", got, want)
 			}
 		})
@@ -227,17 +225,17 @@ func TestGeneratedFromColumns(t *testing.T) {
 // TestKindPatterns checks each kind's pattern against values as the
 // database renders them, and the other kinds' values.
 func TestKindPatterns(t *testing.T) {
-	samples := map[export.Kind][]string{
-		export.Integer:     {"0", "42", "9223372036854775807"},
-		export.Decimal:     {"350000", "12500.50", "1500.5"},
-		export.Date:        {"2024-02-29", "1980-12-31"},
-		export.Timestamp:   {"2024-01-15 09:30:00", "2023-12-31 23:59:59"},
-		export.Timestamptz: {"2024-03-05 14:07:09.123456+00", "2024-07-01 14:00:00.000000+00"},
+	samples := map[dataset.Kind][]string{
+		dataset.Integer:     {"0", "42", "9223372036854775807"},
+		dataset.Decimal:     {"350000", "12500.50", "1500.5"},
+		dataset.Date:        {"2024-02-29", "1980-12-31"},
+		dataset.Timestamp:   {"2024-01-15 09:30:00", "2023-12-31 23:59:59"},
+		dataset.Timestamptz: {"2024-03-05 14:07:09.123456+00", "2024-07-01 14:00:00.000000+00"},
 	}
 	wrong := []string{"abc", " 42", "2024-13-01", "2024-01-15T09:30:00", "2024-03-05 14:07:09+00"}
 	for kind, good := range samples {
 		for _, emptyAllowed := range []bool{true, false} {
-			s := valueSchema(export.Column{Name: "x", Kind: kind}, emptyAllowed)
+			s := valueSchema(dataset.Column{Name: "x", Kind: kind}, emptyAllowed)
 			var pattern string
 			for _, m := range s {
 				if m.key == "pattern" {
@@ -257,7 +255,7 @@ func TestKindPatterns(t *testing.T) {
 				if slices.Contains(good, v) {
 					continue
 				}
-				if re.MatchString(v) && !(kind == export.Integer && v == "42") {
+				if re.MatchString(v) && !(kind == dataset.Integer && v == "42") {
 					t.Errorf("%s pattern %s accepts %q", kind, pattern, v)
 				}
 			}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/secret"
 )
@@ -95,12 +95,12 @@ func OneOf(v url.Values, name, def string, allowed ...string) (string, error) {
 // Columns reads the columns parameter: field names of all, comma-separated,
 // in the order wanted. It returns all when the parameter is absent, and
 // fails naming an unknown or repeated field.
-func Columns(v url.Values, all []export.Column) ([]export.Column, error) {
+func Columns(v url.Values, all []dataset.Column) ([]dataset.Column, error) {
 	s, ok, err := Single(v, "columns")
 	if err != nil || !ok {
 		return all, err
 	}
-	cols, err := export.Select(all, strings.Split(s, ","))
+	cols, err := dataset.Select(all, strings.Split(s, ","))
 	if err != nil {
 		return nil, &failure.Error{Code: failure.Invalid, Target: "columns", Reason: "bad_column", Message: "columns: " + err.Error(), Err: err}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 )
@@ -106,7 +106,7 @@ func TestSingle(t *testing.T) {
 // every reader: each refuses it with a message that does not repeat it.
 func TestNeverEchoesToken(t *testing.T) {
 	const body = "Zx3kQ9-vB7_mN2pL8rT4wY6sD1fG5hJ0aC3eU7iO9qW"
-	cols := []export.Column{{Name: "contract_id"}, {Name: "task"}}
+	cols := []dataset.Column{{Name: "contract_id"}, {Name: "task"}}
 	for _, tok := range []string{"informe_" + body, body, "Informe_" + body} {
 		for _, tt := range []struct {
 			name string

@@ -111,3 +111,72 @@ func TestStatementTimeoutOverURL(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledConnectionNotReused checks that a connection one of whose
+// queries was cancelled is closed when released: a cancel request that
+// reaches its backend late would otherwise stop the next request's query
+// (57014). A pool of one connection gives the next request a new backend
+// after a cancelled query, and the same backend after a query that ended.
+func TestCancelledConnectionNotReused(t *testing.T) {
+	ctx := context.Background()
+	observer := pgtest.New(t)
+	pool, err := postgres.OpenPool(ctx, observer.Config().ConnString(), postgres.PoolOptions{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// backend runs then in a snapshot under qctx, calling started with
+	// the backend's pid once then is running, and returns the pid.
+	backend := func(qctx context.Context, then string, started func(pid int32)) (int32, error) {
+		snap, err := postgres.Begin(qctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		var pid int32
+		if err := snap.QueryRow("SELECT pg_backend_pid()", nil, &pid); err != nil {
+			t.Fatal(err)
+		}
+		if started != nil {
+			go started(pid)
+		}
+		var x any
+		return pid, snap.QueryRow(then, nil, &x)
+	}
+	first, err := backend(ctx, "SELECT 1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := backend(ctx, "SELECT 1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same != first {
+		t.Fatalf("a connection whose queries ended was not reused (backends %d, %d): the check below could not tell", first, same)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cancelledPID, err := backend(qctx, "SELECT pg_sleep(60)", func(pid int32) {
+		// End the query's context once it runs (or the observer fails,
+		// which the query's error then shows).
+		defer cancel()
+		for {
+			var n int
+			err := observer.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_sleep(60)%' AND state = 'active'", pid).Scan(&n)
+			if err != nil || n > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	if err == nil {
+		t.Fatal("the query outlived its context")
+	}
+	next, err := backend(ctx, "SELECT 1", nil)
+	if err != nil {
+		t.Fatalf("the request after a cancelled one failed: %v", err)
+	}
+	if next == cancelledPID {
+		t.Errorf("the connection of a cancelled query (backend %d) was given to the next request", cancelledPID)
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,7 +32,9 @@ type Cancel int
 
 const (
 	// CancelRequest sends PostgreSQL a cancel request at once, on a
-	// connection of its own, and keeps the query's connection.
+	// connection of its own, and keeps the query's connection until the
+	// query has ended; then it closes it rather than give it to another
+	// request, which a late cancel request would stop.
 	CancelRequest Cancel = iota
 	// CancelClose closes the query's connection instead. pgx still sends
 	// a cancel request as it closes a connection, but waits for its
@@ -43,6 +47,38 @@ const (
 	// client_connection_check_interval.
 	CancelClose
 )
+
+// markCancelled is pgx's cancel-request handler that also marks its
+// connection as having had a query cancelled (see [OpenPool]).
+type markCancelled struct {
+	pgconn.CancelRequestContextWatcherHandler
+	mark func()
+}
+
+func (h *markCancelled) HandleCancel(ctx context.Context) {
+	h.mark()
+	h.CancelRequestContextWatcherHandler.HandleCancel(ctx)
+}
+
+// closeCancelled closes, as the pool is given it back, a connection one
+// of whose queries was cancelled: the pool then drops it at once. (The
+// pool's AfterRelease would do the same, but makes every release
+// asynchronous.) It traces nothing else.
+type closeCancelled struct{ cancelled *sync.Map }
+
+func (closeCancelled) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (closeCancelled) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (t closeCancelled) TraceRelease(_ *pgxpool.Pool, d pgxpool.TraceReleaseData) {
+	if _, was := t.cancelled.LoadAndDelete(d.Conn.PgConn()); was {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = d.Conn.Close(ctx)
+	}
+}
 
 // ParseCancel parses the --pg-cancel flag: "request" or "close".
 func ParseCancel(s string) (Cancel, error) {
@@ -65,7 +101,9 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 // checks that it answers. When a query's context is cancelled, as when an
 // HTTP client goes away mid-page, pgx sends PostgreSQL a cancel request at
 // once, so the server stops working on it, rather than only closing the
-// socket; with opts.Cancel [CancelClose] it closes the connection instead.
+// socket, and closes the connection when it is released, so that a
+// cancel request that arrives late never stops another request's query;
+// with opts.Cancel [CancelClose] it closes the connection instead.
 func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -74,20 +112,32 @@ func OpenPool(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 	if opts.MaxConns > 0 && !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = opts.MaxConns
 	}
+	// A cancel request can reach the server after the query it was sent
+	// for has ended, and then cancel whatever that backend runs next: a
+	// connection one of whose queries was cancelled is closed when it is
+	// released, not given to another request.
+	var cancelled sync.Map // *pgconn.PgConn -> struct{}
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		if opts.Cancel == CancelClose {
 			// The deadline fails the connection's read or write at once,
 			// and pgx closes a connection whose read or write failed.
 			return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 		}
-		return &pgconn.CancelRequestContextWatcherHandler{
-			Conn: c,
-			// Cancel at once; if the server has not answered the cancel
-			// within DeadlineDelay, give up on the connection.
-			CancelRequestDelay: 0,
-			DeadlineDelay:      2 * time.Second,
+		return &markCancelled{
+			CancelRequestContextWatcherHandler: pgconn.CancelRequestContextWatcherHandler{
+				Conn: c,
+				// Cancel at once; if the server has not answered the
+				// cancel within DeadlineDelay, give up on the connection.
+				CancelRequestDelay: 0,
+				DeadlineDelay:      2 * time.Second,
+			},
+			mark: func() { cancelled.Store(c, struct{}{}) },
 		}
 	}
+	if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = closeCancelled{&cancelled}
+	}
+	cfg.BeforeClose = func(c *pgx.Conn) { cancelled.Delete(c.PgConn()) }
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "informe"
 	}

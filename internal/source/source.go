@@ -1,4 +1,4 @@
-// Package source lists the datasets informe serves, each with its OData
+// Package source serves the datasets of dataset.All, each with its OData
 // entity set, and compiles the parameters of a request for its rows (the
 // spec's own, and OData's $filter, $orderby and $select) into the one
 // [dataset.Query]: the HTTP paths and the export command call it alike, so
@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/informe/informe/entities"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
@@ -24,26 +23,21 @@ import (
 	"github.com/informe/informe/users"
 )
 
-// Source is a dataset as informe serves it.
+// Source is a dataset as informe serves it: its declaration and its
+// OData entity set.
 type Source struct {
 	*dataset.Dataset
 	// Set is its OData entity set, declared from the same columns: the
 	// names and types its $filter, $orderby and $select speak of.
-	Set *odata.EntitySet
-	// Small says a whole export of it is small (the users).
-	Small bool
-	// Params are the spec's own parameters of a whole export of it,
-	// which parse reads.
-	Params []string
-	parse  func(url.Values) (dataset.Query, error)
+	Set   *odata.EntitySet
+	parse func(url.Values) (dataset.Query, error)
 }
 
 // Report returns the general report, its plain queries counted as
 // counting says.
 func Report(counting report.Counting) *Source {
 	return &Source{
-		Dataset: report.Dataset(counting), Set: odata.GeneralReport,
-		Params: []string{"contract_id", "code_contract", "client_id", "rut", "columns"},
+		Dataset: report.Dataset(counting), Set: odata.Of(dataset.GeneralReport),
 		parse: func(v url.Values) (dataset.Query, error) {
 			q, _, err := report.ParseQuery(v)
 			return q, err
@@ -51,39 +45,25 @@ func Report(counting report.Counting) *Source {
 	}
 }
 
-// Users is the users listing.
-var Users = &Source{
-	Dataset: users.Dataset, Set: odata.Users, Small: true, Params: []string{"columns"},
-	parse: func(v url.Values) (dataset.Query, error) {
-		cols, err := param.Columns(v, users.Columns)
-		return dataset.Query{Columns: cols}, err
-	},
-}
-
-// The entities at their own grain (package entities): a whole export of
-// each takes the spec's columns parameter and OData's $filter, $orderby and
-// $select; their OData sets are related, and $expand reads the related
-// rows through [Source.Feed].
-var (
-	Contracts = grain(entities.Contracts, odata.Contracts)
-	Processes = grain(entities.Processes, odata.Processes)
-	Tasks     = grain(entities.Tasks, odata.Tasks)
-	Clients   = grain(entities.Clients, odata.Clients)
-	Services  = grain(entities.Services, odata.Services)
-)
-
-// Grains are the entities at their own grain, in the order of the model's
-// documents: contracts, processes, tasks, clients, services.
-var Grains = []*Source{Contracts, Processes, Tasks, Clients, Services}
-
-func grain(d *dataset.Dataset, set *odata.EntitySet) *Source {
-	return &Source{
-		Dataset: d, Set: set, Params: []string{"columns"},
-		parse: func(v url.Values) (dataset.Query, error) {
-			cols, err := param.Columns(v, d.Columns)
-			return dataset.Query{Columns: cols}, err
-		},
+// All returns the sources of [dataset.All], in its order, rep being the
+// general report's ([Report]): the users' parameters are read by package
+// users, the entities' (the spec's columns) here.
+func All(rep *Source) []*Source {
+	out := make([]*Source, len(dataset.All))
+	for i, d := range dataset.All {
+		switch d {
+		case dataset.GeneralReport:
+			out[i] = rep
+		case dataset.Users:
+			out[i] = &Source{Dataset: d, Set: odata.Of(d), parse: users.ParseQuery}
+		default:
+			out[i] = &Source{Dataset: d, Set: odata.Of(d), parse: func(v url.Values) (dataset.Query, error) {
+				cols, err := param.Columns(v, d.Columns)
+				return dataset.Query{Columns: cols}, err
+			}}
+		}
 	}
+	return out
 }
 
 // Feed returns the query of one response of the OData feed q asks for:
@@ -107,22 +87,22 @@ func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
 	return dq
 }
 
-// bySet returns the source of the grain whose entity set is set.
-func bySet(set *odata.EntitySet) *Source {
-	for _, s := range Grains {
-		if s.Set == set {
-			return s
+// bySet returns the dataset whose entity set is set.
+func bySet(set *odata.EntitySet) *dataset.Dataset {
+	for i, s := range odata.Sets {
+		if s == set {
+			return dataset.All[i]
 		}
 	}
-	panic("source: no dataset for entity set " + set.Name()) // navigations lead to grains only
+	panic("source: no dataset for entity set " + set.Name()) // navigations lead to declared sets
 }
 
-// Named returns the source called name, the report's (its plain
-// queries counted as counting says), the users' or a grain's, or an error
-// listing the names there are.
+// Named returns the source of [dataset.All] called name (the report's
+// plain queries counted as counting says), or an error listing the names
+// there are.
 func Named(name string, counting report.Counting) (*Source, error) {
 	var names []string
-	for _, s := range append([]*Source{Report(counting), Users}, Grains...) {
+	for _, s := range All(Report(counting)) {
 		if s.Name == name {
 			return s, nil
 		}

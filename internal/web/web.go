@@ -54,17 +54,23 @@ func New() (*Site, error) {
 		return nil, err
 	}
 	cat, err := json.Marshal(struct {
-		Datasets []catalog.Dataset `json:"datasets"`
-	}{compact(sets)})
+		Datasets []packedSet `json:"datasets"`
+	}{packed(compact(sets))})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	s := &Site{assets: map[string]asset{}, urls: map[string]string{}}
 	files := map[string][]byte{"catalog.json": cat}
-	for _, name := range []string{"app.js", "app.css", "icon.svg"} {
+	for _, name := range []string{"app.js", "words.es.js", "words.en.js", "app.css", "icon.svg"} {
 		b, err := static.ReadFile("static/" + name)
 		if err != nil {
 			return nil, fmt.Errorf("web: %w", err)
+		}
+		if path.Ext(name) == ".js" {
+			if bytes.ContainsRune(b, '`') {
+				return nil, fmt.Errorf("web: %s has a template literal, whose lines trimScript would change", name)
+			}
+			b = trimScript(b)
 		}
 		files[name] = b
 	}
@@ -120,14 +126,21 @@ func (s *Site) Page(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pageData is what the HTML template fills in.
+// pageData is what the HTML template fills in: Words are the page's
+// words in its language, WordsEs and WordsEn those the script loads when
+// the reader switches.
 type pageData struct {
-	Lang                         string
-	Script, Style, Catalog, Icon string
+	Lang                                string
+	Script, Style, Catalog, Icon, Words string
+	WordsEs, WordsEn                    string
 }
 
 func (s *Site) pageData(lang string) pageData {
-	return pageData{lang, s.urls["app.js"], s.urls["app.css"], s.urls["catalog.json"], s.urls["icon.svg"]}
+	return pageData{
+		Lang: lang, Script: s.urls["app.js"], Style: s.urls["app.css"], Catalog: s.urls["catalog.json"],
+		Icon: s.urls["icon.svg"], Words: s.urls["words."+lang+".js"],
+		WordsEs: s.urls["words.es.js"], WordsEn: s.urls["words.en.js"],
+	}
 }
 
 // Asset serves the asset with the hashed name, reporting false (and writing
@@ -189,13 +202,17 @@ func compressed(b []byte) (map[compress.Coding][]byte, error) {
 }
 
 // Size returns the bytes of the HTML document (in Spanish) and of every
-// asset together, uncompressed: what a first visit downloads.
+// asset it loads together, uncompressed: what a first visit downloads
+// (the English words only come when the reader switches to English).
 func (s *Site) Size() int {
 	var b bytes.Buffer
 	_ = s.page.Execute(&b, s.pageData("es"))
 	n := b.Len()
-	for _, a := range s.assets {
-		n += len(a.body)
+	english := strings.TrimPrefix(s.urls["words.en.js"], AssetPrefix)
+	for name, a := range s.assets {
+		if name != english {
+			n += len(a.body)
+		}
 	}
 	return n
 }
@@ -277,6 +294,98 @@ func compact(sets []catalog.Dataset) []catalog.Dataset {
 				}
 				out[i].Groups[j].Columns[k] = c
 			}
+		}
+	}
+	return out
+}
+
+// trimScript returns the page's script without what a browser does not
+// need: each line's indentation, comments on their own line or after a
+// statement ("; // "), and empty lines. The script has no template
+// literal, so that no string spans lines, and no string holds "; // ".
+func trimScript(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) == 0 || bytes.HasPrefix(line, []byte("//")) {
+			continue
+		}
+		// A comment after a statement, a list item or a brace, outside
+		// any string.
+		for _, end := range []string{"; // ", ", // ", "{ // "} {
+			if i := bytes.Index(line, []byte(end)); i >= 0 && !inString(line[:i]) {
+				line = line[:i+1]
+			}
+		}
+		out = append(append(out, line...), '\n')
+	}
+	return out
+}
+
+// inString reports whether a line of script that starts with b is inside
+// a string literal ('...' or "...") after b.
+func inString(b []byte) bool {
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		}
+	}
+	return quote != 0
+}
+
+// packedColumn is a column of the catalogue as the page's script reads
+// it, an array rather than an object: [name, kind, type, width, label,
+// about, values], each text as [Spanish, English], the trailing empty
+// ones left out. The column names of every dataset take a third of the
+// page's weight as objects' keys.
+type packedColumn catalog.Column
+
+func (c packedColumn) MarshalJSON() ([]byte, error) {
+	text := func(t catalog.Text) any {
+		if t == (catalog.Text{}) {
+			return nil
+		}
+		return [2]string{t.ES, t.EN}
+	}
+	a := []any{c.Name, c.Kind, c.Type, c.Width, text(c.Label), text(c.About), c.Values}
+	if c.Values == nil {
+		a = a[:6]
+		for len(a) > 4 && a[len(a)-1] == nil {
+			a = a[:len(a)-1]
+		}
+	}
+	return json.Marshal(a)
+}
+
+// packedGroup is a group whose columns are packed.
+type packedGroup struct {
+	catalog.Group
+	Columns []packedColumn `json:"columns"`
+}
+
+// packedSet is a dataset whose groups' columns are packed.
+type packedSet struct {
+	catalog.Dataset
+	Groups []packedGroup `json:"groups"`
+}
+
+// packed returns sets with their columns packed (see [packedColumn]).
+func packed(sets []catalog.Dataset) []packedSet {
+	out := make([]packedSet, len(sets))
+	for i, d := range sets {
+		out[i].Dataset = d
+		for _, g := range d.Groups {
+			pg := packedGroup{Group: g}
+			for _, c := range g.Columns {
+				pg.Columns = append(pg.Columns, packedColumn(c))
+			}
+			out[i].Groups = append(out[i].Groups, pg)
 		}
 	}
 	return out

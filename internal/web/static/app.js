@@ -6,146 +6,14 @@
 "use strict";
 
 (function () {
-  const T = {
-    es: {
-      skip: "Ir al contenido", signOut: "Salir", switchTo: "English", switchLang: "en",
-      signInTitle: "Ingresar con un token",
-      signInLead: "Pegue el token que le entregó quien administra informe. Se guarda solo mientras el navegador esté abierto y ningún script de la página puede leerlo.",
-      tokenLabel: "Token", tokenHelp: "Empieza con informe_.", signIn: "Ingresar",
-      builderTitle: "Exportar", datasetTitle: "Datos", columnsTitle: "Columnas", search: "Buscar",
-      all: "Todas", none: "Ninguna", filtersTitle: "Filtros", formatTitle: "Formato", format: "Formato",
-      delimiter: "Separador", comma: "coma", semicolon: "punto y coma", tab: "tabulador",
-      header: "Encabezados", headerLabels: "nombres legibles", headerNames: "nombres de la API", headerNone: "sin fila de encabezado",
-      bom: "BOM UTF-8 (para Excel en Windows)",
-      decimal: "Decimales con coma, 12500,5 (para Excel en Windows con configuración de Chile; con punto y coma o tabulador)",
-      resultTitle: "Resultado", download: "Descargar", previewCaption: "Primeras 20 filas, tal como quedarán en el archivo",
-      orderTitle: "Orden en el archivo", orderHint: "Las columnas van en el orden en que las marcó. Muévalas con los botones.",
-      orderAll: "Ninguna marcada: van todas, en el orden del informe.",
-      up: "Subir {c}", down: "Bajar {c}", remove: "Quitar {c}",
-      noMatch: "Ninguna columna coincide con «{q}».",
-      connectTitle: "Conectar",
-      connectLead: "Textos listos para pegar, con la elección de arriba. Se actualizan al cambiarla.",
-      reveal: "Mostrar token", hide: "Ocultar token", copy: "Copiar", copied: "Copiado",
-      chosenAll: "Ninguna elegida: se exportan las {n} columnas.", chosen: "{k} de {n} columnas elegidas.",
-      count: "{n} filas coinciden.", count1: "1 fila coincide.", count0: "Ninguna fila coincide: no hay nada que descargar. Cambie los filtros.",
-      counting: "Contando…", checking: "Revisando los filtros…",
-      size: "Tamaño estimado: {list}.", sizeWarn: "El archivo {f} tendría unos {s}. Considere filtrar o elegir menos columnas antes de descargar.",
-      downloading: "Descargando {file}: el navegador muestra el avance en sus descargas.",
-      signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo; su elección se conserva.",
-      kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
-      contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
-      rutHint: "12.345.678-5, 12345678-5 o 123456785",
-      condsTitle: "Condiciones", condsHint: "Filas cuyas columnas cumplen todas estas condiciones.", addCond: "Añadir una condición",
-      condCol: "Columna de la condición {n}", condOp: "Comparación de la condición {n}", condValue: "Valor de la condición {n}", condRemove: "Quitar la condición {n}",
-      ops: { eq: "es", ne: "no es", contains: "contiene", startswith: "empieza con", gt: "más de", ge: "al menos", lt: "menos de", le: "como máximo" },
-      dateOps: { ge: "desde el", lt: "antes del", eq: "el día" },
-      err: {
-        rut_check_digit: "El dígito verificador de este RUT no corresponde: revise el número.",
-        rut_malformed: "Esto no es un RUT: escríbalo como 12.345.678-5.",
-        not_integer: "Escriba un número entero, como 42.",
-        empty: "Escriba un valor o deje el campo vacío.",
-        repeated: "Este filtro va una sola vez.",
-        not_text: "Este valor tiene caracteres que informe no acepta.",
-        token_in_parameter: "Esto parece un token: no lo escriba en un filtro.",
-        other400: "informe no acepta esta elección ({target}).",
-        cond: "informe no acepta estas condiciones: revise cada valor (un número, una fecha o un texto, según la columna).",
-        403: "Este token no puede leer estos datos.",
-        503: "informe está ocupado o no alcanza la base de datos. Intente de nuevo en unos segundos.",
-        500: "informe tuvo un error. Intente de nuevo; si sigue, avise a quien lo administra.",
-        network: "No se pudo conectar con informe. Revise la conexión e intente de nuevo.",
-      },
-      secret: "Esta URL lleva su token: es un secreto. No la comparta ni la publique; si se filtra, pida que revoquen el token.",
-      noToken: "SU_TOKEN",
-      noTokenNote: "Para incluir el token en estos textos, ingrese de nuevo en esta página (el token no se guarda donde un script pueda leerlo).",
-      importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Péguelo en una celda. Google lo lee desde sus servidores.",
-      importdataNo: "No disponible aquí: Google Sheets lee los datos desde los servidores de Google, que solo alcanzan una dirección HTTPS pública. Esta página se abrió en {origin}{why}. Use Excel, Power BI o LibreOffice, o sirva informe en una dirección HTTPS pública (vea «HTTPS» en la guía).",
-      whyHttp: ", que no es HTTPS", whyPrivate: ", una dirección local o privada",
-      web: "Excel: desde la Web",
-      webHow: "Datos > Obtener datos > De otras fuentes > Desde la Web; pegue la URL; en Acceso a contenido web elija Básica, usuario token y como contraseña su token, nivel la dirección base.",
-      m: "Excel / Power BI: código M de Power Query",
-      mHow: "Excel: Datos > Obtener datos > De otras fuentes > Consulta en blanco. Power BI: Inicio > Obtener datos > Consulta en blanco. Luego Editor avanzado; pegue el código; credencial Básica (usuario token, contraseña su token).",
-      odata: "Excel / Power BI: fuente OData",
-      odataHow: "Excel: Datos > Obtener datos > De otras fuentes > Desde una fuente OData. Power BI: Inicio > Obtener datos > Más... > Fuente OData. Pegue la URL; credencial Básica (usuario token, contraseña su token).",
-      curl: "curl, para una tarea nocturna",
-      curlHow: "Con el token en la variable de entorno INFORME_TOKEN; el archivo se reemplaza solo si llegó completo.",
-      cli: "informe export (con acceso a la base de datos)",
-      cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
-      libre: "LibreOffice Calc",
-      libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
-    },
-    en: {
-      skip: "Skip to content", signOut: "Sign out", switchTo: "Español", switchLang: "es",
-      signInTitle: "Sign in with a token",
-      signInLead: "Paste the token you were given by whoever runs informe. It is kept only while the browser is open, and no script of the page can read it.",
-      tokenLabel: "Token", tokenHelp: "It starts with informe_.", signIn: "Sign in",
-      builderTitle: "Export", datasetTitle: "Data", columnsTitle: "Columns", search: "Search",
-      all: "All", none: "None", filtersTitle: "Filters", formatTitle: "Format", format: "Format",
-      delimiter: "Delimiter", comma: "comma", semicolon: "semicolon", tab: "tab",
-      header: "Headers", headerLabels: "readable names", headerNames: "the API's names", headerNone: "no header row",
-      bom: "UTF-8 BOM (for Excel on Windows)",
-      decimal: "Decimal comma, 12500,5 (for Excel on Windows with Chilean settings; with semicolon or tab)",
-      resultTitle: "Result", download: "Download", previewCaption: "First 20 rows, as the file will hold them",
-      orderTitle: "Order in the file", orderHint: "Columns come in the order you ticked them. Move them with the buttons.",
-      orderAll: "None ticked: all of them, in the report's order.",
-      up: "Move {c} up", down: "Move {c} down", remove: "Remove {c}",
-      noMatch: "No column matches “{q}”.",
-      connectTitle: "Connect",
-      connectLead: "Ready-to-paste texts for the choice above. They follow it as it changes.",
-      reveal: "Show token", hide: "Hide token", copy: "Copy", copied: "Copied",
-      chosenAll: "None chosen: all {n} columns are exported.", chosen: "{k} of {n} columns chosen.",
-      count: "{n} rows match.", count1: "1 row matches.", count0: "No row matches: there is nothing to download. Change the filters.",
-      counting: "Counting…", checking: "Checking the filters…",
-      size: "Estimated size: {list}.", sizeWarn: "The {f} file would be about {s}. Consider filtering or choosing fewer columns before downloading.",
-      downloading: "Downloading {file}: the browser shows the progress in its downloads.",
-      signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again; your choice is kept.",
-      kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
-      contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
-      rutHint: "12.345.678-5, 12345678-5 or 123456785",
-      condsTitle: "Conditions", condsHint: "Rows whose columns meet all of these conditions.", addCond: "Add a condition",
-      condCol: "Column of condition {n}", condOp: "Comparison of condition {n}", condValue: "Value of condition {n}", condRemove: "Remove condition {n}",
-      ops: { eq: "is", ne: "is not", contains: "contains", startswith: "begins with", gt: "more than", ge: "at least", lt: "less than", le: "at most" },
-      dateOps: { ge: "from", lt: "before", eq: "on" },
-      err: {
-        rut_check_digit: "This RUT's check digit is wrong: check the number.",
-        rut_malformed: "This is not a RUT: write it as 12.345.678-5.",
-        not_integer: "Type a whole number, such as 42.",
-        empty: "Type a value or leave the field empty.",
-        repeated: "This filter goes once only.",
-        not_text: "This value has characters informe does not take.",
-        token_in_parameter: "This looks like a token: do not type it in a filter.",
-        other400: "informe does not take this choice ({target}).",
-        cond: "informe does not take these conditions: check each value (a number, a date or a text, as the column says).",
-        403: "This token may not read these data.",
-        503: "informe is busy or cannot reach its database. Try again in a few seconds.",
-        500: "informe failed. Try again; if it keeps failing, tell whoever runs it.",
-        network: "informe could not be reached. Check the connection and try again.",
-      },
-      secret: "This URL carries your token: it is a secret. Do not share or publish it; if it leaks, have the token revoked.",
-      noToken: "YOUR_TOKEN",
-      noTokenNote: "To put the token in these texts, sign in again on this page (the token is not kept where a script can read it).",
-      importdata: "Google Sheets (IMPORTDATA)",
-      importdataHow: "Paste it into a cell. Google fetches it from its own servers.",
-      importdataNo: "Not available here: Google Sheets fetches the data from Google's servers, which reach only a public HTTPS address. This page was opened at {origin}{why}. Use Excel, Power BI or LibreOffice, or serve informe at a public HTTPS address (see “HTTPS” in the guide).",
-      whyHttp: ", which is not HTTPS", whyPrivate: ", a local or private address",
-      web: "Excel: From Web",
-      webHow: "Data > Get Data > From Other Sources > From Web; paste the URL; in Access Web content pick Basic, user name token and your token as the password, level the base address.",
-      m: "Excel / Power BI: Power Query M code",
-      mHow: "Excel: Data > Get Data > From Other Sources > Blank Query. Power BI: Home > Get data > Blank query. Then Advanced Editor; paste the code; Basic credential (user name token, password your token).",
-      odata: "Excel / Power BI: OData feed",
-      odataHow: "Excel: Data > Get Data > From Other Sources > From OData Feed. Power BI: Home > Get data > More... > OData feed. Paste the URL; Basic credential (user name token, password your token).",
-      curl: "curl, for a nightly job",
-      curlHow: "With the token in the INFORME_TOKEN environment variable; the file is replaced only when it arrived whole.",
-      cli: "informe export (with database access)",
-      cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
-      libre: "LibreOffice Calc",
-      libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
-    },
-  };
+  // The words of the page's language, and of the other once the reader
+  // switches to it (words.es.js, words.en.js).
+  const T = window.informeWords;
   const FILTERS = ["contract_id", "code_contract", "client_id", "rut"];
   const FORMATS = ["csv", "xlsx", "json", "ndjson", "parquet", "arrow"];
   const FORMAT_NAMES = { csv: "CSV", xlsx: "Excel", json: "JSON", ndjson: "NDJSON", parquet: "Parquet", arrow: "Arrow" };
   const BIG = 50 * 1024 * 1024; // warn above this estimated size
+  const PQ_MAX = 2048; // the longest URL Power Query's connectors take by default
   const $ = (id) => document.getElementById(id);
   const el = (tag, props, ...kids) => {
     const e = document.createElement(tag);
@@ -175,6 +43,22 @@
   const fold = (s) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   const number = (n) => Number(n).toLocaleString(lang === "es" ? "es-CL" : "en-US");
 
+  // shownPath is a path and query as a person reads them: decoded where
+  // it decodes.
+  const shownPath = (p) => { try { return decodeURIComponent(p); } catch (e) { return p; } };
+
+  // loadWords loads the words of language l, once: the page comes with
+  // its own language's only.
+  function loadWords(l) {
+    if (T[l]) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const s = el("script", { src: $("app").dataset["words" + l] });
+      s.onload = resolve;
+      s.onerror = reject;
+      document.head.append(s);
+    });
+  }
+
   function translate() {
     document.documentElement.lang = lang;
     for (const e of document.querySelectorAll("[data-t]")) e.textContent = t(e.dataset.t);
@@ -182,29 +66,47 @@
     $("lang").lang = t("switchLang");
     if (principal) $("who").textContent = t("signedInAs", { name: principal.name });
     if (catalog && principal) renderBuilder();
+    if (returnTo) $("return-note").textContent = t("returnNote", { path: shownPath(returnTo) });
   }
 
   // --- the choice in the URL's fragment ---
 
   // readHash takes the choice from the fragment: ds, cols, the filters,
-  // format, delimiter, header, bom. Unknown names are ignored.
+  // format, delimiter, header, bom. What it cannot take (an unknown name,
+  // an unknown value) is kept in link, for showBuilder to tell.
+  let link = null; // what the last link asked for that the page could not read, until told
+  const HASH_KEYS = ["ds", "cols", "w", "format", "delimiter", "header", "bom", "decimal"].concat(FILTERS);
   function readHash() {
     const h = new URLSearchParams(location.hash.slice(1));
-    if (!h.has("ds")) return;
+    if (!h.has("ds")) return false;
     const s = fresh();
+    link = { ds: h.get("ds"), unknown: [], values: [] };
     s.ds = h.get("ds");
     s.chosen = (h.get("cols") || "").split(",").filter(Boolean);
     for (const f of FILTERS) if (h.get(f)) s.filters[f] = h.get(f);
+    // A text condition that ignores accents and capitals is written with
+    // its comparison prefixed by "i" (w=client_commune~icontains~mar); a
+    // link without it compares exactly, as links always did.
     s.where = h.getAll("w").map((w) => {
       const [col, op, ...v] = w.split("~");
-      return { col: col, op: op, v: v.join("~") };
+      const fold = /^i(eq|ne|contains|startswith)$/.test(op);
+      return { col: col, op: fold ? op.slice(1) : op, v: v.join("~"), fold: fold };
     });
-    if (FORMATS.includes(h.get("format"))) s.format = h.get("format");
-    if (["comma", "semicolon", "tab"].includes(h.get("delimiter"))) s.delimiter = h.get("delimiter");
-    if (["labels", "true", "false"].includes(h.get("header"))) s.header = h.get("header");
-    s.bom = h.get("bom") === "true";
-    s.decimal = h.get("decimal") === "comma";
+    const pick = (name, allowed, def) => {
+      const v = h.get(name);
+      if (v === null) return def;
+      if (allowed.includes(v)) return v;
+      link.values.push(name + "=" + v);
+      return def;
+    };
+    s.format = pick("format", FORMATS, s.format);
+    s.delimiter = pick("delimiter", ["comma", "semicolon", "tab"], s.delimiter);
+    s.header = pick("header", ["labels", "true", "false"], s.header);
+    s.bom = pick("bom", ["true", "false"], "false") === "true";
+    s.decimal = pick("decimal", ["comma"], "") === "comma";
+    for (const k of new Set(h.keys())) if (!HASH_KEYS.includes(k)) link.unknown.push(k);
     state = s;
+    return true;
   }
 
   function writeHash() {
@@ -212,7 +114,10 @@
     h.set("ds", state.ds);
     if (state.chosen.length) h.set("cols", state.chosen.join(","));
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) h.set(f, state.filters[f]);
-    for (const w of state.where) h.append("w", w.col + "~" + w.op + "~" + w.v);
+    for (const w of state.where) {
+      const c = condColumn(w.col);
+      h.append("w", w.col + "~" + (w.fold && c && foldable(c) ? "i" : "") + w.op + "~" + w.v);
+    }
     h.set("format", state.format);
     if (state.delimiter !== "comma") h.set("delimiter", state.delimiter);
     if (state.header !== "labels") h.set("header", state.header);
@@ -250,15 +155,30 @@
   function showBuilder(p) {
     principal = p;
     const allowed = catalog.datasets.filter((d) => p.scopes.includes(d.scope));
+    const issues = [];
     if (!state.ds || !allowed.some((d) => d.name === state.ds)) {
       const keep = state.ds;
       state = fresh();
       state.ds = allowed[0].name;
-      if (keep) writeHash();
+      if (keep) {
+        issues.push(t("linkDataset", { name: keep, shown: words(dataset().title) }));
+        writeHash();
+      }
     }
     const names = new Set(allColumns());
+    const ds = words(dataset().title);
+    const lost = state.chosen.filter((n) => !names.has(n));
+    if (lost.length) issues.push(t("linkColumns", { ds: ds, list: lost.join(", ") }));
     state.chosen = state.chosen.filter((n, i, a) => names.has(n) && a.indexOf(n) === i);
-    state.where = state.where.filter((w) => names.has(w.col) && opsFor(column(w.col)).includes(w.op));
+    const badConds = state.where.filter((w) => !condColumn(w.col) || !opsFor(condColumn(w.col)).includes(w.op));
+    if (badConds.length) issues.push(t("linkConds", { list: badConds.map((w) => [w.col, w.op, w.v].join(" ")).join("; ") }));
+    state.where = state.where.filter((w) => !badConds.includes(w));
+    const badFilters = dataset().filters ? [] : Object.keys(state.filters);
+    if (badFilters.length) issues.push(t("linkFilters", { ds: ds, list: badFilters.map((f) => f + "=" + state.filters[f]).join(", ") }));
+    if (link && link.values.length) issues.push(t("linkValue", { list: link.values.join(", ") }));
+    if (link && link.unknown.length) issues.push(t("linkUnknown", { list: link.unknown.join(", ") }));
+    link = null;
+    showLinkIssues(issues);
     $("sign-in").hidden = true;
     $("builder").hidden = false;
     $("sign-out").hidden = false;
@@ -269,6 +189,18 @@
     $("bom").checked = state.bom;
     $("decimal").checked = state.decimal;
     renderBuilder();
+  }
+
+  // showLinkIssues tells, above the builder, what a link asked for that
+  // the page could not apply; nothing of it is applied in silence.
+  function showLinkIssues(issues) {
+    const box = $("link-issues");
+    if (!issues.length) { box.hidden = true; box.replaceChildren(); return; }
+    const ok = el("button", { type: "button", id: "link-issues-ok", className: "link", textContent: t("dismiss") });
+    ok.addEventListener("click", () => { box.hidden = true; box.replaceChildren(); $("builder-title").focus(); });
+    box.replaceChildren(el("h2", { id: "link-issues-title", textContent: t("linkTitle") }),
+      el("ul", {}, ...issues.map((i) => el("li", { textContent: i }))), ok);
+    box.hidden = false;
   }
 
   async function signIn(ev) {
@@ -294,6 +226,29 @@
     $("token").value = "";
     showBuilder(body);
     $("builder-title").focus();
+    if (returnTo) goBack();
+  }
+
+  // returnTo is the API path a browser opened without a session, which
+  // informe sent here to sign in first (?return=), "" for none: only a
+  // path of this origin.
+  const returnTo = (() => {
+    const r = new URLSearchParams(location.search).get("return") || "";
+    if (!r.startsWith("/") || r.startsWith("//") || r.startsWith("/\\")) return "";
+    try {
+      const u = new URL(r, location.origin);
+      return u.origin === location.origin ? u.pathname + u.search : "";
+    } catch (e) {
+      return "";
+    }
+  })();
+
+  // goBack opens returnTo, now that the page is signed in: an export
+  // downloads, and the page stays.
+  function goBack() {
+    history.replaceState(null, "", location.pathname + location.hash);
+    $("download-status").textContent = t("returning", { path: returnTo });
+    location.assign(returnTo);
   }
 
   async function signOut() {
@@ -319,12 +274,16 @@
   function renderBuilder() {
     const allowed = catalog.datasets.filter((d) => principal.scopes.includes(d.scope));
     const box = $("datasets");
+    // Arrow keys move among the radios, each move a change that renders
+    // them again: the focus stays on the one chosen.
+    const hadFocus = box.contains(document.activeElement);
     box.replaceChildren(...allowed.map((d) => {
       const id = "ds-" + d.name;
       const input = el("input", { type: "radio", name: "dataset", id: id, value: d.name, checked: d.name === state.ds });
-      input.addEventListener("change", () => { state.ds = d.name; state.chosen = []; state.where = []; renderBuilder(); });
+      input.addEventListener("change", () => switchGrain(d.name));
       return el("span", { className: "choice" }, input, el("label", { htmlFor: id, textContent: words(d.title) }));
     }));
+    if (hadFocus && $("ds-" + state.ds)) $("ds-" + state.ds).focus();
     $("ds-row").textContent = words(dataset().row);
     renderGroups();
     renderOrder();
@@ -332,6 +291,57 @@
     renderConds();
     $("filters").hidden = !dataset().filters;
     changed(true);
+  }
+
+  // switchGrain changes the dataset, keeping the chosen columns and the
+  // conditions that the new one has (by name), and the report's filters as
+  // conditions where it has their column; it says what it dropped.
+  function switchGrain(name) {
+    const from = dataset();
+    if (name === from.name) return;
+    const label = (n) => { const c = condColumn(n, from) || { label: { es: n, en: n } }; return condLabel(c); };
+    if (from.filters) {
+      for (const f of FILTERS) {
+        const v = state.filters[f];
+        if (!v) continue;
+        const col = f === "rut" ? "client_rut" : f;
+        state.where.push({ col: col, op: "eq", v: v, fold: false, filter: f });
+      }
+      state.filters = {};
+    }
+    state.ds = name;
+    const d = dataset();
+    const dropped = [];
+    const names = new Set(allColumns());
+    state.chosen = state.chosen.filter((n) => names.has(n) || (dropped.push(label(n)), false));
+    state.where = state.where.filter((w) => {
+      const c = condColumn(w.col);
+      // A RUT compares in any typed form only where informe normalizes it
+      // (the report, clients): elsewhere the filter is not a condition.
+      const keep = c && opsFor(c).includes(w.op) && !(w.filter === "rut" && d.name !== "clients");
+      if (keep && w.filter && d.filters) { state.filters[w.filter] = w.v; return false; }
+      if (!keep) dropped.push(w.filter ? t(w.filter) : label(w.col));
+      delete w.filter;
+      return keep;
+    });
+    renderBuilder();
+    $("grain-note").textContent = dropped.length
+      ? t("grainDropped", { list: [...new Set(dropped)].join(", "), ds: words(d.title) }) : "";
+  }
+
+  // renderGrainWarn warns when an amount (a cost) is chosen on a dataset
+  // that repeats it on several rows (the report repeats a contract's cost
+  // on each task row), offering the first dataset that has it once.
+  function renderGrainWarn() {
+    const d = dataset();
+    const amounts = d.name === "report" ? state.chosen.map(column).filter((c) => c && c.type === "amount") : [];
+    const better = amounts.length && catalog.datasets.find((x) => x.name !== d.name && x.name !== "report" &&
+      principal.scopes.includes(x.scope) && amounts.every((c) => columnsOf(x).some((k) => k.name === c.name)));
+    $("grain-warn").hidden = !better;
+    if (!better) return;
+    $("grain-warn-text").textContent = t("grainWarn", { cols: amounts.map((c) => words(c.label)).join(", "), ds: words(better.title) });
+    $("grain-switch").textContent = t("grainSwitch", { ds: words(better.title) });
+    $("grain-switch").onclick = () => { switchGrain(better.name); $("ds-" + better.name).focus(); };
   }
 
   function renderGroups() {
@@ -435,67 +445,238 @@
 
   // --- conditions: OData's $filter, which every path takes ---
 
+  // condColumn returns the column a condition names: one of the dataset's
+  // ("costo_servicio"), or of a related dataset's through its navigation
+  // ("Tasks/task_status"), with nav and rel then set; undefined when the
+  // dataset has no such column.
+  function condColumn(name, d) {
+    d = d || dataset();
+    const i = name.indexOf("/");
+    if (i < 0) return columnsOf(d).find((c) => c.name === name);
+    const rel = (d.related || []).find((r) => r.nav === name.slice(0, i));
+    const target = rel && catalog.datasets.find((x) => x.name === rel.dataset);
+    const c = target && columnsOf(target).find((k) => k.name === name.slice(i + 1));
+    return c && Object.assign({}, c, { nav: rel.nav, rel: rel });
+  }
+  const condLabel = (c) => c.rel ? words(c.rel.title) + ": " + words(c.label) : words(c.label);
+  const isDate = (c) => c.type === "date" || c.type === "datetime";
+  // foldable: a text typed freely, compared ignoring accents and capitals
+  // unless the condition asks for an exact match.
+  const foldable = (c) => c.type === "text" && !c.values;
+
   const opsFor = (c) => c.values ? ["eq", "ne"] : c.type === "text" ? ["eq", "ne", "contains", "startswith"]
-    : c.type === "date" || c.type === "datetime" ? ["ge", "lt", "eq"] : ["eq", "ne", "gt", "ge", "lt", "le"];
-  const opName = (c, op) => (c.type === "date" || c.type === "datetime" ? t("dateOps") : t("ops"))[op];
+    : isDate(c) ? ["ge", "lt", "eq", "year"] : ["eq", "ne", "gt", "ge", "lt", "le"];
+  const opName = (c, op) => (isDate(c) ? t("dateOps") : t("ops"))[op];
+
+  // readNumber reads a number as the page's language writes it: in
+  // Spanish points group thousands and the comma is the decimal mark
+  // (100.000, 1.000.000, 12.500,5, $ 100.000); in English commas group
+  // and the point is the decimal mark (100,000, 12,500.5). A number the
+  // other language would read otherwise is refused: three digits after
+  // the decimal mark of a number below a thousand (1,500 in Spanish,
+  // 100.000 in English, where Chile writes a hundred thousand so), or the
+  // other decimal mark (100.00 or 1.5 in Spanish). It returns
+  // { value } (as OData writes it: 100000, 12500.5) or { error }.
+  function readNumber(raw, integer) {
+    let s = raw.replace(/[\s\u00a0]/g, "");
+    let sign = "";
+    if (s.startsWith("-")) { sign = "-"; s = s.slice(1); }
+    s = s.replace(/^\$/, "");
+    const [th, dec] = lang === "es" ? [".", ","] : [",", "."];
+    const q = (c) => "\\" + c;
+    let int, frac;
+    if (new RegExp("^\\d{1,3}(" + q(th) + "\\d{3})+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      int = int.split(th).join("");
+    } else if (new RegExp("^\\d+(" + q(dec) + "\\d+)?$").test(s)) {
+      [int, frac] = s.split(dec);
+      if (frac !== undefined && frac.length === 3 && /^[1-9]\d{0,2}$/.test(int)) return { error: "numAmbiguous" };
+    } else if (new RegExp("^[\\d" + q(th) + q(dec) + "]+$").test(s) && /\d/.test(s)) {
+      return { error: "numMarks" };
+    } else {
+      return { error: "numBad" };
+    }
+    if (integer && frac !== undefined) return { error: "numInteger" };
+    int = int.replace(/^0+(?=\d)/, "");
+    return { value: sign + int + (frac !== undefined ? "." + frac : "") };
+  }
+
+  // check returns what condition w asks for: { lit, read } when it is
+  // complete and valid (lit the OData literal, read the number understood,
+  // if any), else { error, incomplete }.
+  function check(w) {
+    const c = condColumn(w.col);
+    if (!c) return { error: "condColumn" };
+    if (w.bad) return { error: "dateBad" };
+    if (!w.v) return { error: "condEmpty", incomplete: true };
+    if (c.type === "text") return { lit: "'" + w.v.replace(/'/g, "''") + "'" };
+    if (isDate(c) && w.op === "year") return /^(19|2\d)\d\d$/.test(w.v) ? { lit: w.v } : { error: "yearBad" };
+    // A year before 1900 is one half typed (202 for 2024).
+    if (isDate(c)) return /^(19|2\d)\d\d-\d\d-\d\d$/.test(w.v) && !isNaN(new Date(w.v + "T00:00:00")) ? { lit: w.v } : { error: "dateBad" };
+    const n = readNumber(w.v, c.kind === "integer");
+    return n.error ? { error: n.error } : { lit: n.value, read: n.value };
+  }
+
+  // condExpr writes w, checked as k, over the property path ref (the
+  // column, or the lambda variable's "r/column").
+  function condExpr(w, k, ref) {
+    const c = condColumn(w.col);
+    let lit = k.lit;
+    const iso = (d) => d.toISOString().replace(/\.000Z$/, "Z");
+    // A day, or a year, of a date-time column starts at midnight where
+    // the analyst is.
+    if (isDate(c) && (w.op === "year" || (c.type === "datetime" && w.op !== "year"))) {
+      const from = w.op === "year" ? new Date(Number(w.v), 0, 1) : new Date(w.v + "T00:00:00");
+      const to = new Date(from.getTime());
+      if (w.op === "year") to.setFullYear(to.getFullYear() + 1); else to.setDate(to.getDate() + 1);
+      const at = (d) => c.type === "datetime" ? iso(d) : d.getFullYear().toString().padStart(4, "0") + "-" +
+        String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0");
+      if (w.op === "year" || w.op === "eq") return "(" + ref + " ge " + at(from) + " and " + ref + " lt " + at(to) + ")";
+      lit = at(from);
+    }
+    if (foldable(c) && w.fold) {
+      const f = (x) => "Informe.fold(text=" + x + ")";
+      if (w.op === "contains" || w.op === "startswith") return w.op + "(" + f(ref) + "," + f(lit) + ")";
+      return f(ref) + " " + w.op + " " + f(lit);
+    }
+    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + ref + "," + lit + ")";
+    return ref + " " + w.op + " " + lit;
+  }
+
+  // condsValid says every condition is complete and valid: until then
+  // nothing is counted, downloaded or offered to connect.
+  const condsValid = () => state.where.every((w) => !check(w).error);
+
+  // filterParts writes the conditions' $filter, joined by and; the
+  // conditions on one related dataset speak of one same related row:
+  // Tasks/any(r:r/task_status eq 'Pendiente' and r/task_end_date ge ...).
+  // It also says where each condition's expression lies in it: its index
+  // in state.where, and its first and last character, counted from 1 as
+  // informe counts a position (in characters, not UTF-16 units).
+  function filterParts() {
+    const groups = [], byNav = new Map();
+    state.where.forEach((w, i) => {
+      const k = check(w);
+      if (k.error) return;
+      const c = condColumn(w.col);
+      if (!c.nav) { groups.push({ head: "", parts: [{ i: i, x: condExpr(w, k, w.col) }] }); return; }
+      if (!byNav.has(c.nav)) byNav.set(c.nav, { head: c.nav + "/any(r:", parts: [] });
+      byNav.get(c.nav).parts.push({ i: i, x: condExpr(w, k, "r/" + c.name) });
+    });
+    for (const g of byNav.values()) groups.push(g);
+    let expr = "";
+    const spans = [];
+    const add = (x) => { expr += x; };
+    const at = () => [...expr].length + 1;
+    groups.forEach((g, gi) => {
+      if (gi) add(" and ");
+      add(g.head);
+      g.parts.forEach((p, pi) => {
+        if (pi) add(" and ");
+        const from = at();
+        add(p.x);
+        spans.push({ i: p.i, from: from, to: at() });
+      });
+      if (g.head) add(")");
+    });
+    return { expr: expr, spans: spans };
+  }
+
+  const filterExpr = () => filterParts().expr;
+
+  // markCond shows condition i's fault, or the number it understood,
+  // beside its value.
+  function markCond(i) {
+    const w = state.where[i];
+    const v = $("w" + i + "-v");
+    if (!v) return;
+    const k = check(w);
+    const shown = k.error && !(k.incomplete && !w.touched);
+    $("w" + i + "-error").textContent = shown ? t("err")[k.error] : "";
+    $("w" + i + "-read").textContent = k.read !== undefined ? "= " + k.read : "";
+    if (shown) v.setAttribute("aria-invalid", "true"); else v.removeAttribute("aria-invalid");
+  }
 
   function renderConds(focus) {
-    const cols = columnsOf(dataset());
+    const d = dataset();
+    const own = columnsOf(d).map((k) => el("option", { value: k.name, textContent: words(k.label) }));
+    const rel = (d.related || []).map((r) => el("optgroup", { label: words(r.title) },
+      ...columnsOf(catalog.datasets.find((x) => x.name === r.dataset)).map((k) =>
+        el("option", { value: r.nav + "/" + k.name, textContent: words(r.title) + ": " + words(k.label) }))));
     $("conds").replaceChildren(...state.where.map((w, i) => {
       const n = i + 1;
-      const c = column(w.col);
+      const c = condColumn(w.col);
       const id = "w" + i;
       const labelled = (e, key) => { e.setAttribute("aria-label", t(key, { n: n })); return e; };
-      const col = labelled(el("select", { id: id + "-col" }, ...cols.map((k) => el("option", { value: k.name, textContent: words(k.label), selected: k.name === w.col }))), "condCol");
+      const col = labelled(el("select", { id: id + "-col" }, ...own.map((o) => o.cloneNode(true)), ...rel.map((o) => o.cloneNode(true))), "condCol");
+      col.value = w.col;
       const op = labelled(el("select", { id: id + "-op" }, ...opsFor(c).map((o) => el("option", { value: o, textContent: opName(c, o), selected: o === w.op }))), "condOp");
-      // A status is chosen among its values; anything else is typed.
+      // A status is chosen among its values; a date on a calendar; a year
+      // and anything else is typed.
+      const dateInput = isDate(c) && w.op !== "year";
       const value = labelled(c.values
         ? el("select", { id: id + "-v" }, el("option", { value: "", textContent: "—" }),
           ...c.values.map((v) => el("option", { value: v, textContent: v, selected: v === w.v })))
-        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: c.type === "date" || c.type === "datetime" ? "date" : "text" }), "condValue");
-      if (c.type === "number" || c.type === "amount") value.inputMode = "decimal";
+        : el("input", { id: id + "-v", value: w.v, autocomplete: "off", type: dateInput ? "date" : "text" }), "condValue");
+      if (c.type === "number" || c.type === "amount" || w.op === "year") value.inputMode = w.op === "year" || c.kind === "integer" ? "numeric" : "decimal";
+      if (w.op === "year") value.placeholder = String(new Date().getFullYear());
+      value.setAttribute("aria-describedby", id + "-read " + id + "-error");
+      const read = el("span", { id: id + "-read", className: "read" });
+      read.setAttribute("aria-live", "polite");
+      const err = el("p", { id: id + "-error", className: "error" });
       const remove = labelled(el("button", { type: "button", id: id + "-remove", className: "icon", textContent: "×" }), "condRemove");
+      const kids = [col, op, value, read];
+      if (foldable(c)) {
+        const box = el("input", { type: "checkbox", id: id + "-exact", checked: !w.fold });
+        box.addEventListener("change", () => { w.fold = !box.checked; changed(true); });
+        kids.push(el("span", { className: "exact" }, box, el("label", { htmlFor: box.id, textContent: t("exact") })));
+      }
+      kids.push(remove, err);
       col.addEventListener("change", () => {
         w.col = col.value;
-        const k = column(w.col);
+        const k = condColumn(w.col);
         if (!opsFor(k).includes(w.op)) w.op = opsFor(k)[0];
         w.v = "";
+        w.bad = false;
+        w.touched = false;
+        w.fold = foldable(k);
         renderConds(id + "-col");
         changed(true);
       });
-      op.addEventListener("change", () => { w.op = op.value; changed(true); });
-      value.addEventListener(c.values ? "change" : "input", () => { w.v = value.value.trim(); changed(value.type === "date" || !!c.values); });
+      op.addEventListener("change", () => {
+        const wasYear = w.op === "year";
+        w.op = op.value;
+        if (wasYear !== (w.op === "year") && isDate(c)) { w.v = ""; w.bad = false; renderConds(id + "-op"); }
+        changed(true);
+      });
+      // A half-typed date (01/01/aaaa) has no value but is not empty:
+      // the browser says so by validity.badInput, heard on every key.
+      const take = () => {
+        w.v = value.value.trim();
+        w.bad = !!(value.validity && value.validity.badInput);
+        w.touched = true;
+        markCond(i);
+      };
+      value.addEventListener(c.values ? "change" : "input", () => { take(); changed(value.type === "date" || !!c.values); });
+      if (value.type === "date") {
+        for (const ev of ["keyup", "blur", "change"]) value.addEventListener(ev, () => {
+          const before = w.bad + "|" + w.v;
+          take();
+          if (before !== w.bad + "|" + w.v) changed(true);
+        });
+      }
+      value.addEventListener("blur", () => { w.touched = true; markCond(i); });
       remove.addEventListener("click", () => {
         state.where.splice(i, 1);
         renderConds();
         changed(true);
         $("add-cond").focus();
       });
-      return el("li", { className: "cond" }, col, op, value, remove);
+      return el("li", { className: "cond" }, ...kids);
     }));
+    state.where.forEach((w, i) => markCond(i));
     if (focus && $(focus)) $(focus).focus();
   }
-
-  // condition returns the OData expression of w, "" while it has no value.
-  function condition(w) {
-    const c = column(w.col);
-    if (!w.v) return "";
-    let lit = w.v;
-    if (c.type === "text") lit = "'" + w.v.replace(/'/g, "''") + "'";
-    // A day of a date-time column starts at midnight where the analyst is.
-    if (c.type === "datetime" && /^\d{4}-\d{2}-\d{2}$/.test(w.v)) {
-      const day = new Date(w.v + "T00:00:00");
-      lit = isNaN(day) ? w.v : day.toISOString().replace(/\.000Z$/, "Z");
-      if (w.op === "eq") {
-        const next = new Date(day.getTime());
-        next.setDate(next.getDate() + 1);
-        return "(" + w.col + " ge " + lit + " and " + w.col + " lt " + next.toISOString().replace(/\.000Z$/, "Z") + ")";
-      }
-    }
-    if (w.op === "contains" || w.op === "startswith") return w.op + "(" + w.col + "," + lit + ")";
-    return w.col + " " + w.op + " " + lit;
-  }
-  const filterExpr = () => state.where.map(condition).filter(Boolean).join(" and ");
 
   // --- URLs ---
 
@@ -513,7 +694,9 @@
     const format = opts.format || state.format;
     const p = [["format", format]];
     const cols = chosenColumns();
-    if (cols.length) p.push(["columns", cols.join(",")]);
+    // For Power Query (opts.pq), every column in the dataset's order is
+    // left out, which means the same, so that its URL stays short.
+    if (cols.length && !(opts.pq && cols.join(",") === allColumns().join(","))) p.push(["columns", cols.join(",")]);
     if (dataset().filters) for (const f of FILTERS) if (state.filters[f]) p.push([f, state.filters[f]]);
     if (filterExpr()) p.push(["$filter", filterExpr()]);
     if (format === "csv" && !opts.plain) {
@@ -547,16 +730,34 @@
     for (const e of document.querySelectorAll(".csv-only")) e.hidden = state.format !== "csv";
     for (const e of document.querySelectorAll(".sheet-only")) e.hidden = state.format !== "csv" && state.format !== "xlsx";
     $("decimal").disabled = state.delimiter === "comma";
-    $("download").href = exportPath();
+    renderGrainWarn();
+    const valid = condsValid();
+    if (valid) $("download").href = exportPath(); else $("download").removeAttribute("href");
     $("download-error").textContent = "";
     $("download-status").textContent = "";
+    $("download-retry").hidden = true;
     writeHash();
     renderConnect();
-    checking = true;
     total = null;
+    clearTimeout(timer);
+    if (!valid) {
+      // Nothing is counted, downloaded or connected while a condition is
+      // incomplete or invalid: its rows would not be those it asks for.
+      if (pending) pending.abort();
+      pending = null;
+      checking = false;
+      setDownload();
+      const incomplete = state.where.every((w) => { const k = check(w); return !k.error || k.incomplete; });
+      $("count").textContent = t(incomplete ? "condsIncomplete" : "condsInvalid");
+      delete $("count").dataset.total;
+      document.body.dataset.loading = "false";
+      renderPreview([]);
+      renderSize();
+      return;
+    }
+    checking = true;
     setDownload();
     $("count").textContent = now ? t("counting") : t("checking");
-    clearTimeout(timer);
     timer = setTimeout(refresh, now ? 0 : 150);
   }
 
@@ -585,7 +786,7 @@
 
   async function failure(res) {
     const body = res.status === 401 || res.bodyUsed ? {} : await res.json().catch(() => ({}));
-    return { status: res.status, code: body.code, target: body.target, message: body.message };
+    return { status: res.status, code: body.code, target: body.target, position: body.position, message: body.message };
   }
 
   // refresh asks informe for the count (HEAD, X-Total-Count) and the first
@@ -603,6 +804,8 @@
     }
     $("query-error").textContent = "";
     $("conds-error").textContent = "";
+    for (const e of document.querySelectorAll("#conds .cond-error")) e.remove();
+    for (const e of document.querySelectorAll("#conds [aria-invalid]")) { e.removeAttribute("aria-invalid"); e.removeAttribute("aria-describedby"); }
     try {
       const pp = params({ format: "ndjson" });
       if (d.filters) pp.push(["result_per_page", "20"]);
@@ -626,8 +829,8 @@
       renderPreview([]);
       renderSize();
       const { text, field } = errorText(e);
-      if (e.status === 400 && e.target === "$filter") {
-        $("conds-error").textContent = t("err").cond;
+      if ((e.status === 400 || e.status === 501) && e.target === "$filter") {
+        showCondError(e);
       } else if (field && $("f-" + field)) {
         $("f-" + field + "-error").textContent = text;
         $("f-" + field).setAttribute("aria-invalid", "true");
@@ -642,6 +845,36 @@
         document.body.dataset.loading = "false";
       }
     }
+  }
+
+  const condSpans = () => filterParts().spans;
+
+  // showCondError words informe's refusal of the $filter (its code) in the
+  // page's language, beside the condition that wrote the part of the
+  // $filter at the refusal's position, or under the conditions when no
+  // one condition is at fault.
+  function showCondError(e) {
+    const CE = t("ce");
+    const text = CE[e.code] || CE.other.replace("{code}", e.code || e.status);
+    const span = e.position ? condSpans().find((sp) => e.position >= sp.from && e.position <= sp.to) : null;
+    const li = span ? $("conds").children[span.i] : null;
+    if (!li) {
+      $("conds-error").textContent = text;
+      return;
+    }
+    const id = "w" + span.i + "-error";
+    let p = $(id);
+    if (!p) {
+      p = el("p", { id: id, className: "error cond-error" });
+      li.append(p);
+    }
+    p.textContent = text;
+    const v = $("w" + span.i + "-v");
+    if (v) {
+      v.setAttribute("aria-invalid", "true");
+      v.setAttribute("aria-describedby", id);
+    }
+    $("conds-error").textContent = t("condAt", { n: span.i + 1 }) + " " + text;
   }
 
   async function firstRows(url, n, signal) {
@@ -710,36 +943,84 @@
 
   // --- downloading ---
 
-  // download checks the export with a HEAD of the same URL, and only when
-  // it would succeed lets the browser download it (a link with download:
-  // the browser's own download manager shows the progress and the name).
-  // A refusal is told in the page, which stays as it is.
+  // download fetches the export and saves it as a file: the download line
+  // tells the bytes received against the page's estimate, then that the
+  // file is complete, or why it failed, with a retry. The response is read
+  // chunk by chunk into one Blob (the chunks are let go as the Blob takes
+  // them), which a link with download saves under the name informe gives
+  // it. A refusal before the first byte (a wrong filter, the session
+  // ended) is told in the page, which stays as it is.
+  let downloading = null; // AbortController of the download in flight
   async function download(ev) {
-    ev.preventDefault();
+    if (ev) ev.preventDefault();
     const a = $("download");
     if (a.getAttribute("aria-disabled") === "true") return;
+    if (downloading) downloading.abort();
     const url = a.getAttribute("href");
+    const est = total ? estimate(state.format) : 0;
+    const ctl = new AbortController();
+    downloading = ctl;
     $("download-error").textContent = "";
-    $("download-status").textContent = "";
-    let res;
+    delete $("download-status").dataset.done;
+    $("download-retry").hidden = true;
+    $("download-cancel").hidden = false;
+    let file = "", got = 0;
+    const status = (key, vars) => { $("download-status").textContent = t(key, Object.assign({ file: file, got: bytes(got).replace("≈ ", "") }, vars || {})); };
+    const failed = (why) => {
+      $("download-status").textContent = "";
+      $("download-error").textContent = t("dlFailed", { file: file || words(dataset().file), got: bytes(got).replace("≈ ", "") }).replace("{why}", why);
+      $("download-retry").hidden = false;
+    };
     try {
-      res = await fetch(url, { method: "HEAD" });
-    } catch (e) {
-      $("download-error").textContent = t("err").network;
-      return;
+      let res;
+      try {
+        res = await fetch(url, { signal: ctl.signal });
+      } catch (e) {
+        if (e.name === "AbortError") return;
+        failed(t("err").network);
+        return;
+      }
+      if (res.status === 401) { sessionEnded(); return; }
+      if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
+      if (!res.ok) {
+        failed(errorText(await failure(res)).text);
+        return;
+      }
+      file = fileName(res.headers.get("Content-Disposition")) || dataset().source;
+      status(est ? "dlProgress" : "dlProgressNoEst", { est: bytes(est) });
+      const reader = res.body.getReader();
+      const chunks = [];
+      for (;;) {
+        let r;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          if (e.name === "AbortError") return;
+          failed(t("dlCut"));
+          return;
+        }
+        if (r.done) break;
+        chunks.push(r.value);
+        got += r.value.length;
+        status(est ? "dlProgress" : "dlProgressNoEst", { est: bytes(Math.max(est, got)) });
+      }
+      const blob = new Blob(chunks, { type: res.headers.get("Content-Type") || "application/octet-stream" });
+      chunks.length = 0;
+      const href = URL.createObjectURL(blob);
+      const go = el("a", { href: href, download: file, hidden: true });
+      document.body.append(go);
+      go.click();
+      go.remove();
+      // The browser has taken the file once the click's task has run.
+      setTimeout(() => URL.revokeObjectURL(href), 60000);
+      status("dlDone");
+      $("download-status").dataset.done = "true";
+    } finally {
+      if (downloading === ctl) {
+        downloading = null;
+        $("download-cancel").hidden = true;
+      }
     }
-    if (res.status === 401) { sessionEnded(); return; }
-    if (res.status === 400) { refresh(); return; } // its GET tells which filter is wrong, and why
-    if (!res.ok) {
-      $("download-error").textContent = errorText({ status: res.status }).text;
-      return;
-    }
-    const file = fileName(res.headers.get("Content-Disposition")) || "";
-    const go = el("a", { href: url, download: file, hidden: true });
-    document.body.append(go);
-    go.click();
-    go.remove();
-    $("download-status").textContent = t("downloading", { file: file });
   }
 
   // fileName returns the file name of a Content-Disposition: filename*
@@ -785,7 +1066,7 @@
     const base = location.origin;
     const rel = d.export.slice(1);
     const field = (k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : "#" + mString(k);
-    const qrec = params({ format: fmt }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
+    const qrec = params({ format: fmt, pq: true }).map(([k, v]) => field(k) + " = " + mString(v)).join(", ");
     const web = "Web.Contents(" + mString(base) + ", [\n        RelativePath = " + mString(rel) + ",\n        Query = [" + qrec + "]\n    ])";
     if (fmt === "xlsx") {
       // The workbook's first sheet is named for the dataset.
@@ -802,8 +1083,58 @@
       "    Typed = Table.TransformColumnTypes(Promoted, {" + types + "}, " + (decimalComma() ? '"es-CL"' : '"en-US"') + ")\nin\n    Typed";
   }
 
+  // appsScript is a Google Apps Script that fetches the choice as CSV with
+  // the token in an Authorization header (kept in the script's
+  // properties, never in the URL or the sheet), writes it to a sheet named
+  // for the dataset, numbers as numbers, and installs an hourly trigger.
+  // Every value is written as a JSON string, which JavaScript reads as
+  // the same string whatever quotes, apostrophes, accents or & it holds.
+  function appsScript() {
+    const d = dataset();
+    const url = location.origin + d.export + "?" + query(params({ format: "csv", plain: true, headers: true }));
+    const numbers = [];
+    shownColumns().forEach((c, i) => { if (c.type === "number" || c.type === "amount") numbers.push(i); });
+    const sheet = state.header === "labels" ? words(d.title).slice(0, 90) : d.source;
+    const j = (v) => JSON.stringify(v);
+    return [
+      "// informe: " + words(d.title),
+      "const INFORME_URL = " + j(url) + ";",
+      "const HOJA = " + j(sheet) + ";",
+      "const NUMEROS = " + j(numbers) + "; // " + (lang === "es" ? "columnas con números" : "columns of numbers"),
+      "",
+      "function actualizar() {",
+      "  const token = PropertiesService.getScriptProperties().getProperty('INFORME_TOKEN');",
+      "  const res = UrlFetchApp.fetch(INFORME_URL, {headers: {Authorization: 'Bearer ' + token}, muteHttpExceptions: true});",
+      "  if (res.getResponseCode() !== 200) {",
+      "    throw new Error('informe: ' + res.getResponseCode() + ' ' + res.getContentText().slice(0, 300));",
+      "  }",
+      "  const filas = Utilities.parseCsv(res.getContentText('UTF-8'));",
+      "  for (let i = " + (state.header === "false" ? 0 : 1) + "; i < filas.length; i++) {",
+      "    for (const k of NUMEROS) if (filas[i][k] !== '') filas[i][k] = Number(filas[i][k]);",
+      "  }",
+      "  const libro = SpreadsheetApp.getActive();",
+      "  const hoja = libro.getSheetByName(HOJA) || libro.insertSheet(HOJA);",
+      "  hoja.clearContents();",
+      "  if (filas.length) hoja.getRange(1, 1, filas.length, filas[0].length).setValues(filas);",
+      "}",
+      "",
+      "function instalar() {",
+      "  for (const t of ScriptApp.getProjectTriggers()) {",
+      "    if (t.getHandlerFunction() === 'actualizar') ScriptApp.deleteTrigger(t);",
+      "  }",
+      "  ScriptApp.newTrigger('actualizar').timeBased().everyHours(1).create();",
+      "  actualizar();",
+      "}",
+    ].join("\n");
+  }
+
   function renderConnect() {
     const d = dataset();
+    if (!condsValid()) {
+      $("connect").replaceChildren(el("p", { id: "connect-invalid", className: "warn", textContent: t("connectInvalid") }));
+      $("reveal").hidden = true;
+      return;
+    }
     const base = location.origin;
     const tok = revealed && token ? token : token ? "informe_" + "•".repeat(12) : t("noToken");
     const real = token || t("noToken");
@@ -811,7 +1142,10 @@
     const tokenURL = (tk) => base + dataset().export + "?" + query(params({ format: "csv", plain: true, headers: true })) + "&access_token=" + tk;
     const od = [];
     const cols = chosenColumns();
-    if (cols.length) od.push(["$select", cols.join(",")]);
+    // Every column ticked is no choice at all: Power Query's URLs leave
+    // it out, so that they stay within the 2,048 characters it takes.
+    const every = cols.length === allColumns().length;
+    if (cols.length && !every) od.push(["$select", cols.join(",")]);
     const conds = [];
     if (d.filters) {
       for (const f of FILTERS) {
@@ -823,6 +1157,17 @@
     }
     if (filterExpr()) conds.push(filterExpr());
     if (conds.length) od.push(["$filter", conds.join(" and ")]);
+    let odURL = base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "");
+    const pqNotes = {};
+    if (every) pqNotes.odata = t("pqAll");
+    if (odURL.length > PQ_MAX && od[0] && od[0][0] === "$select") {
+      pqNotes.odata = t("pqLong", { n: number(odURL.length) });
+      od.shift();
+      odURL = base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "");
+    }
+    if (odURL.length > PQ_MAX) pqNotes.odata = t("pqTooLong", { n: number(odURL.length) });
+    const webURL = base + exportPath({ format: fmt, pq: true });
+    if (webURL.length > PQ_MAX) pqNotes.web = t("pqTooLong", { n: number(webURL.length) });
     const file = d.source + "." + (state.format === "csv" && state.delimiter === "tab" ? "tsv" : state.format);
     const curl = "curl --fail --compressed -sS -u \"token:$INFORME_TOKEN\" -o " + file + ".tmp \\\n  " + sh(base + exportPath()) + " \\\n  && mv " + file + ".tmp " + file;
     const why = publicHTTPS();
@@ -830,9 +1175,9 @@
       why
         ? { id: "importdata", unavailable: t("importdataNo", { origin: base, why: t(why) }) }
         : { id: "importdata", text: '=IMPORTDATA("' + tokenURL(tok) + '")', copy: '=IMPORTDATA("' + tokenURL(real) + '")', secret: true },
-      { id: "web", text: base + exportPath({ format: fmt }) },
+      { id: "web", text: webURL, note: pqNotes.web },
       { id: "m", text: mCode(fmt) },
-      { id: "odata", text: base + "/odata/" + d.odata + (od.length ? "?" + query(od) : "") },
+      { id: "odata", text: odURL, note: pqNotes.odata },
       { id: "curl", text: curl },
     ];
     const flags = [];
@@ -843,11 +1188,14 @@
     if (state.format === "csv") {
       if (state.delimiter !== "comma") flags.push("--delimiter " + state.delimiter);
       if (state.bom) flags.push("--bom");
+      if (decimalComma()) flags.push("--decimal-comma");
       if (state.header === "false") flags.push("--no-header");
     }
+    if ((state.format === "csv" || state.format === "xlsx") && state.header === "labels") flags.push("--labels " + lang);
     flags.push("--output " + file);
     items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
+    items.push(why ? { id: "apps", unavailable: t("appsNo", { origin: base, why: t(why) }) } : { id: "apps", text: appsScript() });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";
     $("connect").replaceChildren(...items.map((it) => {
       const kids = [el("h3", { id: "h-" + it.id, textContent: t(it.id) })];
@@ -862,6 +1210,7 @@
       btn.addEventListener("click", () => copy(area, btn));
       kids.push(el("p", { className: "hint", textContent: t(it.id + "How") }));
       if (it.secret) kids.push(el("p", { className: "warn", textContent: token ? t("secret") : t("noTokenNote") }));
+      if (it.note) kids.push(el("p", { id: "c-" + it.id + "-note", className: "warn", textContent: it.note }));
       kids.push(el("label", { htmlFor: area.id, className: "visually-hidden", textContent: t(it.id) }), area, btn);
       return el("div", { className: "connect-item" }, ...kids);
     }));
@@ -898,9 +1247,13 @@
     $("sign-in-form").addEventListener("submit", signIn);
     $("sign-out").addEventListener("click", signOut);
     $("lang").addEventListener("click", () => {
-      lang = lang === "es" ? "en" : "es";
-      document.cookie = "informe_lang=" + lang + "; path=/; SameSite=Strict";
-      translate();
+      const next = lang === "es" ? "en" : "es";
+      document.body.dataset.loading = "true";
+      loadWords(next).then(() => {
+        lang = next;
+        document.cookie = "informe_lang=" + lang + "; path=/; SameSite=Strict";
+        translate();
+      }, () => {}).finally(() => { document.body.dataset.loading = "false"; });
     });
     $("search").addEventListener("input", renderGroups);
     $("all").addEventListener("click", () => {
@@ -915,9 +1268,14 @@
     $("bom").addEventListener("change", (e) => { state.bom = e.target.checked; changed(true); });
     $("decimal").addEventListener("change", (e) => { state.decimal = e.target.checked; changed(true); });
     $("download").addEventListener("click", download);
+    $("download-retry").addEventListener("click", () => download());
+    $("download-cancel").addEventListener("click", () => {
+      if (downloading) downloading.abort();
+      $("download-status").textContent = t("dlCancelled");
+    });
     $("add-cond").addEventListener("click", () => {
       const c = columnsOf(dataset())[0];
-      state.where.push({ col: c.name, op: opsFor(c)[0], v: "" });
+      state.where.push({ col: c.name, op: opsFor(c)[0], v: "", fold: foldable(c) });
       renderConds("w" + (state.where.length - 1) + "-col");
       changed(true);
     });
@@ -935,16 +1293,35 @@
       fetch($("app").dataset.catalog).then((r) => r.json()),
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
-    // The catalogue leaves out the words of a column the general report
-    // has too: they are the report's.
+    // The catalogue's columns come as arrays (internal/web's packedColumn),
+    // and leave out the words of a column the general report has too:
+    // they are the report's.
+    const text = (a) => a && { es: a[0], en: a[1] };
+    for (const d of cat.datasets) for (const g of d.groups) {
+      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: a[2], width: a[3], label: text(a[4]), about: text(a[5]), values: a[6] || undefined }));
+    }
     const known = {};
     for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
     for (const d of cat.datasets) for (const g of d.groups) for (const c of g.columns) {
       if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
     }
     catalog = cat;
-    if (who.signed_in) showBuilder(who);
-    else showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
+    if (who.signed_in) {
+      showBuilder(who);
+      if (returnTo) goBack();
+    } else {
+      showSignIn(who.message && location.hash ? who.message + " " + t("sessionEnded") : who.message || "");
+    }
+    $("return-note").textContent = returnTo ? t("returnNote", { path: shownPath(returnTo) }) : "";
+    $("return-note").hidden = !returnTo;
+    // A link pasted into this open tab is applied, and told like any
+    // other (the page's own changes replace the fragment, which fires no
+    // hashchange).
+    window.addEventListener("hashchange", () => {
+      if (!readHash() || !principal) return;
+      $("search").value = "";
+      showBuilder(principal);
+    });
     document.body.dataset.ready = "true";
     performance.mark("informe-ready");
   }

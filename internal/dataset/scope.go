@@ -1,0 +1,11 @@
+package dataset
+
+// Scope names a permission a token carries: what a token needs to read a
+// dataset ([Dataset.Scope]). Package auth gives tokens their scopes.
+type Scope string
+
+// The scopes.
+const (
+	ReportRead Scope = "report:read" // the general report and the entities at their own grain
+	UsersRead  Scope = "users:read"  // GET /users
+)
