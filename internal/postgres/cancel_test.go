@@ -118,6 +118,7 @@ func TestStatementTimeoutOverURL(t *testing.T) {
 // (57014). A pool of one connection gives the next request a new backend
 // after a cancelled query, and the same backend after a query that ended.
 func TestCancelledConnectionNotReused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	observer := pgtest.New(t)
 	pool, err := postgres.OpenPool(ctx, observer.Config().ConnString(), postgres.PoolOptions{MaxConns: 1})
