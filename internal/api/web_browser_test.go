@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,10 +57,41 @@ type tabOptions struct {
 	url           string
 }
 
-// browserTurn lets one Chromium run at a time: the browser tests run in
-// parallel with the others, but two browsers at once on a small machine
-// would each wait for the other past their steps' bounds.
-var browserTurn = make(chan struct{}, 1)
+// browserTurn lets the Chromiums of one test at a time run: the browser
+// tests run in parallel with the others, but two tests' browsers at once
+// on a small machine would each wait for the other past their steps'
+// bounds. A test (with its subtests) may open several tabs in its turn.
+var browserTurn struct {
+	sync.Mutex
+	cond   *sync.Cond
+	holder string // the top-level test whose browsers run
+	n      int    // of its browsers still open
+}
+
+// takeBrowserTurn waits for t's top-level test's turn, and gives it back
+// when t ends, once no browser of that test is left.
+func takeBrowserTurn(t *testing.T) {
+	root, _, _ := strings.Cut(t.Name(), "/")
+	b := &browserTurn
+	b.Lock()
+	if b.cond == nil {
+		b.cond = sync.NewCond(&b.Mutex)
+	}
+	for b.holder != "" && b.holder != root {
+		b.cond.Wait()
+	}
+	b.holder = root
+	b.n++
+	b.Unlock()
+	t.Cleanup(func() {
+		b.Lock()
+		if b.n--; b.n == 0 {
+			b.holder = ""
+			b.cond.Broadcast()
+		}
+		b.Unlock()
+	})
+}
 
 // openTab starts Chromium on the page of ts, once no other test's Chromium
 // runs. Without a Chromium the test is skipped (failed under CI=true);
@@ -75,8 +107,7 @@ func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	if o.url == "" {
 		o.url = ts.URL + "/"
 	}
-	browserTurn <- struct{}{}
-	t.Cleanup(func() { <-browserTurn }) // after the browser's end, below
+	takeBrowserTurn(t) // given back after the browser's end, below
 	dl := t.TempDir()
 	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{
 		ProfileDir: t.TempDir(), DownloadDir: dl, Lang: o.lang, Width: o.width, Height: o.height, Flags: o.flags,
