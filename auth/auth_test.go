@@ -17,6 +17,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestCreateAuthenticate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	tokens := auth.NewStore(pool)
@@ -65,6 +66,7 @@ func TestCreateAuthenticate(t *testing.T) {
 }
 
 func TestAuthenticateRejects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	tokens := auth.NewStore(pool)
@@ -106,6 +108,7 @@ func TestAuthenticateRejects(t *testing.T) {
 }
 
 func TestCreateListRevoke(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens := auth.NewStore(pgtest.New(t))
 
@@ -158,6 +161,7 @@ func TestCreateListRevoke(t *testing.T) {
 }
 
 func TestParseScope(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"report:read", "users:read"} {
 		if got, err := auth.ParseScope(s); err != nil || string(got) != s {
 			t.Errorf("ParseScope(%q) = %q, %v", s, got, err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestGate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -43,6 +44,7 @@ func TestGate(t *testing.T) {
 }
 
 func TestGateLeave(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	g := newGate(1, 0, 1)
 	leave, err := g.enter(ctx)
@@ -59,6 +61,7 @@ func TestGateLeave(t *testing.T) {
 // the deadline and takes no turn, so that refused lookups do not push the
 // turns of later ones further away.
 func TestGatePastDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	g := newGate(1, time.Hour, 1)
 	if _, err := g.enter(ctx); err != nil {

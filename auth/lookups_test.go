@@ -54,6 +54,7 @@ func isInvalid(t *testing.T, err error) {
 }
 
 func TestRefusalRemembered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, _, c := newStore(t)
 	expired, err := tokens.Create(ctx, "expired", nil, c.now().Add(-time.Minute))
@@ -110,6 +111,7 @@ func TestRefusalRemembered(t *testing.T) {
 // A token refused before the database held it (a read replica behind the
 // primary) is accepted once RefusalTTL has passed, not later.
 func TestCreatedAfterRefusal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, pool, c := newStore(t)
 	secret := madeUp(7)
@@ -140,6 +142,7 @@ func TestCreatedAfterRefusal(t *testing.T) {
 // Valid tokens are looked up on every use, so that a revocation takes
 // effect at once, and are remembered as known.
 func TestRevokedAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, _, _ := newStore(t)
 	secret, err := tokens.Create(ctx, "a", nil, time.Time{})
@@ -167,6 +170,7 @@ func TestRevokedAtOnce(t *testing.T) {
 }
 
 func TestMalformedNeverLookedUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, _, _ := newStore(t)
 	for i, secret := range []string{
@@ -193,6 +197,7 @@ func TestMalformedNeverLookedUp(t *testing.T) {
 // A flood of distinct made-up tokens never holds more refusals than the
 // bound, and the latest are the ones remembered.
 func TestRefusalsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, _, _ := newStore(t)
 	const held, n = 16, 5 * 16
@@ -230,6 +235,7 @@ func TestRefusalsBounded(t *testing.T) {
 // While made-up tokens wait for turns that do not come, a known token is
 // looked up at once.
 func TestKnownTokensSkipTheTurns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, _, _ := newStore(t)
 	tokens.SetTurns(1, time.Hour, 1) // one turn, then none for an hour

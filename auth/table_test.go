@@ -11,6 +11,7 @@ import (
 )
 
 func TestWriteTable(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s string) *time.Time {
 		v, err := time.Parse(time.DateTime, s)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestStoreCheckCounting(t *testing.T) {
+	t.Parallel()
 	const dropped = "report counts: table tasks has no report_rows_del trigger"
 	for _, tt := range []struct {
 		name     string

@@ -14,6 +14,7 @@ import (
 // field order (docs/spec/general-report-columns.txt) and the general_report
 // view agree.
 func TestColumnsMatchSpecAndView(t *testing.T) {
+	t.Parallel()
 	spec, err := os.ReadFile("../docs/spec/general-report-columns.txt")
 	if err != nil {
 		t.Fatal(err)

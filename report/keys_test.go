@@ -97,6 +97,7 @@ func folded(t *testing.T, pool *pgxpool.Pool) []string {
 // the tables the keys come from: the rows, their order and the counts must
 // be the same.
 func TestTaskKeysPagesAsTheView(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	store := dataset.NewStore(pool)
 	keyed, plain := source.Report(report.Maintained), source.Report(report.FromView)
@@ -143,6 +144,7 @@ func TestTaskKeysPagesAsTheView(t *testing.T) {
 // status written there only is what the maintained report finds, and what
 // the view's reading does not.
 func TestTaskKeysRead(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `UPDATE report_task_keys SET status = 'only in the keys' WHERE task_id = (SELECT min(id) FROM tasks)`); err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		eq          []dataset.Eq
 		page, per   int64

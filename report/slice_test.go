@@ -71,6 +71,7 @@ func query(f int, typed bool) dataset.Query {
 // maintained counts and through the typed view, and checks that the
 // slices concatenate to the whole export, in order.
 func TestSliceWalk(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
 	store := dataset.NewStore(pool)
@@ -146,6 +147,7 @@ func TestSliceWalk(t *testing.T) {
 // view hold the rows of the whole export at their places, past the last
 // row included.
 func TestPages(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
 	store := dataset.NewStore(pool)

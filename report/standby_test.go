@@ -30,6 +30,7 @@ import (
 // after the primary has changed the report and the standby has replayed
 // it, give the rows of one connection's export taken before the change.
 func TestExportPartsOnStandby(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two PostgreSQL servers")
 	}

@@ -79,6 +79,7 @@ func modulePackages(t *testing.T, root string) (map[string]*goPackage, map[strin
 // informe imports; and every path it names (`internal/api/server.go`, and
 // a row's `file.go`) exists.
 func TestArchitectureDocumented(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	const page = "docs/architecture.md"
 	pkgs, imports := modulePackages(t, root)

@@ -19,6 +19,7 @@ import (
 // each stop informe and its PostgreSQL, and the next start keeps the
 // database URL (its port) and the token.
 func TestDemoScript(t *testing.T) {
+	t.Parallel()
 	script, err := filepath.Abs("../../scripts/demo")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func runPrinted(t *testing.T, d *demoRun) {
 // program took says so in one sentence, and that the port is kept across
 // restarts.
 func TestDemoFolderInUse(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	dir := demoDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

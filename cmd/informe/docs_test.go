@@ -62,6 +62,7 @@ func commands(c *cli.Command, prefix string, into map[string]*cli.Command) {
 // command has its section, each of its flags a row that names the flag's
 // environment variable, and no row names a flag the command lacks.
 func TestFlagsDocumented(t *testing.T) {
+	t.Parallel()
 	tables := docTables(t, filepath.Join("..", "..", "docs", "flags.md"))
 	all := map[string]*cli.Command{}
 	commands(command(), "", all)
@@ -109,6 +110,7 @@ func TestFlagsDocumented(t *testing.T) {
 // TestMetricsDocumented checks the metrics table of docs/operations.md
 // against the names the metrics package registers.
 func TestMetricsDocumented(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "..", "metrics", "*.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestMetricsDocumented(t *testing.T) {
 // pages under docs/ names a file that exists and, with a #fragment, a
 // heading of that file (GitHub's anchors).
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
@@ -253,6 +256,7 @@ func checkLogFields(t *testing.T, log string) {
 // TestSizingFlagsExist checks that the flags of the sizing table of
 // docs/running-at-scale.md are flags of informe serve.
 func TestSizingFlagsExist(t *testing.T) {
+	t.Parallel()
 	serve := map[string]bool{}
 	for _, f := range serveCommand().Flags {
 		serve[f.Names()[0]] = true
@@ -276,6 +280,7 @@ func TestSizingFlagsExist(t *testing.T) {
 // default --contracts and --seed, so that a reader who pastes one into the
 // demo gets a row, not a 404.
 func TestDocExampleKeys(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.NewFrom(t, "demo_default", func(ctx context.Context, pool *pgxpool.Pool) error {
 		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: defaultContracts, Seed: defaultSeed})
 		return err

@@ -99,6 +99,7 @@ var summaryLine = regexp.MustCompile(`^exported (\d+) rows, (\d+) bytes in [0-9.
 // filters, columns, CSV options and gzip, and checks that each output is
 // byte for byte what the HTTP export gives for the same parameters.
 func TestExport(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	// Byte for byte the API's export: a few thousand rows show a difference
 	// as well as twenty thousand.
@@ -283,6 +284,7 @@ func bigDB(t *testing.T) *pgxpool.Pool {
 // so (TestFlagsCheckedFirst checks that invalid flags fail before anything
 // is touched).
 func TestExportAtomic(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	pool := bigDB(t)
 	dbURL := pool.Config().ConnString()

@@ -179,6 +179,7 @@ var importRules = []importRule{
 // TestImportRules checks every import of informe's non-test Go files
 // against the rules docs/architecture.md states.
 func TestImportRules(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +331,7 @@ var predeclared = strings.Fields(`any bool byte comparable complex64 complex128 
 // import. A link that does not resolve is shown as plain text with its
 // brackets: a name that was renamed and a doc that was not.
 func TestDocCommentLinks(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	idx := &declIndex{byPath: map[string]map[string]bool{}}
 	files := moduleFiles(t, root)
@@ -468,6 +470,7 @@ var sqlHolders = map[string]string{
 // that are SQL text, and checks that they are in the packages
 // sqlHolders lists, each of which holds some.
 func TestSQLHome(t *testing.T) {
+	t.Parallel()
 	held := map[string]string{}
 	for _, f := range moduleFiles(t, filepath.Join("..", "..")) {
 		if f.test {

@@ -88,6 +88,7 @@ func get(t *testing.T, url, token string) (int, []byte) {
 // TestCLI runs migrate, seed, token and serve against a database given by
 // DATABASE_URL, as an operator would, and talks to the server over HTTP.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	pool := pgtest.New(t) // a migrated database; migrate again must change nothing
 	dbURL := pool.Config().ConnString()
@@ -355,6 +356,7 @@ func demoDir(t *testing.T) string {
 // that --contracts no longer applies and how to start over, and prints the
 // same token, so that URLs pasted into spreadsheets keep working.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	dir := demoDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -403,6 +405,7 @@ func TestDemo(t *testing.T) {
 // TestDemoPortTaken checks that the demo finds its port taken before it
 // starts PostgreSQL or seeds, and says which port and how to choose another.
 func TestDemoPortTaken(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	dir := demoDir(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

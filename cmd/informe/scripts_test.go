@@ -15,6 +15,7 @@ import (
 // names with --help, and checks that each answers with its usage at once,
 // starting nothing.
 func TestScriptsHelp(t *testing.T) {
+	t.Parallel()
 	docs, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)

@@ -104,6 +104,7 @@ func (d *database) url() string {
 // secret, and that it opened nothing: no connection to the database, no
 // data folder, no output file.
 func TestFlagsCheckedFirst(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	spoolFile := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(spoolFile, nil, 0o644); err != nil {

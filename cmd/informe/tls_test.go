@@ -17,6 +17,7 @@ import (
 // API over HTTPS with HSTS, the sign-in cookie marked Secure, and the
 // plain-HTTP listener redirecting to HTTPS.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	bin := build(t)
 	pool := pgtest.Seeded(t)
 	dbURL := pool.Config().ConnString()

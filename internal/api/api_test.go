@@ -240,6 +240,7 @@ func closedPortPool(tb testing.TB) *pgxpool.Pool {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	ctx := context.Background()
 	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
@@ -364,6 +365,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name   string
@@ -392,6 +394,7 @@ func TestMethodNotAllowed(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	seen := map[string]bool{}
 	for _, tt := range []struct {
@@ -436,6 +439,7 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
 	const msg = "Service Unavailable: the database cannot be reached"
 	check := func(t *testing.T, r response) {
 		t.Helper()
@@ -510,6 +514,7 @@ func (b brokenPlain) Split(*postgres.Snapshot, *dataset.Query, []dataset.Column,
 }
 
 func TestPanicIsInternalServerError(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	// A report whose plain reading is broken panics in the report handler.
 	broken := *source.Report(report.Maintained)
@@ -619,6 +624,7 @@ func bigTasks(tb testing.TB, pool *pgxpool.Pool, n, size int) {
 // makes PostgreSQL stop working on the page's query, rather than letting
 // it run to the end.
 func TestClientGoneCancelsQuery(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	// 10,000 rows that take 2ms each: the page's query runs for 20s
 	// unless it is cancelled.
@@ -726,6 +732,7 @@ func wrapTaskColumn(tb testing.TB, pool *pgxpool.Pool, body string) {
 // client can take the truncated body for a whole one; and that the same
 // failure before the first byte is an ordinary 500.
 func TestFailureMidStreamAbortsResponse(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	bigTasks(t, pool, 300, 1000)
 	// 250 rows of over 1 KB come before the failing one: well past the

@@ -29,6 +29,7 @@ var challenges = []string{`Bearer realm="informe"`, `Basic realm="informe", char
 // credentials, with any user name, authenticates like a bearer token on
 // every path, and that wrong ones are a 401 with both challenges.
 func TestBasicCredentials(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	ctx := context.Background()
 	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
@@ -153,6 +154,7 @@ func unpadded(password string) string {
 // the same two WWW-Authenticate lines, Bearer first, whatever credentials
 // were given.
 func TestUnauthorizedChallenges(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name   string

@@ -28,6 +28,7 @@ import (
 // answered 408 and its connection closed (it used to stay open for
 // minutes), and a body over the limit is a 413.
 func TestRequestBodyBounded(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	site, err := web.New()
 	if err != nil {
@@ -86,6 +87,7 @@ func allColumns() string {
 // OData next link stay within a few KiB, and the next link can be
 // followed.
 func TestQueryBounds(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	long := func(n int) string { return strings.Repeat("C", n) }
 	for _, tt := range []struct {
@@ -164,6 +166,7 @@ func TestQueryBounds(t *testing.T) {
 // connection reached, never from a Host header nobody named, even with
 // the token in the URL.
 func TestLinksNotFromHost(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	public, err := api.ParsePublicURL("https://informe.example.cl/informe/")
 	if err != nil {
@@ -213,6 +216,7 @@ func TestLinksNotFromHost(t *testing.T) {
 // document, OData's documents and feeds, the refusals before any work,
 // and the operations listener's.
 func TestNoSniff(t *testing.T) {
+	t.Parallel()
 	ts := newOpsServer(t, fixtureDB(t), nil)
 	for _, target := range []string{
 		"/api/general-report?format=csv", "/api/general-report/export?format=ndjson", "/users", "/openapi.json",
@@ -243,6 +247,7 @@ func TestNoSniff(t *testing.T) {
 // the API does: 414 past the request target's limit, 431 past the header
 // fields', in JSON, with nosniff and no-store, and answers within them.
 func TestOpsBounds(t *testing.T) {
+	t.Parallel()
 	ts := newOpsServer(t, fixtureDB(t), nil)
 	for _, tt := range []struct {
 		name, target string
@@ -290,6 +295,7 @@ func TestOpsBounds(t *testing.T) {
 // dialog over the page; and that the page's own /web/session answers a
 // bad cookie with 200 and why, never a 401.
 func TestUnauthorizedIdentical(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	site, err := web.New()
 	if err != nil {

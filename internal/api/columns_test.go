@@ -73,6 +73,7 @@ func (ts *testServer) fullRows(tb testing.TB, target columnsTarget) []map[string
 // the order asked, with the values of the full rows; the CSV and XLSX
 // header rows name them.
 func TestColumns(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, target := range columnsTargets {
 		all := specColumns(t, target.file)
@@ -195,6 +196,7 @@ func show(v *string) string {
 // message names the field, on every path that takes it, whatever the
 // format asked for.
 func TestColumnsErrors(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, target := range columnsTargets {
 		valid, other := "contract_id", "client_rut"
@@ -240,6 +242,7 @@ func TestColumnsErrors(t *testing.T) {
 // TestColumnsSaveBytes checks what the columns parameter is for: a CSV
 // export of 8 of the 74 fields is well under a fifth of the full one.
 func TestColumnsSaveBytes(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	const cols = "contract_id,code_contract,contract_status,client_rut,process_id,task_code,task_status,task_end_date"
 	full := ts.get(t, "/api/general-report/export?format=csv")

@@ -83,6 +83,7 @@ func terminate(tb testing.TB, mon *pgx.Conn, pid int) {
 // with reason database_unavailable at ERROR, not a client gone (499). The
 // client, reading on, gets a body that ends without its chunked end.
 func TestCutDatabaseGoneSlowClient(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, func(s *api.Server) {
 		// The rows before the gate wait in memory for the client.
@@ -113,6 +114,7 @@ func TestCutDatabaseGoneSlowClient(t *testing.T) {
 // statement_timeout, the request timeout (informe cancels it) as
 // request_timeout.
 func TestCutTimeouts(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		limits api.Limits
@@ -142,6 +144,7 @@ func TestCutTimeouts(t *testing.T) {
 // connection mid-export is the one case logged as 499: "client gone" at
 // INFO, counted as client_gone, no "response cut", nothing at ERROR.
 func TestClientGoneMidExport(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		reset bool // RST instead of FIN
@@ -200,6 +203,7 @@ func TestClientGoneMidExport(t *testing.T) {
 // JSON message in every format, XLSX included, carrying none of the
 // headers of the body it did not send.
 func TestDatabaseGoneBeforeFirstByte(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, nil)
 	for _, format := range formats {
@@ -244,6 +248,7 @@ func TestDatabaseGoneBeforeFirstByte(t *testing.T) {
 // file, which it does to write to it: so every spool meets the full disk,
 // however fast or slow the machine.
 func TestSpoolDiskFull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
 		testenv.Missing(t, "the test needs a small filesystem, which mounting a tmpfs (as root) gives: %v: %s", err, bytes.TrimSpace(out))

@@ -13,6 +13,7 @@ import (
 // in CSV and TSV; and that it is refused, naming it, in another format,
 // beside a comma delimiter, or with a value it does not know.
 func TestDecimalComma(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, path, want string

@@ -11,6 +11,7 @@ import (
 // tab-separated values, in a .tsv attachment, on every path, holding the
 // same records as the comma-separated file; other delimiters stay CSV.
 func TestTabDelimited(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	const (
 		tsv = "text/tab-separated-values; charset=utf-8"

@@ -366,6 +366,7 @@ func logLine(tb testing.TB, logs, msg, id string) map[string]any {
 // meanwhile another client's 10-row page is served on that one
 // connection. The slow client then reads on and gets the whole page.
 func TestSlowReaderReleasesConnection(t *testing.T) {
+	t.Parallel()
 	base := pgtest.New(t)
 	// About 30 MB of CSV: well past the kernel's buffers of both ends.
 	const rows = 10000
@@ -443,6 +444,7 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 // database connection is left held (the producer, waiting for the client
 // with the spool full, held one until the cut).
 func TestStalledClientIsCut(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	bigTasks(t, pool, 10000, 1000) // about 10 MB of NDJSON
 	mon := monitor(t, pool)
@@ -497,6 +499,7 @@ func TestStalledClientIsCut(t *testing.T) {
 // past authentication to the stores; SharedPool is the wiring of
 // cmd/informe, where they share the one pool.
 func TestPoolExhausted(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name          string
 		readyWhenBusy bool
@@ -575,6 +578,7 @@ func TestPoolExhausted(t *testing.T) {
 // database), and 503 "database unreachable" when the database does not
 // answer.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	var srv *api.Server
 	ts := newOpsServer(t, pool, func(s *api.Server) { srv = s })
@@ -632,6 +636,7 @@ func (ts *testServer) getWithin(tb testing.TB, d time.Duration, target string, h
 // running. With and without a request time limit, which wraps the turn's
 // end.
 func TestExportTurns(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		timeout time.Duration
@@ -727,6 +732,7 @@ func (ts *testServer) http10(tb testing.TB, target string, header ...string) (*h
 // in every format and compressed too; and a 503 in JSON, with nothing else
 // sent, when the body is larger than the spool can hold.
 func TestHTTP10(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	bigTasks(t, pool, 1000, 1000) // about 1 MB of CSV: past the spool's memory
 	ts := newOpsServer(t, pool, func(s *api.Server) {
@@ -867,6 +873,7 @@ func decodeBody(tb testing.TB, coding string, body []byte) []byte {
 // compressed already, is never compressed again; and how Accept-Encoding's
 // quality values choose the coding.
 func TestCompressedBodies(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	// Enough users that /users is worth compressing.
 	if _, err := pool.Exec(context.Background(), `
@@ -991,6 +998,7 @@ func slicesContains(s []string, v string) bool {
 // token as a parameter's name) or when it is a path segment, while every
 // such request is still logged, with its status.
 func TestTokensRedactedInLogs(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	unknown := wellFormedToken()
 	// The token percent-encoded from its first letter.
@@ -1057,6 +1065,7 @@ func TestTokensRedactedInLogs(t *testing.T) {
 // work: text parameters that are not UTF-8 or hold a NUL (400 naming the
 // parameter), and header fields over 64 KiB (431 in JSON, token or not).
 func TestRequestRefusals(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, path := range []string{"/api/general-report", "/api/general-report/export"} {
 		for _, value := range []string{"%FF", "%00", "CT%00001", "ab%C3", "%C0%AF"} {
@@ -1102,6 +1111,7 @@ func manyFields(n, size int) []string {
 // row: the view is made to fail on any row read, which GET shows, and HEAD
 // still answers 200.
 func TestHeadReadsNoRows(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ts := newServer(t, pool)
 	targets := []string{

@@ -211,6 +211,7 @@ func checkDoors(t *testing.T, ts *testServer, set string, opts url.Values, want 
 // combine by AND, on the page, the export and the export command, and that
 // $select chooses the columns in its order.
 func TestDoorsCombineFilters(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,client_id,task_status", "Prefer", "odata.maxpagesize=10000")
 	client := all[len(all)/2]["client_id"]
@@ -236,6 +237,7 @@ func TestDoorsCombineFilters(t *testing.T) {
 // TestUnknownParameters checks that every path refuses what it does not
 // know, naming it, rather than answering as if it were not there.
 func TestUnknownParameters(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	for _, tt := range []struct {
 		name, target string

@@ -209,6 +209,7 @@ var mediaTypes = map[string]string{
 // exactly the rows of the report's pages walked in order, with the count
 // of the pages in X-Total-Count, unfiltered and with every filter.
 func TestExportEqualsPages(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name   string
@@ -312,6 +313,7 @@ func TestExportEqualsPages(t *testing.T) {
 // TestExportParameters checks that the export validates its parameters,
 // and authenticates, exactly as the paged report does.
 func TestExportParameters(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name  string
@@ -749,6 +751,7 @@ func (s *streamed) wait(tb testing.TB) {
 // rows in separate snapshots, or its rows in several queries, would see
 // them.
 func TestExportSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, stage := range []string{"count", "rows"} {
 		for _, filter := range []struct{ query, where string }{{"", ""}, {"&client_id=1", "WHERE key_client_id = 1"}} {
 			for _, format := range formats {
@@ -879,6 +882,7 @@ func decodeObject(tb testing.TB, raw []byte) ([]string, []*string) {
 // terminated, so the client reads an unexpected EOF, in every format (XLSX
 // is streamed too).
 func TestExportFailureMidStream(t *testing.T) {
+	t.Parallel()
 	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
 			pool, mon := gatedDB(t)
@@ -923,6 +927,7 @@ func TestExportFailureMidStream(t *testing.T) {
 // waiting at a gate the test keeps closed, stops waiting and ends its
 // transaction, which only a cancellation can make it do.
 func TestExportClientGoneCancelsQuery(t *testing.T) {
+	t.Parallel()
 	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
 			pool, mon := gatedDB(t)

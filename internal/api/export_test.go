@@ -19,6 +19,7 @@ import (
 const xlsxType = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 func TestNegotiation(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name   string
@@ -98,6 +99,7 @@ func TestNegotiation(t *testing.T) {
 }
 
 func TestExportHeaders(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	const path = "/api/general-report"
 	link := func(query, rel string) string { return "<" + path + "?" + query + `>; rel="` + rel + `"` }
@@ -205,6 +207,7 @@ var csvNeutralized = map[string]string{
 }
 
 func TestCSV(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	cols := specColumns(t, "general-report-columns.txt")
 	page := ts.getReport(t, "?result_per_page=6&page=2")
@@ -337,6 +340,7 @@ func ndjsonLines(tb testing.TB, body []byte) [][]byte {
 }
 
 func TestNDJSON(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, query := range []string{"", "?result_per_page=3&page=2", "?client_id=3", "?result_per_page=2&page=99"} {
 		t.Run(query, func(t *testing.T) {
@@ -530,6 +534,7 @@ func reportRowsForXLSX(p reportPage) [][]*string {
 }
 
 func TestXLSX(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	cols := specColumns(t, "general-report-columns.txt")
 	for _, query := range []string{"?result_per_page=11", "?result_per_page=4&page=2", "?client_id=3", "?contract_id=99"} {
@@ -548,6 +553,7 @@ func TestXLSX(t *testing.T) {
 }
 
 func TestUsersFormats(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	cols := specColumns(t, "users-columns.txt")
 	r := ts.get(t, "/users")

@@ -97,6 +97,7 @@ func (s *opsServer) waitWaiting(tb testing.TB, n int) {
 // count is over the view, for its filter, where A's counts are the
 // maintained ones), and A's follow. Small requests are served meanwhile.
 func TestTurnsSharedByToken(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.Exports, s.Limits.ExportQueue = 1, 8 })
 	tokenB := ts.newToken(t, "fair-b", nil, time.Time{})
@@ -154,6 +155,7 @@ func TestTurnsSharedByToken(t *testing.T) {
 // one, which gets the 429. B's exports and A's within its limit end 200.
 // The token names are on the request lines, never in a metric.
 func TestTokenOwnLimit(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.Exports, s.Limits.ExportQueue = 2, 2 })
 	const nameA, nameB = "fair-limited-a", "fair-unlimited-b"

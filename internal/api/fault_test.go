@@ -191,6 +191,7 @@ func (ts *faultServer) wantCounted(t *testing.T, refused map[string]float64, cut
 // Retry-After each time, never an empty 200, and the export command's
 // file left as it was.
 func TestDatabaseResetBeforeFirstByte(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []pgfault.Fault{pgfault.ResetAtConnect, pgfault.ResetAtRow} {
 		t.Run(strings.ReplaceAll(fault.String(), " ", "_"), func(t *testing.T) {
 			t.Parallel()
@@ -263,6 +264,7 @@ func startCommand(t *testing.T, ts *faultServer) (check func()) {
 // database_unavailable and counted so, and nothing is told as the
 // client's.
 func TestDatabaseResetAfterFirstByte(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"csv", "csv&delimiter=tab", "ndjson", "json", "xlsx", "parquet", "arrow"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
@@ -307,6 +309,7 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 // database_unavailable), not that every connection is busy, and /readyz
 // agrees.
 func TestDatabaseSilent(t *testing.T) {
+	t.Parallel()
 	ts := newFaultServer(t, func(s *api.Server) {
 		s.Limits = api.Limits{AcquireTimeout: time.Second}
 	})
@@ -343,6 +346,7 @@ func TestDatabaseSilent(t *testing.T) {
 // after it: curl exits non-zero (22, 18) and the old file stays; with the
 // database well, the recipe replaces it with the whole export.
 func TestNightlyRecipeKeepsFile(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "the nightly recipe needs curl: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestFileName(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name, base, query, want string
@@ -32,6 +33,7 @@ func TestFileName(t *testing.T) {
 // language, dated the day it is in Santiago (21:00 on the 27th there is
 // the 28th in UTC).
 func TestPageFileName(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC) // 21:00 on the 27th in Santiago (UTC-3)
 	for _, tt := range []struct {
 		name, path, base, query, lang, want string

@@ -34,6 +34,7 @@ var grainTables = []struct {
 // TestGrainRowCounts reads each entity's whole export in every format and
 // its OData count: each has as many rows as its table, each key once.
 func TestGrainRowCounts(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	if got, want := len(grainTables), len(dataset.All)-2; got != want {
@@ -141,6 +142,7 @@ func sqlSums(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) sums {
 // totals with SQL's over the base tables; and the task counts of each
 // contract with the tasks themselves.
 func TestGrainContractSums(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	for _, tt := range []struct {
@@ -281,6 +283,7 @@ func (ts *testServer) readFeed(tb testing.TB, target string, pageSize int) ([]ma
 // TestGrainPaging reads every set through its next links, in its own order,
 // sorted and filtered: every key comes once, and as many as SQL counts.
 func TestGrainPaging(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	for _, tt := range []struct {
@@ -326,6 +329,7 @@ func TestGrainPaging(t *testing.T) {
 // and to-many (a contract's processes and tasks, a process's tasks, a
 // client's and a service's contracts).
 func TestGrainExpand(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	ids := func(sql string) map[string][]string {
@@ -403,6 +407,7 @@ func TestGrainExpand(t *testing.T) {
 // TestGrainExpandFixture reads related pairs of the fixture by key, both
 // ways, with every property typed.
 func TestGrainExpandFixture(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, target, want string
@@ -444,6 +449,7 @@ func TestGrainExpandFixture(t *testing.T) {
 // TestGrainErrors: what informe cannot honour on the new paths is a 400
 // (or OData's 501) naming it.
 func TestGrainErrors(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, target string

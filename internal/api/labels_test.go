@@ -11,6 +11,7 @@ import (
 // columns' labels in lang, in the order asked for; a JSON body keeps the
 // field names.
 func TestHeaderLabels(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, query, want string
@@ -51,6 +52,7 @@ func TestHeaderLabels(t *testing.T) {
 // TestErrorCodes checks the stable code and target beside the message of a
 // 400 about a parameter, and that a 401 stays exactly the spec's body.
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, path, code, target string

@@ -107,6 +107,7 @@ func (r *turnsRun) release(tb testing.TB, name string) string {
 func intp(n int) *int { return &n }
 
 func TestTurnsByToken(t *testing.T) {
+	t.Parallel()
 	t.Run("NextTurnToAnotherToken", func(t *testing.T) {
 		r := newTurnsRun(Limits{Exports: 1, ExportQueue: 16})
 		r.ask(t, "a1", "A", nil)

@@ -20,6 +20,7 @@ import (
 // integer, and two literals compared; expected rows computed in Go from
 // the stored values.
 func TestODataLiteralEdgesOnEveryDoor(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	if _, err := pool.Exec(context.Background(),
 		`UPDATE tasks SET execution_date = '2021-08-01 15:54:30.096172+00' WHERE id = (SELECT min(id) FROM tasks)`); err != nil {
@@ -109,6 +110,7 @@ func TestODataLiteralEdgesOnEveryDoor(t *testing.T) {
 // $skiptoken beside $skip=0, $metadata's options, and an $expand as long
 // as Power Query writes one.
 func TestODataFeedEdges(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.SmallSeeded(t))
 	t.Run("SkipTokenWithSkipZero", func(t *testing.T) {
 		r, p := ts.odataGet(t, "/odata/Contracts?$top=3", "Prefer", "odata.maxpagesize=1")

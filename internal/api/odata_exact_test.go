@@ -45,6 +45,7 @@ func wantODataError(t *testing.T, r response, status int, code, target string) o
 // not UTF-8, or a NUL, which PostgreSQL cannot hold (22021): each is a 400
 // naming the option, on the feed, on /$count and on Users, never a 500.
 func TestODataTextNotUTF8Is400(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, query, target string
@@ -123,6 +124,7 @@ func first(s []any) any {
 // against Go's Unicode mapping; and that eq and contains stay exact: case
 // and accents count.
 func TestODataCaseMappingIsUnicode(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	prop := func(r map[string]any, name string) string { s, _ := str(r[name]); return s }
@@ -201,6 +203,7 @@ func strFunc3(r map[string]any, name string, f func(string) bool) tri {
 // null (null eq 'a' is false, so not of it is true; null gt 50 is false),
 // and null eq null is true.
 func TestODataNotOfNullIsNotTrue(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	nullTask := 0
@@ -282,6 +285,7 @@ func TestODataNotOfNullIsNotTrue(t *testing.T) {
 // column's scale, are compared as written, not rounded to the column's
 // precision first: expected rows computed in Go from the stored values.
 func TestODataLiteralsAtTheirOwnPrecision(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `UPDATE tasks SET execution_date = '2022-01-11 12:53:36.471554+00' WHERE id = 4`); err != nil {
@@ -426,6 +430,7 @@ const slowFilter = "contains(tolower(concat(concat(task,client_email),client_add
 // count under a $filter waits for a turn of the big responses, so that it
 // is refused while the only turn is held.
 func TestODataCountBoundedLikeTheFeed(t *testing.T) {
+	t.Parallel()
 	// The statement timeout is PostgreSQL's own: a statement that reads
 	// every row of the report cannot end within a millisecond.
 	t.Run("StatementTimeout", func(t *testing.T) {
@@ -501,6 +506,7 @@ func (r response) wantODataBusy(t *testing.T) {
 // rows; the next link itself, and the ones after it, serve the rest of
 // the rows computed in Go.
 func TestODataSkipTokenBoundToQuery(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,task_status", "Prefer", "odata.maxpagesize=5000")
 	for _, tt := range []struct {
@@ -636,6 +642,7 @@ func (ts *testServer) walkWith(t *testing.T, target string, between func(page in
 // behind the position comes a second time, and a row not yet sent whose
 // progress is moved before the position never comes.
 func TestODataPagingUnderUpdates(t *testing.T) {
+	t.Parallel()
 	const header = "odata.maxpagesize=4"
 	progress := func(r map[string]any) (float64, bool) { return num(r["task_progress"]) }
 	task := func(r map[string]any) string { return strings.Split(r["row_id"].(string), "-")[2] }

@@ -250,6 +250,7 @@ func TestODataKeyAndCount(t *testing.T) {
 // twice, rows come in order, and every row that existed throughout is
 // read.
 func TestODataOrderedPagingWhileWriting(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	const target = "/odata/GeneralReport?$select=row_id,costo_servicio,task_end_date&$orderby=costo_servicio desc,task_end_date" +

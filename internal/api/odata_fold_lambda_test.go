@@ -29,6 +29,7 @@ func spanishFold(col string) string {
 // count, the export's count (the web page's HEAD), the export's rows and
 // informe export's rows.
 func TestDoorsFoldAndLambda(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	const tasksOfContract = "SELECT 1 FROM tasks k JOIN processes p ON p.id = k.process_id WHERE p.contract_id = c.id"

@@ -182,6 +182,7 @@ func deref(s *string) any {
 
 // TestODataUsers walks the users' feed and compares it with /users.
 func TestODataUsers(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	want := ts.exportRows(t, "/users?format=json")
 	got, pages, _ := ts.walk(t, "/odata/Users", "Prefer", "odata.maxpagesize=7")
@@ -200,6 +201,7 @@ func TestODataUsers(t *testing.T) {
 // TestODataProtocol checks the service document, $metadata, the query
 // options and the errors.
 func TestODataProtocol(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 
 	t.Run("ServiceDocument", func(t *testing.T) {
@@ -322,6 +324,7 @@ func TestODataProtocol(t *testing.T) {
 // deletes rows already read: no row that exists throughout is skipped or
 // repeated, as the next link resumes after the last row's key.
 func TestODataPagingWhileWriting(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newServer(t, pool)
 	ctx := t.Context()
@@ -372,6 +375,7 @@ func TestODataPagingWhileWriting(t *testing.T) {
 // when the request carried it in the query, and never when it came in a
 // header.
 func TestODataNextLinkToken(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	r := ts.do(t, "GET", "/odata/GeneralReport?access_token="+ts.Token, "Prefer", "odata.maxpagesize=3")
 	var p odataPage

@@ -289,6 +289,7 @@ func oaBasic(user, password string) string {
 // format against the OpenAPI document: the server over loopback HTTP, on
 // the fixture in PostgreSQL.
 func TestOpenAPI(t *testing.T) {
+	t.Parallel()
 	c := loadContract(t)
 	ts := newServer(t, fixtureDB(t))
 	bearer := []string{"Authorization", "Bearer " + ts.Token}
@@ -534,6 +535,7 @@ func TestOpenAPI(t *testing.T) {
 // TestOpenAPIServerErrors validates the 500 and 503 responses, which need
 // servers that fail.
 func TestOpenAPIServerErrors(t *testing.T) {
+	t.Parallel()
 	c := loadContract(t)
 	pool := pgtest.New(t)
 	down := closedPortPool(t)
@@ -581,6 +583,7 @@ func TestOpenAPIServerErrors(t *testing.T) {
 // TestOpenAPIValidatorCatches makes sure the validation above is not
 // vacuous: responses that break the document are reported.
 func TestOpenAPIValidatorCatches(t *testing.T) {
+	t.Parallel()
 	c := loadContract(t)
 	req, err := http.NewRequest(http.MethodGet, "http://informe.test/users", nil)
 	if err != nil {

@@ -30,6 +30,7 @@ type optionError struct {
 // door: the OData feed (in OData's shape, the reason and position in
 // innererror), the JSON page, the CSV export and informe export.
 func TestOptionErrorsOnEveryDoor(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.New(t))
 	reportDoors := []struct {
 		name string

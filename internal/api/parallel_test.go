@@ -115,6 +115,7 @@ func (r response) decoded(tb testing.TB) []byte {
 // compressor's flushes follow the clock) and with a column selection; and
 // that it was read in parts (the gate, closed once, catches a later part).
 func TestParallelExportEqualsSingle(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	single := partsServer(t, pool, 1)
 	targets := []string{
@@ -163,6 +164,7 @@ func TestParallelExportEqualsSingle(t *testing.T) {
 // while the writer commits, and the body equals, byte for byte, the
 // single-connection export taken before the writes.
 func TestParallelExportSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, stage := range []string{"count", "rows"} {
 		for _, format := range []string{"csv", "ndjson", "json"} {
 			t.Run(stage+"/"+format, func(t *testing.T) {
@@ -219,6 +221,7 @@ func released(tb testing.TB, mon *pgx.Conn, pool *pgxpool.Pool) {
 // no connection stays acquired, and the export turns come back (a next
 // export is read in parts again).
 func TestParallelExportClientGone(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := partsServer(t, pool, 3)
 	closeGate(t, mon, "rows")
@@ -248,6 +251,7 @@ func TestParallelExportClientGone(t *testing.T) {
 // EOF after the 200), stops the other parts and releases every
 // connection; the server goes on serving exports.
 func TestParallelExportPartKilled(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := partsServer(t, pool, 3)
 	open := closeGate(t, mon, "rows")
@@ -285,6 +289,7 @@ func TestParallelExportPartKilled(t *testing.T) {
 // each entry's CRC-32 and sizes; and the cells themselves, read by
 // excelize, with a column selection too; and that it was read in parts.
 func TestParallelExportXLSX(t *testing.T) {
+	t.Parallel()
 	pool, mon := gatedDB(t)
 	single := partsServer(t, pool, 1)
 	for _, parts := range []int{2, 3, 4} {

@@ -154,6 +154,7 @@ func (ts *testServer) getReport(tb testing.TB, query string) reportPage {
 }
 
 func TestReportFilters(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	client1 := []string{"1/1/T1", "1/1/T2", "1/2/T3", "2//"}
 	client2 := []string{"3/3/", "4/4/T4", "4/4/T5"}
@@ -225,6 +226,7 @@ func TestReportFilters(t *testing.T) {
 }
 
 func TestReportParameterErrors(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name  string
@@ -284,6 +286,7 @@ func TestReportParameterErrors(t *testing.T) {
 }
 
 func TestReportPagination(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name        string
@@ -381,6 +384,7 @@ var (
 )
 
 func TestReportRows(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	p := ts.getReport(t, "")
 	cols := specColumns(t, "general-report-columns.txt")
@@ -541,6 +545,7 @@ func TestReportRows(t *testing.T) {
 }
 
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	r := ts.get(t, "/users")
 	if r.Status != http.StatusOK {

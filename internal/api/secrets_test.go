@@ -23,6 +23,7 @@ import (
 // body without the prefix, must appear in no log line, response header or
 // response body.
 func TestTokenLeaksNowhere(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	probe := wellFormedToken()
 	body := strings.TrimPrefix(probe, "informe_")
@@ -110,6 +111,7 @@ func TestTokenLeaksNowhere(t *testing.T) {
 // TestRequestIDNeverAToken checks that an X-Request-Id is echoed and logged
 // only when it cannot be a token; otherwise the request gets a fresh id.
 func TestRequestIDNeverAToken(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := wellFormedToken()
 	for _, tt := range []struct {
@@ -146,6 +148,7 @@ func TestRequestIDNeverAToken(t *testing.T) {
 // the method: the same headers and body for paths that exist, paths that
 // do not, OData's and the others, under every method.
 func TestUnauthorizedIsTheSame(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	// shape is a 401 without what differs by request: its id and date.
 	shape := func(r response) string {
@@ -186,6 +189,7 @@ func TestUnauthorizedIsTheSame(t *testing.T) {
 // the trusted proxies: a request carrying its token in the URL must not
 // be handed a next link to another host.
 func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	untrusted := newServer(t, pool)
 	server := func(proxies string) *testServer {
@@ -233,6 +237,7 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 // or address with an optional port from 1 to 65535; any other is ignored,
 // as if absent, and the links are the listener's.
 func TestForwardedHostValidated(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	own := newServer(t, pool)
 	prefixes, err := api.ParseTrustedProxies("127.0.0.1")
@@ -289,6 +294,7 @@ func TestForwardedHostValidated(t *testing.T) {
 }
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, in string
 		want     []string
@@ -322,6 +328,7 @@ func TestParseTrustedProxies(t *testing.T) {
 // what informe does not do, is logged at INFO, not as a failure of the
 // server, and that the smaller refusals of the feed hold over HTTP.
 func TestODataUnsupportedNotAnError(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, target string

@@ -144,6 +144,7 @@ func inQueue(tb testing.TB, conn net.Conn) int {
 // anything took: a reader kept reads on to the end, however slow the
 // machine; a stalled one is cut, however late.
 func TestStallRule(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	const rowSize = 1000
 	variedTasks(t, pool, 2000, rowSize)
@@ -240,6 +241,7 @@ func (ts *opsServer) wantStalled(t *testing.T, target, id string) {
 // periods, receive every byte. With small send buffers on the server's
 // side the 2 KB/s reader takes seconds.
 func TestStallMeasuredByProgress(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	const rowSize = 1000
 	variedTasks(t, pool, 2000, rowSize)

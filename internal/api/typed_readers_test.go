@@ -43,7 +43,7 @@ type readersOut struct {
 	} `json:"arrow"`
 }
 
-// TestTypedReaders exports the seeded demo as Parquet and as Arrow over
+// TestTypedReaders exports the small seeded demo as Parquet and as Arrow over
 // HTTP (Parquet in three parts, Arrow through one connection and in three
 // parts) and has readers that are not written in Go read every row:
 // DuckDB and hyparquet the Parquet file, apache-arrow the Arrow streams (node packages that
@@ -52,6 +52,7 @@ type readersOut struct {
 // costo_servicio and counts by task_status must equal PostgreSQL's over
 // general_report_typed.
 func TestTypedReaders(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, "node is not installed (scripts/ensure-node-tools installs it)")
@@ -64,7 +65,7 @@ func TestTypedReaders(t *testing.T) {
 		}
 		modules = strings.TrimSuffix(path, filepath.Join(pkg, "package.json"))
 	}
-	pool := pgtest.Seeded(t)
+	pool := pgtest.SmallSeeded(t)
 	one, three := partsServer(t, pool, 1), partsServer(t, pool, 3)
 
 	for _, tc := range []struct {

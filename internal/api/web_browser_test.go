@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,8 +57,45 @@ type tabOptions struct {
 	url           string
 }
 
-// openTab starts Chromium on the page of ts. Without a Chromium the test
-// is skipped (failed under CI=true); scripts/test installs one.
+// browserTurn lets the Chromiums of one test at a time run: the browser
+// tests run in parallel with the others, but two tests' browsers at once
+// on a small machine would each wait for the other past their steps'
+// bounds. A test (with its subtests) may open several tabs in its turn.
+var browserTurn struct {
+	sync.Mutex
+	cond   *sync.Cond
+	holder string // the top-level test whose browsers run
+	n      int    // of its browsers still open
+}
+
+// takeBrowserTurn waits for t's top-level test's turn, and gives it back
+// when t ends, once no browser of that test is left.
+func takeBrowserTurn(t *testing.T) {
+	root, _, _ := strings.Cut(t.Name(), "/")
+	b := &browserTurn
+	b.Lock()
+	if b.cond == nil {
+		b.cond = sync.NewCond(&b.Mutex)
+	}
+	for b.holder != "" && b.holder != root {
+		b.cond.Wait()
+	}
+	b.holder = root
+	b.n++
+	b.Unlock()
+	t.Cleanup(func() {
+		b.Lock()
+		if b.n--; b.n == 0 {
+			b.holder = ""
+			b.cond.Broadcast()
+		}
+		b.Unlock()
+	})
+}
+
+// openTab starts Chromium on the page of ts, once no other test's Chromium
+// runs. Without a Chromium the test is skipped (failed under CI=true);
+// scripts/test installs one.
 func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	t.Helper()
 	if _, err := ibrowser.Path(); err != nil {
@@ -69,6 +107,7 @@ func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	if o.url == "" {
 		o.url = ts.URL + "/"
 	}
+	takeBrowserTurn(t) // given back after the browser's end, below
 	dl := t.TempDir()
 	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{
 		ProfileDir: t.TempDir(), DownloadDir: dl, Lang: o.lang, Width: o.width, Height: o.height, Flags: o.flags,
@@ -304,6 +343,7 @@ var datedFile = regexp.MustCompile(`^informe-general-cliente-1-\d{4}-\d{2}-\d{2}
 // with why); English; signing out, which forgets the choice. Every screen
 // is checked with axe-core.
 func TestPageInBrowser(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	// A value that would run if the page rendered data as HTML.
 	if _, err := pool.Exec(context.Background(),
@@ -559,6 +599,7 @@ func TestPageInBrowser(t *testing.T) {
 // that ended in a month, as XLSX, chosen by mouse, count and download
 // equal to the API's export with the same $filter.
 func TestPageMonthAsXLSX(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and task_status eq 'En Curso'"
 	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
@@ -605,6 +646,7 @@ func TestPageMonthAsXLSX(t *testing.T) {
 // the page is not replaced, and that the choice is there again after
 // signing in.
 func TestPageSessionEnds(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -649,6 +691,7 @@ func TestPageSessionEnds(t *testing.T) {
 // (resolved to the test server, with its self-signed certificate), offers
 // the formula, its URL at that address.
 func TestPageImportDataHTTPS(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	site, err := web.New()
 	if err != nil {
@@ -695,6 +738,7 @@ func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *testServer {
 // npm): CSV with each header choice and delimiter, XLSX, and filter values
 // with quotes, which M doubles.
 func TestPageMParses(t *testing.T) {
+	t.Parallel()
 	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")
@@ -747,6 +791,7 @@ func TestPageMParses(t *testing.T) {
 // export's, and its download is the export's bytes; the general report
 // says that its costs repeat on each task row.
 func TestPageGrains(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)

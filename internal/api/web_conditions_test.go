@@ -66,6 +66,7 @@ func (p *tab) wantRefused(t *testing.T, id, message string) {
 }
 
 func TestPageConditionsChile(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ts := newWebServer(t, pool)
 	costly := pgtest.Int(t, pool, "SELECT count(*) FROM contracts c JOIN services s ON s.id = c.service_id WHERE s.cost > 100000")
@@ -204,6 +205,7 @@ func TestPageConditionsChile(t *testing.T) {
 // text of conditions that fold accents and speak of related rows: the
 // $filter M carries is the URL's, its quotes doubled.
 func TestPageConditionsMParse(t *testing.T) {
+	t.Parallel()
 	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")

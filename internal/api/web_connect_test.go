@@ -32,6 +32,7 @@ const awkward = "O'Higgins & Núñez"
 // condition on a value holding a quote, an apostrophe, an accent and &,
 // exits 0 and writes the export's bytes, with the rows SQL counts.
 func TestPageConnectTexts(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "curl: %v", err)
 	}
@@ -152,6 +153,7 @@ func TestPageConnectTexts(t *testing.T) {
 // the file holds 12500,5; with the comma delimiter the choice is disabled
 // and left out of every URL.
 func TestPageDecimalComma(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)

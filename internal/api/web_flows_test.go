@@ -45,6 +45,7 @@ var navigation = []string{
 // navigation that carries a token, however wrong) gets the 401's exact
 // bytes.
 func TestSignInFirst(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	const target = "/api/general-report/export?format=csv&$filter=client_id%20eq%201"
 	do := func(t *testing.T, path string, header ...string) *http.Response {
@@ -125,6 +126,7 @@ func TestSignInFirst(t *testing.T) {
 // or $select made before the option is read (too long, or not decoding)
 // carry a code and their target, on the JSON paths and in OData's shape.
 func TestOptionErrorTargets(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, pgtest.New(t))
 	long := "contract_id eq 1" + strings.Repeat(" or contract_id eq 1", 120)
 	for _, tt := range []struct {
@@ -168,6 +170,7 @@ func flowShot(t *testing.T, p *tab, name, at string) {
 // download that reports its bytes and ends saying so; the arrow keys on the datasets keeping the
 // focus.
 func TestPageFlows(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ts := newWebServer(t, pool)
 	p := openTab(t, ts, tabOptions{})
@@ -335,6 +338,7 @@ const kbArrowDown = "\u0301"
 // signed in, gets the file; and that a link naming a dataset the token
 // cannot read says so.
 func TestPageSignInReturns(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ts := newWebServer(t, pool)
 	const target = "/api/services/export?format=csv&$filter=service%20ne%20'O''Higgins%20%26%20N%C3%BA%C3%B1ez'"
@@ -377,6 +381,7 @@ func TestPageSignInReturns(t *testing.T) {
 // what it asks, and curl fetches its URL with its header, which gives the
 // export's bytes and the rows SQL counts.
 func TestPageAppsScript(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, "node: %v", err)

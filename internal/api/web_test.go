@@ -42,6 +42,7 @@ func newWebServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 // TestPage checks that the page and its assets need no token, carry the
 // security headers, and that the assets are cached by their hashed names.
 func TestPage(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	for _, tt := range []struct {
 		name, lang, want string
@@ -139,6 +140,7 @@ func TestPage(t *testing.T) {
 // TestPageAbsentWithoutSite checks that a server without the page answers
 // / as any unknown path: 401 without a token.
 func TestPageAbsentWithoutSite(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	ts.do(t, http.MethodGet, "/").wantError(t, 401, "Invalid Token")
 }
@@ -146,6 +148,7 @@ func TestPageAbsentWithoutSite(t *testing.T) {
 // TestSignIn checks the sign-in endpoint's answers and its cookie, and that
 // informe takes the cookie like the header.
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	ts := newWebServer(t, fixtureDB(t))
 	ctx := context.Background()
 	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))

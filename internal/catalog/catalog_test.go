@@ -13,6 +13,7 @@ import (
 // name informe export takes and its XLSX sheet has, the dataset whose
 // export path the page uses.
 func TestDatasetsNameTheirSource(t *testing.T) {
+	t.Parallel()
 	sets, err := catalog.Datasets()
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,7 @@ func TestDatasetsNameTheirSource(t *testing.T) {
 // column of dataset.GeneralReport.Columns and dataset.Users.Columns once, in order, each with both
 // languages.
 func TestDatasetsCoverColumnLists(t *testing.T) {
+	t.Parallel()
 	sets, err := catalog.Datasets()
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +60,7 @@ func TestDatasetsCoverColumnLists(t *testing.T) {
 // unique in its dataset: a file's header row (header=labels, informe
 // export --labels) names each column once.
 func TestLabelsUnique(t *testing.T) {
+	t.Parallel()
 	for _, d := range dataset.All {
 		for _, lang := range []string{"es", "en"} {
 			seen := map[string]string{}

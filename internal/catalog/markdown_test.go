@@ -13,6 +13,7 @@ var update = flag.Bool("update", false, "rewrite docs/columns.md")
 
 // TestColumnsDoc keeps docs/columns.md generated from the column lists.
 func TestColumnsDoc(t *testing.T) {
+	t.Parallel()
 	var got bytes.Buffer
 	if err := catalog.WriteMarkdown(&got); err != nil {
 		t.Fatal(err)

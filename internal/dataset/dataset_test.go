@@ -10,6 +10,7 @@ import (
 )
 
 func TestQueryConditions(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name                    string
 		build                   func(q *dataset.Query)
@@ -51,6 +52,7 @@ func TestQueryConditions(t *testing.T) {
 // TestConditionAfterPosition checks that a door that adds a condition
 // after the position fails loudly: the count would leave it out.
 func TestConditionAfterPosition(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Fatal("Where after After did not panic")
@@ -62,6 +64,7 @@ func TestConditionAfterPosition(t *testing.T) {
 }
 
 func TestKeyText(t *testing.T) {
+	t.Parallel()
 	report := &dataset.Dataset{Keys: []string{"key_contract_id", "key_process_id", "key_task_id"}}
 	if got, want := report.KeyText("r"), []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text",
 		"coalesce(r.key_task_id, 0)::text"}; !reflect.DeepEqual(got, want) {
@@ -78,6 +81,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // TestOpenReleasesOnError checks that a query that fails, at its count or
 // at its rows, gives its connection back: a leak would starve the pool.
 func TestOpenReleasesOnError(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	store := dataset.NewStore(pool)
 	for _, count := range []bool{true, false} {

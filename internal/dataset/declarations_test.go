@@ -24,6 +24,7 @@ import (
 // name in another dataset), each label unique in its dataset; its
 // parameters are those its door takes.
 func TestDeclarations(t *testing.T) {
+	t.Parallel()
 	// A column with one of these in its name describes a person: a new
 	// one must say whose data it holds (ids aside).
 	personLike := regexp.MustCompile(`(^|_)(rut|passport|name|email|phone|address|birth|occupation|gender|marital|commune|region|country|username)(_|$)`)

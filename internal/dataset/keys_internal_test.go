@@ -8,6 +8,7 @@ import (
 // TestKeyTableDays checks which conditions on a date column are read day
 // by day, and which days.
 func TestKeyTableDays(t *testing.T) {
+	t.Parallel()
 	kt := &KeyTable{Table: "k", Keys: []string{"a"}, Columns: map[string]string{"d": "day", "s": "s"}, Days: []string{"d"}}
 	on := func(op, v string) On { return On{Column: "d", Test: op + " $1::date", Op: op, Value: v} }
 	for _, tt := range []struct {

@@ -53,6 +53,7 @@ func renderer(t *testing.T, kind dataset.Kind, oid uint32, format int16) *datase
 // every type and format, fixed-size binary values of the wrong length, and
 // values wrong in one detail.
 func TestRenderMalformed(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "0123456789-:. +BCinfyNaINTEF\x00\xff"
 	for _, w := range wireTypes {

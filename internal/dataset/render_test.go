@@ -124,6 +124,7 @@ var timeZones = []string{"UTC", "America/Santiago", "Asia/Kolkata", "Europe/Dubl
 // as a Nullable column (NULL stays NULL) and as a column that is not
 // (NULL is the empty text), with the expression passed through.
 func TestRenderMatchesSQL(t *testing.T) {
+	t.Parallel()
 	matchesSQL(t, sqlCases, false)
 }
 
@@ -247,6 +248,7 @@ func same(a, b []byte) bool {
 // changes: in both wire formats, under several session time zones (a
 // timestamptz is before Christ in UTC).
 func TestRenderKeepEra(t *testing.T) {
+	t.Parallel()
 	matchesSQL(t, []sqlCase{
 		{"date", dataset.Date, dateValues, "to_char(v, 'YYYY-MM-DD') || CASE WHEN v < '0001-01-01' THEN ' BC' ELSE '' END"},
 		{"timestamp", dataset.Timestamp, timestampValues,
@@ -259,6 +261,7 @@ func TestRenderKeepEra(t *testing.T) {
 // TestRenderOutOfToChar checks the dates to_char refuses (past a
 // timestamp's last day): Render refuses them too, in both formats.
 func TestRenderOutOfToChar(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	ctx := context.Background()
@@ -292,6 +295,7 @@ func TestRenderOutOfToChar(t *testing.T) {
 // TestRenderRefusesOtherDateStyles checks that a date or timestamp read in
 // text format under a DateStyle other than ISO is an error that says so.
 func TestRenderRefusesOtherDateStyles(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	ctx := context.Background()
@@ -337,6 +341,7 @@ func TestRenderRefusesOtherDateStyles(t *testing.T) {
 // cannot hold its column's kind, and a pass-through field that is not
 // text, naming the column or field and the type.
 func TestRenderRefusesWrongTypes(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	tests := []struct {
@@ -384,6 +389,7 @@ func TestRenderRefusesWrongTypes(t *testing.T) {
 // TestRenderNull checks NULL in every kind: nil in a Nullable column and
 // a pass-through field, an empty non-nil value in other columns.
 func TestRenderNull(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	kinds := []struct {
@@ -424,6 +430,7 @@ func TestRenderNull(t *testing.T) {
 // TestRenderPassThrough checks the fields after the columns: text and json
 // as they come, jsonb without the version byte of its binary format.
 func TestRenderPassThrough(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	conn := acquire(t, pool)
 	const sql = `SELECT 'x'::text, '42'::text, 'k'::varchar, 'n'::name, '{"a": [1, "é"]}'::json, '{"a": [1, "é"]}'::jsonb, '{"a": [1, "é"]}'::jsonb::text`
@@ -470,6 +477,7 @@ func TestRenderPassThrough(t *testing.T) {
 // text KeepEra writes, and refuses it exactly when that text is refused or
 // does not parse: the typed formats get the same values by either path.
 func TestRenderTyped(t *testing.T) {
+	t.Parallel()
 	var typed []sqlCase
 	for _, c := range sqlCases {
 		if c.kind != dataset.Text {

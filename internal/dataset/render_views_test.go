@@ -28,6 +28,7 @@ func selectTyped(d *dataset.Dataset) string {
 // column a type its kind can be rendered from, in both formats, and that
 // the seeded rows dataset.
 func TestTypedViewsFit(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)
@@ -71,6 +72,7 @@ func TestTypedViewsFit(t *testing.T) {
 // typed view and of its text view in the same order, and checks that
 // Render writes the text view's bytes.
 func TestTypedViewsRenderAsTextViews(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)

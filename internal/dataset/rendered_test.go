@@ -64,6 +64,7 @@ INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, cr
 // that both are the same row for row and, through every encoder and
 // option, byte for byte: the output of the text views is the contract.
 func TestRenderedInGoAsInSQL(t *testing.T) {
+	t.Parallel()
 	pool := edgePool(t)
 	sources := append([]*source.Source{source.Report(report.Maintained)}, source.All(source.Report(report.FromView))...)
 	store := dataset.NewStore(pool)
@@ -331,6 +332,7 @@ func encode(enc encoding, cols []dataset.Column, rows [][][]byte) ([]byte, error
 // the API's text writes their year alone. A NaN cost, which no typed
 // format holds, is refused, naming its column.
 func TestTypedValues(t *testing.T) {
+	t.Parallel()
 	pool := edgePool(t)
 	store := dataset.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
@@ -398,6 +400,7 @@ func TestTypedValues(t *testing.T) {
 // through their keys first (sortedKeys), those of one value read whole,
 // must give the rows of one sorted reading of them all, in its order.
 func TestSortedPages(t *testing.T) {
+	t.Parallel()
 	pool := edgePool(t)
 	store := dataset.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset

@@ -8,6 +8,7 @@ import (
 // TestParseValue checks ParseValue's days and microseconds against the
 // time package's, for years of four to seven digits and before Christ.
 func TestParseValue(t *testing.T) {
+	t.Parallel()
 	day := func(y int, m time.Month, d int) int64 {
 		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
 	}

@@ -16,6 +16,7 @@ import (
 // copied (the source's buffer is overwritten after every row, as pgx's
 // is).
 func TestWithinOrdersEachGroup(t *testing.T) {
+	t.Parallel()
 	keys := [][3]int64{
 		{1, 0, 0},
 		{2, 5, 9}, {2, 5, 7}, {2, 3, 0}, {2, 5, 8},
@@ -103,6 +104,7 @@ func TestWithinOrdersEachGroup(t *testing.T) {
 }
 
 func TestWithinRefusesOtherKeyTypes(t *testing.T) {
+	t.Parallel()
 	fields := []pgconn.FieldDescription{{Name: "a", DataTypeOID: 25}, {Name: "c", DataTypeOID: 23}}
 	if _, err := newWithin(fields, 1); err == nil || !strings.Contains(err.Error(), "c is not a bigint") {
 		t.Errorf("an int4 key part: %v, want an error naming it", err)

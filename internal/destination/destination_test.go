@@ -18,6 +18,7 @@ import (
 // TestParse checks what Parse takes and what it refuses, with the target
 // and reason of each refusal, and that no refusal repeats a secret.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	const secret = "hunter2-Sekret"
 	for _, tt := range []struct {
 		name, url          string
@@ -99,6 +100,7 @@ func TestParse(t *testing.T) {
 
 // TestName checks {date} as the schedule's zone sees the run's instant.
 func TestName(t *testing.T) {
+	t.Parallel()
 	d, err := destination.Parse("file:///srv/report-{date}-{date}.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +200,7 @@ func names(t *testing.T, dir string) []string {
 
 // TestFileDestination writes files into local folders.
 func TestFileDestination(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	open := func(t *testing.T, ctx context.Context, dir string) destination.Writer {
 		t.Helper()

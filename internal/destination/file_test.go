@@ -8,6 +8,7 @@ import (
 )
 
 func TestFile(t *testing.T) {
+	t.Parallel()
 	read := func(path string) string {
 		t.Helper()
 		b, err := os.ReadFile(path)

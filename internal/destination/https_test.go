@@ -69,6 +69,7 @@ func writeSecret(t *testing.T, s string) string {
 }
 
 func TestHTTPSDestination(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cr3t-Of-The-Receiver-0123456789"
 	ctx := context.Background()
 	rc := startReceiver(t, secret)

@@ -38,6 +38,7 @@ func verified(r *http.Request, secret []byte) ([]byte, bool) {
 // TestSignatureDocumented checks that docs/schedules.md shows receivers
 // the check that TestHTTPSDestination's receiver runs.
 func TestSignatureDocumented(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("receiver_test.go")
 	if err != nil {
 		t.Fatal(err)

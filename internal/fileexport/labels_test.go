@@ -17,6 +17,7 @@ import (
 // header row named as the API's header=labels&lang= names it, the
 // decimal comma passed to the CSV encoder; and the plans that cannot honour them refused.
 func TestLabelsAndDecimalComma(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		name    string

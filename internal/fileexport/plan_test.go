@@ -29,6 +29,7 @@ func apiMessage(t *testing.T, v url.Values) string {
 var reportSource = source.Report(report.Maintained)
 
 func TestNewPlan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "existing.csv")
 	if err := os.WriteFile(file, []byte("old"), 0o644); err != nil {

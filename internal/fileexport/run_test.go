@@ -106,6 +106,7 @@ func folder(t *testing.T, dir string) []string {
 }
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.SmallSeeded(t) // every row is compared: more would prove nothing more
 	store := dataset.NewStore(pool)
 	rows := pgtest.Int(t, pool, "SELECT count(*) FROM general_report")
@@ -164,6 +165,7 @@ func TestRun(t *testing.T) {
 // error says why, that a file's target keeps its old content with no
 // temporary file left, and that stdout gets no closing bytes.
 func TestRunFailures(t *testing.T) {
+	t.Parallel()
 	// About 100,000 report rows: seconds to export, so that an export is
 	// still reading rows when the test ends it.
 	pool := pgtest.NewFrom(t, "seed10000", func(ctx context.Context, pool *pgxpool.Pool) error {
@@ -258,6 +260,7 @@ func TestRunFailures(t *testing.T) {
 // archive/zip, which checks their CRC-32s), and that the later parts
 // really ran.
 func TestRunParts(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.SmallSeeded(t) // every row is compared: more would prove nothing more
 	store := dataset.NewStore(pool)
 	defer func(n int64) { partRows = n }(partRows)

@@ -16,6 +16,7 @@ import (
 // that informe does not implement a 501. Positions count characters of
 // the option's value from 1; 0 is the whole value.
 func TestOptionErrors(t *testing.T) {
+	t.Parallel()
 	report, contracts := reportSet(t), odata.Of(dataset.Contracts)
 	for _, tt := range []struct {
 		name     string
@@ -150,6 +151,7 @@ func checkOptionError(t *testing.T, err error, status int, option, reason string
 // TestReadOptionErrors checks that the paths other than the feed refuse
 // malformed options alike, and their own refusals with a reason.
 func TestReadOptionErrors(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name, query    string

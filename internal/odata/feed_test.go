@@ -95,6 +95,7 @@ func mustParse(t testing.TB, set *odata.EntitySet, raw string) *odata.Query {
 }
 
 func TestFeedValues(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name   string
@@ -163,6 +164,7 @@ func TestFeedValues(t *testing.T) {
 }
 
 func TestFeedSelect(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name, query, context, body string
@@ -184,6 +186,7 @@ func TestFeedSelect(t *testing.T) {
 }
 
 func TestFeedEmpty(t *testing.T) {
+	t.Parallel()
 	q := mustParse(t, reportSet(t), "$count=true&$filter=contract_id eq 99")
 	got := string(page(t, q, odata.FeedOptions{ServiceRoot: root}))
 	if want := `{"@odata.context":"` + root + `/$metadata#GeneralReport","@odata.count":0,"value":[]}`; got != want {
@@ -195,6 +198,7 @@ func TestFeedEmpty(t *testing.T) {
 // writes it and the custom options of the request not at all, whatever
 // the request held: only access_token, and only when the caller passes it.
 func TestNextLinkBuilt(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, query, token string
 		want               string
@@ -222,6 +226,7 @@ func TestNextLinkBuilt(t *testing.T) {
 // TestFeedPaging follows next links through a report of five rows in pages
 // of two, as a client would.
 func TestFeedPaging(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	all := [][][]byte{row111, row112, row200,
 		reportRow(map[string]string{"contract_id": "3", "process_id": "3", "client_id": "2"}, "3", "3", ""),
@@ -308,6 +313,7 @@ func keyAfter(k, after []int64) bool {
 }
 
 func TestFeedUsers(t *testing.T) {
+	t.Parallel()
 	set := usersSet(t)
 	santiago, err := time.LoadLocation("America/Santiago")
 	if err != nil {
@@ -352,6 +358,7 @@ func TestFeedUsers(t *testing.T) {
 }
 
 func TestFeedErrors(t *testing.T) {
+	t.Parallel()
 	rset, uset := reportSet(t), usersSet(t)
 	for _, tt := range []struct {
 		name string
@@ -406,6 +413,7 @@ type failingWriter struct{ err error }
 func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 
 func TestFeedWriterError(t *testing.T) {
+	t.Parallel()
 	werr := errors.New("connection reset")
 	enc := odata.NewFeed(failingWriter{werr}, mustParse(t, reportSet(t), ""), odata.FeedOptions{ServiceRoot: root})
 	if err := enc.Encode(row111); err != nil {
@@ -423,6 +431,7 @@ func TestFeedWriterError(t *testing.T) {
 }
 
 func TestFeedGolden(t *testing.T) {
+	t.Parallel()
 	q := mustParse(t, reportSet(t), "$count=true&$filter=client_id eq 1&$select=contract_id,task,costo_servicio,execution_date,attended_by")
 	body := page(t, q, odata.FeedOptions{ServiceRoot: root, PageSize: 2, Count: 3}, row111, row112, row200)
 	golden := filepath.Join("testdata", "feed-report-page.json")
@@ -485,6 +494,7 @@ func BenchmarkFeed(b *testing.B) {
 }
 
 func TestFeedUsersNextLink(t *testing.T) {
+	t.Parallel()
 	set := usersSet(t)
 	rows := [][][]byte{
 		userRow(map[string]string{"id": "7", "name": "A", "email": "a", "username": "a", "rut": "1-9", "phone": "", "status": "A", "created_at": "2023-01-01 08:00:00"}),
@@ -522,6 +532,7 @@ func TestFeedUsersNextLink(t *testing.T) {
 // another $top, any $skip (even 0) or another $orderby it is a 400 naming
 // $skiptoken.
 func TestSkipTokenBoundToQuery(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	q := mustParse(t, set, "$filter=client_id eq 1&$select=contract_id,task&$top=5")
 	f := decode(t, page(t, q, odata.FeedOptions{ServiceRoot: root, PageSize: 1}, row111, row112))

@@ -22,6 +22,7 @@ func parseFilter(t testing.TB, set *odata.EntitySet, filter string) ([]odata.Eq,
 }
 
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	c42 := odata.Eq{Property: "contract_id", Text: "42", Int: 42}
 	code := odata.Eq{Property: "code_contract", Text: "CT-001"}
@@ -60,6 +61,7 @@ func TestFilter(t *testing.T) {
 }
 
 func TestFilterErrors(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	const help = "$filter supports eq, ne, gt, ge, lt, le, in, and, or, not"
 	for _, tt := range []struct {
@@ -175,6 +177,7 @@ func FuzzFilter(f *testing.F) {
 // OData's astronomical years in PostgreSQL's eras, substring's position
 // and length within PostgreSQL's integer, and two literals compared.
 func TestFilterLiteralSQL(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	const micro = "2021-08-01 15:54:30.096172+00"
 	for _, tt := range []struct {
@@ -232,6 +235,7 @@ func TestFilterLiteralSQL(t *testing.T) {
 // where a property of that table has a value, none where it can hold on a
 // row without that table's row.
 func TestFilterSQLJoined(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	const task, client, service = "t.key_task_id IS NOT NULL", "t.client_id IS NOT NULL", "t.costo_servicio IS NOT NULL"
 	for _, tt := range []struct {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestNegotiate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		format string // $format, "" for none
@@ -50,6 +51,7 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestNegotiateErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		values url.Values
@@ -76,6 +78,7 @@ func TestNegotiateErrors(t *testing.T) {
 }
 
 func TestContentType(t *testing.T) {
+	t.Parallel()
 	if got, want := (odata.Format{}).ContentType(), "application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8"; got != want {
 		t.Errorf("ContentType() = %q, want %q", got, want)
 	}
@@ -85,6 +88,7 @@ func TestContentType(t *testing.T) {
 }
 
 func TestPageSize(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		prefer  []string
@@ -117,6 +121,7 @@ func TestPageSize(t *testing.T) {
 }
 
 func TestWriteError(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name                          string
 		code, message, target, reason string

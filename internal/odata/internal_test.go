@@ -44,6 +44,7 @@ func checkString(t *testing.T, s []byte) {
 }
 
 func TestAppendString(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ in, want string }{
 		{"", `""`},
 		{"plain", `"plain"`},
@@ -69,6 +70,7 @@ func FuzzAppendString(f *testing.F) {
 }
 
 func TestAppendTimestamp(t *testing.T) {
+	t.Parallel()
 	santiago, err := time.LoadLocation("America/Santiago")
 	if err != nil {
 		testenv.Missing(t, "%v", err) // the external tests load time/tzdata; this one needs only the machine's
@@ -123,6 +125,7 @@ func TestAppendTimestamp(t *testing.T) {
 }
 
 func TestNumbers(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in       string
 		integer  bool
@@ -164,6 +167,7 @@ func testSet(t testing.TB, name string, synthetic bool) *EntitySet {
 }
 
 func TestSkipToken(t *testing.T) {
+	t.Parallel()
 	report, other, users := testSet(t, "GeneralReport", true), testSet(t, "Other", true), testSet(t, "Users", false)
 	for _, tt := range []struct {
 		name string
@@ -250,6 +254,7 @@ func FuzzSkipToken(f *testing.F) {
 }
 
 func TestSortedSkipToken(t *testing.T) {
+	t.Parallel()
 	set, err := NewEntitySet(dataset.GeneralReport.EntitySet())
 	if err != nil {
 		t.Fatal(err)

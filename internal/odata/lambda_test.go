@@ -17,6 +17,7 @@ import (
 // typed view, related by the navigation's column, each depth its own
 // alias; fold through informe_fold.
 func TestFilterLambdaAndFoldSQL(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		set    *odata.EntitySet
@@ -68,6 +69,7 @@ func TestFilterLambdaAndFoldSQL(t *testing.T) {
 }
 
 func TestFilterLambdaAndFoldErrors(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		set    *odata.EntitySet
@@ -117,6 +119,7 @@ func TestFilterLambdaAndFoldErrors(t *testing.T) {
 // target checks RUTs, and nothing is checked against the outer set's
 // rules inside.
 func TestFilterLambdaLiterals(t *testing.T) {
+	t.Parallel()
 	_, err := odata.Parse(url.Values{"$filter": {"client_rut eq 'nope'"}}, odata.Of(dataset.Clients))
 	wantErr(t, err, 400, "client_rut")
 	if _, err := odata.Parse(url.Values{"$filter": {"Contracts/any(c:c/code_contract eq 'nope')"}}, odata.Of(dataset.Clients)); err != nil {

@@ -42,6 +42,7 @@ type edmx struct {
 }
 
 func TestMetadata(t *testing.T) {
+	t.Parallel()
 	doc := odata.Metadata(reportSet(t), usersSet(t))
 	var m edmx
 	if err := xml.Unmarshal(doc, &m); err != nil {
@@ -134,6 +135,7 @@ func TestMetadata(t *testing.T) {
 }
 
 func TestServiceDocument(t *testing.T) {
+	t.Parallel()
 	doc := odata.ServiceDocument("https://informe.example.cl/odata", reportSet(t), usersSet(t))
 	var got struct {
 		Context string `json:"@odata.context"`
@@ -152,6 +154,7 @@ func TestServiceDocument(t *testing.T) {
 }
 
 func TestNewEntitySetErrors(t *testing.T) {
+	t.Parallel()
 	cols := []dataset.Column{
 		{Name: "id", Kind: dataset.Integer},
 		{Name: "name", Kind: dataset.Text},
@@ -203,6 +206,7 @@ func TestNewEntitySetErrors(t *testing.T) {
 // declares its filter functions, filtering, sorting, counting, $top and
 // $skip.
 func TestMetadataCapabilities(t *testing.T) {
+	t.Parallel()
 	doc := odata.Metadata(reportSet(t), usersSet(t))
 	var m struct {
 		References []struct {
@@ -269,6 +273,7 @@ func TestMetadataCapabilities(t *testing.T) {
 // TestParseMetadata checks the options $metadata takes: $format=xml alone;
 // JSON (CSDL JSON) or any other format is a 406, any other $-option a 400.
 func TestParseMetadata(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, query string
 		status      int // 0: accepted

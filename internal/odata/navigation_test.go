@@ -63,6 +63,7 @@ type csdlModel struct {
 // type to the target's key, every navigation is bound to the set of its
 // type, and the sets with navigations say they expand one level.
 func TestMetadataModel(t *testing.T) {
+	t.Parallel()
 	var m csdlModel
 	if err := xml.Unmarshal(odata.Metadata(model...), &m); err != nil {
 		t.Fatal(err)
@@ -159,6 +160,7 @@ func TestMetadataModel(t *testing.T) {
 // TestMetadataSubset leaves out navigations whose targets the document
 // does not declare.
 func TestMetadataSubset(t *testing.T) {
+	t.Parallel()
 	doc := string(odata.Metadata(odata.Of(dataset.Contracts), odata.Of(dataset.Clients)))
 	if !strings.Contains(doc, `<NavigationProperty Name="Client"`) || strings.Contains(doc, `Name="Processes"`) {
 		t.Errorf("navigations of a subset:\n%s", doc)
@@ -166,6 +168,7 @@ func TestMetadataSubset(t *testing.T) {
 }
 
 func TestParseExpand(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, set, query string
 		status           int
@@ -208,6 +211,7 @@ func setNamed(t *testing.T, name string) *odata.EntitySet {
 // target's columns in order, its key first unless selected, and the
 // columns that relate the rows, both ways.
 func TestExpansions(t *testing.T) {
+	t.Parallel()
 	q := mustParse(t, odata.Of(dataset.Contracts), "$expand=Client($select=client_region,client_rut),Processes($select=process_id,tasks),Service")
 	got := q.Expansions()
 	if len(got) != 3 {
@@ -233,6 +237,7 @@ func TestExpansions(t *testing.T) {
 // object or null, a to-many as an array, typed as the target declares,
 // and the context and next link saying what was expanded.
 func TestFeedExpand(t *testing.T) {
+	t.Parallel()
 	q := mustParse(t, odata.Of(dataset.Contracts), "$select=contract_id,costo_servicio&$expand=Service($select=costo_servicio),Processes($select=tasks,first_task_end_date)")
 	row := func(id, cost string, service, processes any) [][]byte {
 		r := make([][]byte, len(dataset.Contracts.Columns))

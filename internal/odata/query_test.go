@@ -48,6 +48,7 @@ func query(raw string) url.Values {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name  string
@@ -86,6 +87,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name   string
@@ -139,6 +141,7 @@ func TestParseErrors(t *testing.T) {
 // TestParseNeverEchoesToken sends a token, and a token's body without its
 // prefix, in every option: no message or target repeats it.
 func TestParseNeverEchoesToken(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tok := range []string{"informe_" + tokenBody, tokenBody, "INFORME_" + tokenBody} {
 		for _, tt := range []struct {
@@ -184,6 +187,7 @@ func TestParseNeverEchoesToken(t *testing.T) {
 }
 
 func TestParseUsers(t *testing.T) {
+	t.Parallel()
 	set := usersSet(t)
 	plain := func(q *odata.Query) bool {
 		var dq dataset.Query
@@ -204,6 +208,7 @@ func TestParseUsers(t *testing.T) {
 }
 
 func TestLimit(t *testing.T) {
+	t.Parallel()
 	set := reportSet(t)
 	for _, tt := range []struct {
 		name     string
@@ -231,6 +236,7 @@ func TestLimit(t *testing.T) {
 }
 
 func TestEqual(t *testing.T) {
+	t.Parallel()
 	q, err := odata.Parse(query("$filter=client_rut eq '12.345.678-5' and client_id eq 7"), reportSet(t))
 	if err != nil {
 		t.Fatal(err)

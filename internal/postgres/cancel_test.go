@@ -14,6 +14,7 @@ import (
 // its backend no longer running it within seconds, whether informe sends a
 // cancel request or closes the connection (--pg-cancel).
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	observer := pgtest.New(t)
 	dbURL := observer.Config().ConnString()
 	active := func(pid int32) bool {
@@ -75,6 +76,7 @@ func TestCancel(t *testing.T) {
 // TestStatementTimeoutOverURL checks that --statement-timeout, set per
 // transaction, wins over a statement_timeout given in the database URL.
 func TestStatementTimeoutOverURL(t *testing.T) {
+	t.Parallel()
 	u, err := url.Parse(pgtest.New(t).Config().ConnString())
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +118,7 @@ func TestStatementTimeoutOverURL(t *testing.T) {
 // (57014). A pool of one connection gives the next request a new backend
 // after a cancelled query, and the same backend after a query that ended.
 func TestCancelledConnectionNotReused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	observer := pgtest.New(t)
 	pool, err := postgres.OpenPool(ctx, observer.Config().ConnString(), postgres.PoolOptions{MaxConns: 1})

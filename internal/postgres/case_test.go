@@ -18,6 +18,7 @@ import (
 // one character to several (ß to SS: full case mapping), which Go's
 // per-character mapping cannot show.
 func TestCaseCollationMapsUnicode(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	ctx := context.Background()
 	if got := queryString(t, pool, "SELECT upper('vásquez ñanculef región')"); got != "VáSQUEZ ñANCULEF REGIóN" {

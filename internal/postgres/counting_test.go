@@ -49,6 +49,7 @@ const (
 )
 
 func TestCheckReportCounting(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		setup func(*testing.T, *pgxpool.Pool)
@@ -133,6 +134,7 @@ func TestCheckReportCounting(t *testing.T) {
 // TestCheckReportCountingReadOnly runs the check in a session that may not
 // write at all, as on a hot standby.
 func TestCheckReportCountingReadOnly(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	ctx := context.Background()
 	cfg := pool.Config().Copy()

@@ -12,6 +12,7 @@ import (
 // in the C locale as the tests and the demo make theirs; what is no
 // accented letter stays; null stays null.
 func TestFold(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	ctx := context.Background()
 	for _, tt := range []struct{ name, in, want string }{

@@ -11,6 +11,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestMigrateTwiceChangesNothing(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t) // already migrated once
 	ctx := context.Background()
 	n, err := postgres.Migrate(ctx, pool)

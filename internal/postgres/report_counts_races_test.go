@@ -53,6 +53,7 @@ const raceFixture = `
 // another contract. The task's writer waits for the mover's counter locks
 // and must then count the task where the process went.
 func TestReportCountsTaskWrittenWhileProcessMoves(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, sql string }{
 		{"InsertTask", `INSERT INTO tasks (id, process_id, name, status) VALUES (1001, 100, 'c', 'Pendiente')`},
 		{"DeleteTask", `DELETE FROM tasks WHERE id = 1000`},
@@ -100,6 +101,7 @@ func TestReportCountsTaskWrittenWhileProcessMoves(t *testing.T) {
 // snapshot does not see. It must fail with a serialization failure
 // (40001), to be retried, rather than keep a count its snapshot got wrong.
 func TestReportCountsRepeatableReadWriter(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name      string
 		iso       pgx.TxIsoLevel
@@ -161,6 +163,7 @@ func TestReportCountsRepeatableReadWriter(t *testing.T) {
 // which the schema allows: each must be counted in the bucket whose id
 // range report_contract_at reads.
 func TestReportCountsNegativeContractIDs(t *testing.T) {
+	t.Parallel()
 	pool := randomDB(t)
 	exec(t, pool, `
 		INSERT INTO contracts (id, client_id, status, code)
@@ -205,6 +208,7 @@ func migrations(t *testing.T, pool *pgxpool.Pool) *goose.Provider {
 // down must leave working triggers behind (00003's once left 00002's
 // functions calling the ones it dropped).
 func TestMigrateDownAndUpKeepsCounts(t *testing.T) {
+	t.Parallel()
 	pool := randomDB(t)
 	exec(t, pool, raceFixture)
 	exec(t, pool, `INSERT INTO contracts (id, client_id, status, code) VALUES (-7, 1, 'APROBADO', 'N'), (3000, 1, 'APROBADO', 'N');

@@ -660,6 +660,7 @@ func show(p *int64) string {
 // compares every count, the total and the seek with the view. Seeds 1 and
 // 2 by default.
 func TestReportCountsRandomWrites(t *testing.T) {
+	t.Parallel()
 	for _, seed := range countsSeeds(t, 1, 2) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Logf("INFORME_COUNTS_SEED=%d reruns this", seed)
@@ -724,6 +725,7 @@ func conflict(err error) bool { c := code(err); return c == "23503" || c == "235
 // REPEATABLE READ snapshot sees counts that agree with its rows; at the end
 // the counts must agree with the view.
 func TestReportCountsRandomConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	for _, seed := range countsSeeds(t, 1) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Logf("INFORME_COUNTS_SEED=%d reruns these operations (not their interleaving)", seed)

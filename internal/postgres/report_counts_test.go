@@ -84,6 +84,7 @@ func checkCounts(t *testing.T, pool *pgxpool.Pool, step string) {
 // TestReportCountsFollowWrites runs, in order, writes of every kind on a
 // seeded database and checks the counters after each one.
 func TestReportCountsFollowWrites(t *testing.T) {
+	t.Parallel()
 	pool := seeded(t)
 	checkCounts(t, pool, "after seed")
 	// Contract 1 has no process in the seed; contracts 2 and 3 have some.
@@ -143,6 +144,7 @@ func TestReportCountsFollowWrites(t *testing.T) {
 // TestReportCountsInTransaction checks writes that add and remove rows
 // within one transaction, and one that is rolled back.
 func TestReportCountsInTransaction(t *testing.T) {
+	t.Parallel()
 	pool := seeded(t)
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -182,6 +184,7 @@ func TestReportCountsInTransaction(t *testing.T) {
 // transaction is an error here: single-statement writers must not
 // deadlock on the counters.
 func TestReportCountsConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	pool := seeded(t)
 	ctx := context.Background()
 	const writers, statements = 6, 60

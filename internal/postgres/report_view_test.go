@@ -124,6 +124,7 @@ var processAndTaskFields = []string{"process_id", "process_role", "caratulado_pr
 	"task_progress", "task_executor", "execution_date"}
 
 func TestReportRowSemantics(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	rows := reportRows(t, pool, "")
 	type key struct{ contract, process, task, taskName string }
@@ -163,6 +164,7 @@ func TestReportRowSemantics(t *testing.T) {
 }
 
 func TestReportFormats(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	type cell struct {
 		row         int
@@ -260,6 +262,7 @@ func TestReportFormats(t *testing.T) {
 // TestReportFormatsSeeded checks every value of a seeded report against
 // the format of its field, and that each format is actually exercised.
 func TestReportFormatsSeeded(t *testing.T) {
+	t.Parallel()
 	pool := seeded(t)
 	formats := []struct {
 		re     string
@@ -331,6 +334,7 @@ func TestReportFormatsSeeded(t *testing.T) {
 }
 
 func TestRUTKeyMatchesSQL(t *testing.T) {
+	t.Parallel()
 	pool := seeded(t)
 	ctx := context.Background()
 	forms := []string{

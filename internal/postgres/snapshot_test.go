@@ -14,6 +14,7 @@ import (
 // snapshot's statements with a transaction-level setting, answered as
 // failure.Unavailable, and leaves the connection's own setting alone.
 func TestStatementTimeout(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	ctx := postgres.WithStatementTimeout(context.Background(), 50*time.Millisecond)
 	snap, err := postgres.Begin(ctx, pool)

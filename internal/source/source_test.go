@@ -44,6 +44,7 @@ func refusal(t *testing.T, err error) *failure.Error {
 }
 
 func TestExportCompilesEveryDoorsParameters(t *testing.T) {
+	t.Parallel()
 	rep := source.Report(report.Maintained)
 	tests := []struct {
 		name   string
@@ -117,6 +118,7 @@ func TestExportCompilesEveryDoorsParameters(t *testing.T) {
 }
 
 func TestExportRefusesWhatItCannotHonour(t *testing.T) {
+	t.Parallel()
 	rep := source.Report(report.Maintained)
 	tests := []struct {
 		name, query   string
@@ -182,6 +184,7 @@ func TestExportRefusesWhatItCannotHonour(t *testing.T) {
 }
 
 func TestFeedReadsAPageWithItsExpansions(t *testing.T) {
+	t.Parallel()
 	values, err := url.ParseQuery("$filter=costo_servicio gt 1&$expand=Tasks($select=task,task_status),Client&$skip=3")
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +210,7 @@ func TestFeedReadsAPageWithItsExpansions(t *testing.T) {
 }
 
 func TestNamed(t *testing.T) {
+	t.Parallel()
 	for _, s := range source.All(source.Report(report.FromView)) {
 		got, err := source.Named(s.Name, report.FromView)
 		if err != nil || got.Name != s.Name || got.Set != s.Set {
