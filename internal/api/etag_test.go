@@ -1,0 +1,264 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/informe/informe/internal/testenv"
+)
+
+// etagDoors are paths that tag their responses: every format of an
+// export, the spec's two paths, another dataset's export, OData pages and
+// a count.
+var etagDoors = []string{
+	"/api/general-report/export?format=csv",
+	"/api/general-report/export?format=csv&delimiter=semicolon&decimal=comma&header=labels&lang=en&bom=true",
+	"/api/general-report/export?format=json",
+	"/api/general-report/export?format=ndjson",
+	"/api/general-report/export?format=xlsx",
+	"/api/general-report/export?format=parquet",
+	"/api/general-report/export?format=arrow",
+	"/api/general-report/export?format=csv&$filter=task_status%20eq%20'Pendiente'&$orderby=task%20desc",
+	"/api/general-report?page=2&result_per_page=3&format=csv",
+	"/users?format=csv",
+	"/api/tasks/export?format=csv",
+	"/odata/Tasks",
+	"/odata/GeneralReport?$top=2&$count=true",
+	"/odata/Contracts?$expand=Processes",
+	"/odata/Tasks/$count",
+}
+
+// identity asks for the bytes as they are, so that the tag is strong.
+var identity = []string{"Accept-Encoding", "identity"}
+
+// TestETagNotModified checks that each door's response carries a strong
+// ETag, that GET and HEAD with If-None-Match holding it (alone, in a
+// list, as a weak tag, or "*") answer 304 with the same ETag and no
+// body, and that another tag gets the whole response again, the same
+// bytes.
+func TestETagNotModified(t *testing.T) {
+	ts := newServer(t, fixtureDB(t))
+	for _, door := range etagDoors {
+		t.Run(door, func(t *testing.T) {
+			first := ts.get(t, door, identity...)
+			if first.Status != http.StatusOK {
+				t.Fatalf("status = %d; body %.300s", first.Status, first.Body)
+			}
+			tag := first.Header.Get("ETag")
+			if !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) || len(tag) < 10 {
+				t.Fatalf("ETag = %q, want a strong entity tag", tag)
+			}
+			head := ts.do(t, http.MethodHead, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity")
+			if got := head.Header.Get("ETag"); head.Status != http.StatusOK || got != tag {
+				t.Errorf("HEAD: status %d, ETag %q; want 200, %q", head.Status, got, tag)
+			}
+			for _, tt := range []struct {
+				name, held string
+				method     string
+			}{
+				{"OK", tag, http.MethodGet},
+				{"OKHead", tag, http.MethodHead},
+				{"OKList", `"other", ` + tag, http.MethodGet},
+				{"OKWeak", "W/" + tag, http.MethodGet},
+				{"OKStar", "*", http.MethodGet},
+			} {
+				r := ts.do(t, tt.method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tt.held)
+				if r.Status != http.StatusNotModified || len(r.Body) != 0 {
+					t.Errorf("%s: status %d, %d bytes; want 304 and none", tt.name, r.Status, len(r.Body))
+				}
+				if got := r.Header.Get("ETag"); got != tag {
+					t.Errorf("%s: 304's ETag = %q, want %q", tt.name, got, tag)
+				}
+			}
+			again := ts.get(t, door, append(identity, "If-None-Match", `"other"`)...)
+			if again.Status != http.StatusOK || again.Header.Get("ETag") != tag || string(again.Body) != string(first.Body) {
+				t.Errorf("another tag: status %d, ETag %q, same body %v; want 200, %q, true",
+					again.Status, again.Header.Get("ETag"), string(again.Body) == string(first.Body), tag)
+			}
+		})
+	}
+}
+
+// TestETagsDiffer checks that what changes a response's bytes changes
+// its tag: the format and its options, the query, the content coding
+// (whose tag is weak), and the dataset.
+func TestETagsDiffer(t *testing.T) {
+	ts := newServer(t, fixtureDB(t))
+	seen := map[string]string{}
+	for _, tt := range []struct {
+		door   string
+		header []string
+	}{
+		{"/api/general-report/export?format=csv", identity},
+		{"/api/general-report/export?format=csv&delimiter=semicolon", identity},
+		{"/api/general-report/export?format=csv&header=false", identity},
+		{"/api/general-report/export?format=csv&header=labels", identity},
+		{"/api/general-report/export?format=csv&header=labels&lang=en", identity},
+		{"/api/general-report/export?format=csv&delimiter=semicolon&decimal=comma", identity},
+		{"/api/general-report/export?format=csv&bom=true", identity},
+		{"/api/general-report/export?format=csv&delimiter=tab", identity},
+		{"/api/general-report/export?format=json", identity},
+		{"/api/general-report/export?format=csv&columns=contract_id,task", identity},
+		{"/api/general-report/export?format=csv&contract_id=1", identity},
+		{"/api/general-report/export?format=csv&$filter=task_status%20eq%20'Pendiente'", identity},
+		{"/api/general-report/export?format=csv&$orderby=task", identity},
+		{"/api/general-report/export?format=csv", []string{"Accept-Encoding", "gzip"}},
+		{"/api/general-report/export?format=csv", []string{"Accept-Encoding", "zstd"}},
+		{"/api/general-report?page=1&format=csv", identity},
+		{"/api/general-report?page=2&format=csv&result_per_page=2", identity},
+		{"/api/contracts/export?format=csv", identity},
+		{"/odata/GeneralReport", identity},
+		{"/odata/GeneralReport?$top=3", identity},
+		{"/odata/GeneralReport", []string{"Accept-Encoding", "identity", "Prefer", "odata.maxpagesize=2"}},
+		{"/odata/GeneralReport", []string{"Accept-Encoding", "identity", "Accept", "application/json;IEEE754Compatible=true"}},
+		{"/odata/GeneralReport/$count", identity},
+	} {
+		r := ts.get(t, tt.door, tt.header...)
+		tag := r.Header.Get("ETag")
+		if r.Status != http.StatusOK || tag == "" {
+			t.Errorf("%s %q: status %d, ETag %q; want 200 and a tag", tt.door, tt.header, r.Status, tag)
+			continue
+		}
+		key := tt.door + " " + strings.Join(tt.header, " ")
+		if other, ok := seen[tag]; ok {
+			t.Errorf("%s and %s share the tag %s", key, other, tag)
+		}
+		seen[tag] = key
+		coded := slices.Contains(tt.header, "gzip") || slices.Contains(tt.header, "zstd")
+		if weak := strings.HasPrefix(tag, "W/"); weak != coded {
+			t.Errorf("%s: ETag %s weak = %v, want %v", key, tag, weak, coded)
+		}
+	}
+	// $select and columns= choose the same columns: the same query, the
+	// same bytes, the same tag.
+	a := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id,task", identity...).Header.Get("ETag")
+	b := ts.get(t, "/api/general-report/export?format=csv&$select=contract_id,task", identity...).Header.Get("ETag")
+	if a != b {
+		t.Errorf("columns and $select of the same columns: tags %s, %s", a, b)
+	}
+}
+
+// TestETagFollowsData checks that one changed row gives the datasets that
+// read it a new tag and a 200, that the others keep theirs, and that a
+// change not yet committed, or rolled back, changes nothing.
+func TestETagFollowsData(t *testing.T) {
+	pool := fixtureDB(t)
+	ts := newServer(t, pool)
+	ctx := context.Background()
+	doors := map[string]bool{ // whether a task's status is read
+		"/api/general-report/export?format=csv": true,
+		"/api/tasks/export?format=csv":          true,
+		"/api/contracts/export?format=csv":      true, // its task counts
+		"/odata/Tasks":                          true,
+		"/odata/Contracts?$expand=Tasks":        true,
+		"/odata/Tasks/$count":                   true, // a count changes with the table, not the rows
+		"/users?format=csv":                     false,
+		"/api/clients/export?format=csv":        false,
+		"/api/services/export?format=csv":       false,
+		"/odata/Clients":                        false,
+		"/odata/Clients?$expand=Contracts":      true, // the related rows' task counts
+	}
+	tags := map[string]string{}
+	bodies := map[string]string{}
+	for door := range doors {
+		r := ts.get(t, door, identity...)
+		if r.Status != http.StatusOK || r.Header.Get("ETag") == "" {
+			t.Fatalf("%s: status %d, ETag %q", door, r.Status, r.Header.Get("ETag"))
+		}
+		tags[door], bodies[door] = r.Header.Get("ETag"), string(r.Body)
+	}
+	check := func(t *testing.T, changed func(door string) bool) {
+		t.Helper()
+		for door, was := range tags {
+			r := ts.get(t, door, append(identity, "If-None-Match", was)...)
+			switch {
+			case changed(door) && (r.Status != http.StatusOK || r.Header.Get("ETag") == was || r.Header.Get("ETag") == ""):
+				t.Errorf("%s: status %d, ETag %q; want 200 and a tag other than %s", door, r.Status, r.Header.Get("ETag"), was)
+			case !changed(door) && (r.Status != http.StatusNotModified || r.Header.Get("ETag") != was):
+				t.Errorf("%s: status %d, ETag %q; want 304, %s", door, r.Status, r.Header.Get("ETag"), was)
+			}
+		}
+	}
+	t.Run("Uncommitted", func(t *testing.T) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "UPDATE tasks SET status = 'Terminada' WHERE id = 4"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, func(string) bool { return false })
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check(t, func(string) bool { return false })
+	})
+	t.Run("Committed", func(t *testing.T) {
+		if _, err := pool.Exec(ctx, "UPDATE tasks SET status = 'Terminada' WHERE id = 4"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, func(door string) bool { return doors[door] })
+		if r := ts.get(t, "/api/tasks/export?format=csv", identity...); !strings.Contains(string(r.Body), "Terminada") {
+			t.Errorf("the tasks' export after the change lacks it:\n%s", r.Body)
+		}
+	})
+}
+
+// TestETagBadIfNoneMatch checks that an If-None-Match that is not "*" or
+// a list of entity tags is a 400 naming the header.
+func TestETagBadIfNoneMatch(t *testing.T) {
+	ts := newServer(t, fixtureDB(t))
+	for _, held := range []string{"abc", `"abc`, `"a" "b"`, `"a", *`} {
+		r := ts.get(t, "/api/general-report/export?format=csv", "If-None-Match", held)
+		r.wantError(t, http.StatusBadRequest, "If-None-Match must be")
+	}
+}
+
+// TestETagCurl checks that curl's --etag-save and --etag-compare skip a
+// download of unchanged data, and make it again after one change.
+func TestETagCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Missing(t, "the test runs curl: %v", err)
+	}
+	pool := fixtureDB(t)
+	ts := newServer(t, pool)
+	dir := t.TempDir()
+	run := func(t *testing.T) (status string, file string) {
+		t.Helper()
+		os.Remove(filepath.Join(dir, "report.csv"))
+		cmd := exec.Command("sh", "-c", `curl --fail --compressed -sS -u "token:$TOKEN" `+
+			`--etag-compare report.etag --etag-save report.etag -o report.csv -w '%{http_code}' `+
+			`"$BASE/api/general-report/export?format=csv"`)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TOKEN="+ts.Token, "BASE="+ts.URL)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("curl: %v: %s", err, out)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "report.csv"))
+		return string(out), string(b)
+	}
+	status, file := run(t)
+	if status != "200" || !strings.Contains(file, "contract_id") {
+		t.Fatalf("first download: %s, %d bytes", status, len(file))
+	}
+	if status, file := run(t); status != "304" || file != "" {
+		t.Errorf("unchanged: %s, %d bytes written; want 304 and none", status, len(file))
+	}
+	if _, err := pool.Exec(context.Background(), "UPDATE tasks SET title = 'Cambiada' WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if status, file := run(t); status != "200" || !strings.Contains(file, "Cambiada") {
+		t.Errorf("after a change: %s, %d bytes; want 200 and the change", status, len(file))
+	}
+	if status, _ := run(t); status != "304" {
+		t.Errorf("unchanged again: %s; want 304", status)
+	}
+}
