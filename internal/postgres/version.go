@@ -17,26 +17,29 @@ import (
 const dataVersionSQL = `WITH RECURSIVE reads(oid) AS (
     SELECT unnest($1::text[]::regclass[])::oid
   UNION
-    SELECT d.refobjid FROM reads r
-    JOIN pg_rewrite w ON w.ev_class = r.oid
-    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
-        AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.oid
+    SELECT unnest(ARRAY(
+        SELECT DISTINCT d.refobjid FROM pg_rewrite w
+        JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+        WHERE w.ev_class = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.oid))
+    FROM reads r
 ), read AS (
     SELECT c.relname, c.relkind = 'r' AND EXISTS (
         SELECT 1 FROM pg_trigger t
         WHERE t.tgrelid = c.oid AND t.tgname = 'data_version'
           AND t.tgfoid = 'data_version_bump()'::regprocedure
           AND t.tgenabled IN ('O', 'A') AND t.tgtype & 61 = 60) AS watched
-    FROM reads r JOIN pg_class c ON c.oid = r.oid
+    FROM reads r
+    CROSS JOIN LATERAL (SELECT oid, relname, relkind FROM pg_class WHERE oid = r.oid OFFSET 0) c
     WHERE c.relkind <> 'v'
+), sums AS (
+    SELECT table_name, sum(statements) AS statements FROM data_changes GROUP BY table_name
 )
 SELECT CASE WHEN bool_and(watched) THEN
     (SELECT key FROM data_version_key) || ' ' ||
     (SELECT oid::text FROM pg_database WHERE datname = current_database()) || ' ' ||
-    string_agg(relname || '=' || (SELECT coalesce(sum(x.statements), 0)::text
-                                 FROM data_changes x WHERE x.table_name = relname), ' ' ORDER BY relname)
+    string_agg(read.relname || '=' || coalesce(sums.statements, 0)::text, ' ' ORDER BY read.relname)
 END
-FROM read`
+FROM read LEFT JOIN sums ON sums.table_name = read.relname`
 
 // ErrNoDataVersion is the cause of [Snapshot.DataVersion]'s error when the
 // views read a relation whose writes no data version follows.
