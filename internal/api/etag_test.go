@@ -85,6 +85,40 @@ func TestETagNotModified(t *testing.T) {
 	}
 }
 
+// TestETagReadsNoRows checks that a 304 is decided without reading rows:
+// while another transaction holds every table of the data locked, a
+// request that would read them would wait, and a request holding the tag
+// is answered.
+func TestETagReadsNoRows(t *testing.T) {
+	pool := fixtureDB(t)
+	ts := newServer(t, pool)
+	tags := map[string]string{}
+	for _, door := range etagDoors {
+		r := ts.get(t, door, identity...)
+		if r.Status != http.StatusOK || r.Header.Get("ETag") == "" {
+			t.Fatalf("%s: status %d, ETag %q", door, r.Status, r.Header.Get("ETag"))
+		}
+		tags[door] = r.Header.Get("ETag")
+	}
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE clients, contracts, services, benefit_centers, processes, tasks, users IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	for _, door := range etagDoors {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			r := ts.do(t, method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tags[door])
+			if r.Status != http.StatusNotModified {
+				t.Errorf("%s %s: status %d, want 304; body %.200s", method, door, r.Status, r.Body)
+			}
+		}
+	}
+}
+
 // TestETagsDiffer checks that what changes a response's bytes changes
 // its tag: the format and its options, the query, the content coding
 // (whose tag is weak), and the dataset.

@@ -46,8 +46,9 @@ func statements(t *testing.T, v, table string) int64 {
 }
 
 // TestDataVersionFollowsWrites checks that every kind of write of a table
-// a view reads changes the view's version, through views over views, and
-// that a write of a table it does not read leaves it.
+// a view reads changes the view's version, through views over views, as
+// does a new definition of a view or of a function it calls, and that a
+// write of a table it does not read leaves it.
 func TestDataVersionFollowsWrites(t *testing.T) {
 	pool := randomDB(t)
 	exec(t, pool, raceFixture)
@@ -72,6 +73,10 @@ func TestDataVersionFollowsWrites(t *testing.T) {
 			map[string]bool{"user_list_typed": true, "user_list": true, "general_report_typed": false}},
 		{"TruncateTasks", "TRUNCATE tasks",
 			map[string]bool{"task_list_typed": true, "general_report_typed": true, "user_list_typed": false}},
+		{"ReplaceView", "DO $$ BEGIN EXECUTE 'CREATE OR REPLACE VIEW user_list_typed AS ' || pg_get_viewdef('user_list_typed'); END $$",
+			map[string]bool{"user_list_typed": true, "user_list": true, "general_report_typed": false}},
+		{"ReplaceFunction", "DO $$ BEGIN EXECUTE pg_get_functiondef('rut_key(text)'::regprocedure); END $$",
+			map[string]bool{"general_report_typed": true, "client_list_typed": true, "user_list_typed": false, "task_list_typed": false}},
 		{"CascadedDelete", "DELETE FROM contracts WHERE id = 20", // its processes go too
 			map[string]bool{"process_list_typed": true, "client_list_typed": true, "user_list_typed": false}},
 	} {
