@@ -255,42 +255,59 @@ func TestETagBadIfNoneMatch(t *testing.T) {
 	}
 }
 
-// TestETagCurl checks that curl's --etag-save and --etag-compare skip a
-// download of unchanged data, and make it again after one change.
+// TestETagCurl runs docs/api-guide.md's curl recipe, which keeps the tag
+// beside the file with --etag-save and sends it with --etag-compare: the
+// first run downloads, a run over unchanged data gets a 304 and leaves
+// the file, a run after one change downloads it again.
 func TestETagCurl(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "the test runs curl: %v", err)
+	}
+	// The guide's recipe, its host this server's.
+	const recipe = `code=$(curl --fail --compressed -sS -u "token:$TOKEN" \
+  --etag-compare report.etag --etag-save report.etag.tmp \
+  -o report.csv.tmp -w '%{http_code}' \
+  "$BASE/api/general-report/export?format=csv&columns=contract_id,code_contract,task") \
+  && if [ "$code" = 200 ]; then mv report.csv.tmp report.csv && mv report.etag.tmp report.etag; fi; echo "$code"`
+	guide, err := os.ReadFile("../../docs/api-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inGuide := strings.ReplaceAll(strings.TrimSuffix(recipe, `; echo "$code"`), `"$BASE`, `'https://informe.example.cl`)
+	inGuide = strings.Replace(inGuide, `task")`, `task')`, 1)
+	if !strings.Contains(string(guide), inGuide) {
+		t.Fatalf("docs/api-guide.md lacks the recipe:\n%s", inGuide)
 	}
 	pool := fixtureDB(t)
 	ts := newServer(t, pool)
 	dir := t.TempDir()
 	run := func(t *testing.T) (status string, file string) {
 		t.Helper()
-		os.Remove(filepath.Join(dir, "report.csv"))
-		cmd := exec.Command("sh", "-c", `curl --fail --compressed -sS -u "token:$TOKEN" `+
-			`--etag-compare report.etag --etag-save report.etag -o report.csv -w '%{http_code}' `+
-			`"$BASE/api/general-report/export?format=csv"`)
+		cmd := exec.Command("sh", "-c", recipe)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "TOKEN="+ts.Token, "BASE="+ts.URL)
-		out, err := cmd.Output()
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("curl: %v: %s", err, out)
+			t.Fatalf("the recipe: %v: %s", err, out)
 		}
-		b, _ := os.ReadFile(filepath.Join(dir, "report.csv"))
-		return string(out), string(b)
+		b, err := os.ReadFile(filepath.Join(dir, "report.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out)), string(b)
 	}
-	status, file := run(t)
-	if status != "200" || !strings.Contains(file, "contract_id") {
-		t.Fatalf("first download: %s, %d bytes", status, len(file))
+	status, first := run(t)
+	if status != "200" || !strings.HasPrefix(first, "contract_id,code_contract,task") {
+		t.Fatalf("first run: %s, file %.100q", status, first)
 	}
-	if status, file := run(t); status != "304" || file != "" {
-		t.Errorf("unchanged: %s, %d bytes written; want 304 and none", status, len(file))
+	if status, file := run(t); status != "304" || file != first {
+		t.Errorf("unchanged: %s, the file changed: %v; want 304 and the same file", status, file != first)
 	}
-	if _, err := pool.Exec(context.Background(), "UPDATE tasks SET title = 'Cambiada' WHERE id = 1"); err != nil {
+	if _, err := pool.Exec(context.Background(), "UPDATE tasks SET name = 'Cambiada' WHERE id = 1"); err != nil {
 		t.Fatal(err)
 	}
 	if status, file := run(t); status != "200" || !strings.Contains(file, "Cambiada") {
-		t.Errorf("after a change: %s, %d bytes; want 200 and the change", status, len(file))
+		t.Errorf("after a change: %s, the change in the file: %v; want 200, true", status, strings.Contains(file, "Cambiada"))
 	}
 	if status, _ := run(t); status != "304" {
 		t.Errorf("unchanged again: %s; want 304", status)
