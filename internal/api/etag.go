@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/compress"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
@@ -48,8 +49,9 @@ var build = sync.OnceValue(func() string {
 // If-None-Match.
 type conditional struct {
 	*dataset.Validation
-	// weak says the tag is weak: the body may be compressed, and a
-	// compressor's bytes depend on when the delivery flushes it.
+	// weak says the tag is weak: the same rows may come as other bytes.
+	// A compressor's bytes depend on when the delivery flushes it; see
+	// also blocksPerPart.
 	weak bool
 	// compressible says the body may be compressed (Vary: Accept-Encoding).
 	compressible bool
@@ -81,6 +83,14 @@ func validation(c *gin.Context, compressible bool, parts ...string) (conditional
 		k.Held, k.Any = tags, any
 	}
 	return k, nil
+}
+
+// blocksPerPart reports whether a whole export in format f read in parts
+// writes other bytes than one read through one connection: each part of
+// an XLSX, Parquet or Arrow export writes blocks of its own (row groups,
+// record batches, compressed runs), the same rows in another layout.
+func blocksPerPart(f export.Format) bool {
+	return f == export.XLSX || f == export.Parquet || f == export.Arrow
 }
 
 // outputParts are the parts of out that decide a body's bytes.

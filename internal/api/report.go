@@ -123,6 +123,11 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		s.fail(c, err)
 		return
 	}
+	if s.Limits.ExportParts > 1 && src.Plain != nil && blocksPerPart(out.format) {
+		// Read in parts or not as turns are free: the same rows, but
+		// other bytes.
+		k.weak = true
+	}
 	q.Validate = k.Validation
 	q.Typed = out.format.Typed()
 	// A whole export is big, but one of a small dataset in a format that

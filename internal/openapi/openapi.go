@@ -502,7 +502,7 @@ func headers() object {
 			"description", "Seconds to wait before trying again.",
 			"schema", obj("type", "integer", "minimum", 1)),
 		"ETag", obj(
-			"description", "The entity tag of this response: the same exactly when the rows, the query, the format and its options, the content coding and informe's build are; any write of a table the dataset reads gives a new one. Weak (`W/`) when the body may be compressed. Send it back in `If-None-Match` to get a 304 when nothing changed. Absent for views over tables informe does not watch.",
+			"description", "The entity tag of this response: the same exactly when the rows, the query, the format and its options, the content coding and informe's build are; any write of a table the dataset reads gives a new one. Weak (`W/`) when the same rows may come as other bytes: a body that may be compressed, a whole XLSX, Parquet or Arrow export that may be read in parts. Send it back in `If-None-Match` to get a 304 when nothing changed. Absent for views over tables informe does not watch.",
 			"schema", obj("type", "string", "pattern", `^(W/)?"[A-Za-z0-9_-]+"$`)),
 	)
 	return append(h, odataHeaders()...)
