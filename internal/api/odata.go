@@ -182,12 +182,12 @@ func (s *Server) odataEntity(c *gin.Context) {
 func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
 	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
 	limit, count := q.Limit(size), q.Count
-	dq := set.Feed(q, limit, count)
-	var k conditional
 	if opts.Entity {
 		size, limit, count = 1, 1, true
-		dq = set.Feed(q, limit, count)
-	} else {
+	}
+	dq := set.Feed(q, limit, count)
+	var k conditional
+	if !opts.Entity {
 		// A page's tag: everything its body is written from but the rows
 		// and the count, which the data version stands for.
 		var err error

@@ -123,7 +123,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		s.fail(c, err)
 		return
 	}
-	if s.Limits.ExportParts > 1 && src.Plain != nil && blocksPerPart(out.format) {
+	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() && blocksPerPart(out.format) {
 		// Read in parts or not as turns are free: the same rows, but
 		// other bytes.
 		k.weak = true
