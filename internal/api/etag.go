@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,20 +20,23 @@ import (
 )
 
 // build identifies informe's build, a part of every entity tag: a new
-// build may write other bytes from the same rows. It is the module's
-// build information (its version, its dependencies', the commit); a build
-// without a commit, or from a modified tree, adds its executable's size
-// and time.
+// build may write other bytes from the same rows. It is a digest of the
+// module's build information (its version, its dependencies', the
+// commit); a build without a commit, or from a modified tree, adds its
+// executable's size and time.
 var build = sync.OnceValue(func() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "no build information"
-	}
-	b := info.String()
-	clean := false
-	for _, s := range info.Settings {
-		if s.Key == "vcs.modified" {
-			clean = s.Value == "false"
+	sum := sha256.Sum256([]byte(buildInfo()))
+	return hex.EncodeToString(sum[:])
+})
+
+func buildInfo() string {
+	b, clean := "no build information", false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		b = info.String()
+		for _, s := range info.Settings {
+			if s.Key == "vcs.modified" {
+				clean = s.Value == "false"
+			}
 		}
 	}
 	if !clean {
@@ -42,7 +47,7 @@ var build = sync.OnceValue(func() string {
 		}
 	}
 	return b
-})
+}
 
 // conditional is a response's validation: the rows' tag asked of the
 // store with the representation's own parts, and the client's
