@@ -30,7 +30,8 @@ type Validation struct {
 	Held []string
 	Any  bool
 	// Head reads no rows, only the tag and, with [Query.Count], the count
-	// (a HEAD request): the tag is the one the rows would have.
+	// (a HEAD request, OData's /$count): the tag is the one the rows
+	// would have.
 	Head bool
 }
 

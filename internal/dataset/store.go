@@ -240,22 +240,6 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	return c, nil
 }
 
-// Count returns the number of d's rows matching q's conditions, in one
-// snapshot, reading none of them: what a HEAD request or OData's /$count
-// answers. Errors are those of [Store.Open]; q.Validate is ignored (see
-// [Validation]'s Head for a count with its tag).
-func (s *Store) Count(ctx context.Context, d *Dataset, q Query) (int64, error) {
-	q.Count, q.Limit, q.Validate = true, 0, nil
-	cur, err := s.Open(ctx, d, q)
-	if err != nil {
-		return 0, err
-	}
-	if err := cur.Close(); err != nil {
-		return 0, err
-	}
-	return cur.Total(), nil
-}
-
 // count returns the number of d's rows matching q's conditions.
 func count(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, error) {
 	if d.Plain != nil && q.FilterPlain() {
