@@ -204,3 +204,33 @@ func TestDataVersionNone(t *testing.T) {
 		})
 	}
 }
+
+// TestDataVersionWriterWithoutGrants checks that a role that may write a
+// table but nothing of informe's own changes its version: the trigger's
+// function runs with its owner's rights.
+func TestDataVersionWriterWithoutGrants(t *testing.T) {
+	pool := pgtest.New(t)
+	exec(t, pool, `INSERT INTO users (id, name, email, username, rut, status) VALUES (1, 'A', 'a@x.cl', 'a', '1-9', 'A')`)
+	role := "writer_" + strconv.FormatInt(queryInt(t, pool, "SELECT oid::bigint FROM pg_database WHERE datname = current_database()"), 10)
+	exec(t, pool, "CREATE ROLE "+role)
+	t.Cleanup(func() {
+		pool.Exec(context.Background(), "DROP OWNED BY "+role)
+		pool.Exec(context.Background(), "DROP ROLE "+role)
+	})
+	exec(t, pool, "GRANT USAGE ON SCHEMA "+queryString(t, pool, "SELECT quote_ident(current_schema())")+" TO "+role+"; GRANT SELECT, UPDATE ON users TO "+role)
+	before := dataVersion(t, pool, "user_list_typed")
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+role); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "UPDATE users SET name = 'B' WHERE id = 1")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the writer's update: %v", err)
+	}
+	if after := dataVersion(t, pool, "user_list_typed"); after == before {
+		t.Errorf("version %q unchanged after the writer's update", after)
+	}
+}
