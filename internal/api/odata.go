@@ -184,23 +184,43 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 	limit, count := q.Limit(size), q.Count
 	if opts.Entity {
 		size, limit, count = 1, 1, true
-	} else {
-		s.odataHeaders(c, f, applied)
-		if isHead(c) {
-			varyEncoding(c.Writer.Header())
-			c.Status(http.StatusOK)
+	}
+	dq := set.Feed(q, limit, count)
+	var k conditional
+	if !opts.Entity {
+		// A page's tag: everything its body is written from but the rows
+		// and the count, which the data version stands for.
+		var err error
+		if k, err = validation(c, true, "odata", s.serviceRoot(c.Request), strconv.Itoa(size),
+			strconv.FormatBool(f.IEEE754Compatible), feedToken(c), opts.Location.String()); err != nil {
+			s.fail(c, err)
 			return
 		}
+		dq.Validate = k.Validation // a HEAD reads no rows
+		s.odataHeaders(c, f, applied)
 	}
-	ctx, done, err := s.admit(c.Request.Context(), big(limit, export.JSON))
+	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && big(limit, export.JSON))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	defer done()
-	cur, err := s.Data.Open(ctx, set.Dataset, set.Feed(q, limit, count))
+	cur, err := s.Data.Open(ctx, set.Dataset, dq)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if k.Validation != nil && k.answered(c, cur) {
+		cur.Close()
+		return
+	}
+	if isHead(c) && !opts.Entity {
+		if err := cur.Close(); err != nil {
+			s.fail(c, err)
+			return
+		}
+		varyEncoding(c.Writer.Header())
+		c.Status(http.StatusOK)
 		return
 	}
 	total := cur.Total()
@@ -231,18 +251,32 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
+		k, err := validation(c, false, "odata count")
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
 		dq := set.Feed(q, 0, true)
+		dq.Validate = k.Validation
 		ctx, done, err := s.admit(c.Request.Context(), dq.Filtered())
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
 		defer done()
-		n, err := s.Data.Count(ctx, set.Dataset, dq)
+		cur, err := s.Data.Open(ctx, set.Dataset, dq)
+		if err == nil {
+			err = cur.Close()
+		}
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
+		if k.answered(c, cur) {
+			c.Header("OData-Version", odata.Version)
+			return
+		}
+		n := cur.Total()
 		c.Header("OData-Version", odata.Version)
 		c.Data(http.StatusOK, "text/plain;charset=utf-8", []byte(strconv.FormatInt(n, 10)))
 	}
@@ -258,19 +292,23 @@ func (s *Server) odataHeaders(c *gin.Context, f odata.Format, applied string) {
 	}
 }
 
+// feedToken returns the token that goes on in a feed's next link: one
+// that came in the query, so that a client that can only send URLs
+// follows it; "" for one that came in a header. Only under its exact
+// name: the next link is built from the options informe parsed, never
+// copied from the request.
+func feedToken(c *gin.Context) string {
+	if _, inHeader := c.Request.Header["Authorization"]; inHeader {
+		return ""
+	}
+	return c.Request.URL.Query().Get("access_token")
+}
+
 // feed delivers cur's rows as one page of an OData feed.
 func (s *Server) feed(c *gin.Context, cur *dataset.Cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int, opts odata.FeedOptions) {
 	state(c).format = "odata"
 	root := s.serviceRoot(c.Request)
-	// A token that came in the query goes on in the next link, so that a
-	// client that can only send URLs follows it; one that came in a
-	// header does not. Only under its exact name: the next link is built
-	// from the options informe parsed, never copied from the request.
-	var token string
-	if _, inHeader := c.Request.Header["Authorization"]; !inHeader {
-		token = c.Request.URL.Query().Get("access_token")
-	}
-	opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, token
+	opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, feedToken(c)
 	s.deliverRows(c, cur, done, body{
 		encoding:     odata.FeedSpec{Query: q, Options: opts},
 		estimate:     limit * int64(cols) * 8,

@@ -166,6 +166,9 @@ type Query struct {
 	// rows an OData $expand writes beside a row. A query with any is read
 	// through the typed view, never [Dataset.Plain].
 	Extra []string
+	// Reads are the views Extra reads, beyond the dataset's own: their
+	// data is part of the rows' too (see [Validation]).
+	Reads []string
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
 	// (export.Format.Typed; see [Row.Typed]), rather than as the
@@ -186,6 +189,10 @@ type Query struct {
 	// that the rows sharing that value meet.
 	Bound                  bool
 	AfterValue, AfterFloor string
+	// Validate, when set, makes [Store.Open] and [Store.OpenParts] tag
+	// the rows with an entity tag before anything else is read, and stop
+	// there when the client holds it ([Cursor.NotModified]).
+	Validate *Validation
 
 	eq    []Eq
 	where []string // conditions on the typed view, aliased t

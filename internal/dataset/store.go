@@ -72,6 +72,9 @@ type Cursor struct {
 	values [][]byte
 	n      int
 	err    error
+	etag   string // see [Validation]
+	// notModified says the client holds etag: nothing was read
+	notModified bool
 }
 
 // newCursor returns the Cursor of st's rows in cur, whose first fields
@@ -160,12 +163,24 @@ func (c *Cursor) Close() error {
 func (c *Cursor) First() int64 { return c.first }
 
 // Total returns the number of rows matching the query's conditions, over
-// all pages, or -1 when the query did not ask to count them.
+// all pages, or -1 when the query did not ask to count them (or
+// [Cursor.NotModified]).
 func (c *Cursor) Total() int64 { return c.total }
+
+// ETag returns the opaque tag of the rows of a query with
+// [Query.Validate] (see [Validation]), "" without one or when the views'
+// data has no version.
+func (c *Cursor) ETag() string { return c.etag }
+
+// NotModified reports that the client holds the rows' tag
+// ([Validation]'s Held or Any): the cursor has no rows and no count.
+func (c *Cursor) NotModified() bool { return c.notModified }
 
 // Open counts the rows q asks for when q.Count says so and opens a
 // [Cursor] on them, both in one REPEATABLE READ, READ ONLY snapshot, so
-// that the count never disagrees with the rows. Connection failures are
+// that the count never disagrees with the rows. With q.Validate, it first
+// reads the rows' tag in the same snapshot (one small query), and reads
+// nothing more when the client holds it. Connection failures are
 // failure.Unavailable; the cursor's queries are cancelled with ctx.
 func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err error) {
 	snap, err := postgres.Begin(ctx, s.pool)
@@ -178,6 +193,21 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			snap.Close()
 		}
 	}()
+	var etag string
+	if q.Validate != nil {
+		tag, held, err := validate(snap, d, &q)
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			opened = true
+			return &Cursor{cur: snap.Empty(), total: -1, etag: tag, notModified: true}, nil
+		}
+		etag = tag
+		if q.Validate.Head {
+			q.Limit = 0
+		}
+	}
 	total := int64(-1)
 	if q.Count {
 		if total, err = count(snap, d, &q); err != nil {
@@ -192,7 +222,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 	}
 	if st.SQL == "" {
 		opened = true
-		return &Cursor{cur: snap.Empty(), total: total}, nil
+		return &Cursor{cur: snap.Empty(), total: total, etag: etag}, nil
 	}
 	cur, err := snap.Query(st.SQL, st.Args)
 	if err != nil {
@@ -205,23 +235,9 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		cur.Close()
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
+	c.etag = etag
 	opened = true
 	return c, nil
-}
-
-// Count returns the number of d's rows matching q's conditions, in one
-// snapshot, reading none of them: what a HEAD request or OData's /$count
-// answers. Errors are those of [Store.Open].
-func (s *Store) Count(ctx context.Context, d *Dataset, q Query) (int64, error) {
-	q.Count, q.Limit = true, 0
-	cur, err := s.Open(ctx, d, q)
-	if err != nil {
-		return 0, err
-	}
-	if err := cur.Close(); err != nil {
-		return 0, err
-	}
-	return cur.Total(), nil
 }
 
 // count returns the number of d's rows matching q's conditions.
@@ -366,8 +382,11 @@ type Parts struct {
 //
 // Only what the dataset's [Plain] reading can split is split; anything
 // else, a server that cannot export a snapshot (a pooler, an old standby),
-// and exports under 2*p.MinRows rows are read through one cursor. On
-// failure, every cursor opened is closed.
+// and exports under 2*p.MinRows rows are read through one cursor. With
+// q.Validate, the first connection reads the rows' tag before it counts,
+// and every cursor carries it; when the client holds it, the one cursor
+// returned is [Cursor.NotModified]. On failure, every cursor opened is
+// closed.
 func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ []*Cursor, err error) {
 	q.Skip, q.Limit, q.Count = 0, -1, true
 	one := func() ([]*Cursor, error) {
@@ -393,6 +412,18 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 			}
 		}
 	}()
+	var etag string
+	if q.Validate != nil {
+		tag, held, err := validate(first, d, &q)
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			opened = true
+			return []*Cursor{{cur: first.Empty(), total: -1, etag: tag, notModified: true}}, nil
+		}
+		etag = tag
+	}
 	id, err := first.Export()
 	if err != nil {
 		if failure.CodeOf(err) != failure.Internal || ctx.Err() != nil {
@@ -460,6 +491,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 			cur.Close()
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
+		c.etag = etag
 		curs = append(curs, c)
 	}
 	opened = true

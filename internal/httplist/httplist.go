@@ -1,5 +1,6 @@
 // Package httplist reads the lexical parts of HTTP header fields that
-// informe negotiates on (Accept, Accept-Encoding, Prefer): comma-separated
+// informe negotiates on (Accept, Accept-Encoding, Prefer) or is asked
+// conditions in (If-None-Match): comma-separated
 // lists whose elements carry semicolon-separated parameters, quoted
 // strings, tokens and quality values, as RFC 9110 sections 5.6 and 12.4.2
 // define them. What the elements mean is the caller's business.
@@ -87,4 +88,50 @@ func IsToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// EntityTags reads an If-None-Match field value (its lines joined by
+// commas), as RFC 9110 section 13.1.2 defines it: "*", or a list of
+// entity tags, each an opaque tag in double quotes, weak with a "W/"
+// before it. It returns the opaque tags without their quotes or W/ (If-
+// None-Match compares weakly), any for "*", and ok false when the value
+// is neither; empty list elements are skipped, as RFC 9110 section 5.6.1
+// allows.
+func EntityTags(s string) (tags []string, any bool, ok bool) {
+	if TrimOWS(s) == "*" {
+		return nil, true, true
+	}
+	for i := 0; ; {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == ',') {
+			i++
+		}
+		if i == len(s) {
+			return tags, false, true
+		}
+		if strings.HasPrefix(s[i:], "W/") {
+			i += 2
+		}
+		if i == len(s) || s[i] != '"' {
+			return nil, false, false
+		}
+		end := strings.IndexByte(s[i+1:], '"')
+		if end < 0 {
+			return nil, false, false
+		}
+		tag := s[i+1 : i+1+end]
+		for j := 0; j < len(tag); j++ {
+			// etagc: %x21 / %x23-7E / obs-text
+			if c := tag[j]; c < 0x21 || c == 0x7f {
+				return nil, false, false
+			}
+		}
+		tags = append(tags, tag)
+		i += end + 2
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i < len(s) && s[i] != ',' {
+			return nil, false, false
+		}
+	}
 }

@@ -2,6 +2,8 @@ package httplist_test
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/informe/informe/internal/httplist"
@@ -49,4 +51,56 @@ func TestIsToken(t *testing.T) {
 			t.Errorf("IsToken(%q) = %v", in, got)
 		}
 	}
+}
+
+func TestEntityTags(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		tags     []string
+		any, ok  bool
+	}{
+		{"OK", `"abc"`, []string{"abc"}, false, true},
+		{"OKWeak", `W/"abc"`, []string{"abc"}, false, true},
+		{"OKList", `"a", W/"b" ,"c"`, []string{"a", "b", "c"}, false, true},
+		{"OKEmptyElements", ` , "a",, `, []string{"a"}, false, true},
+		{"OKCommaInside", `"a,b"`, []string{"a,b"}, false, true},
+		{"OKEmptyTag", `""`, []string{""}, false, true},
+		{"OKEmpty", ``, nil, false, true},
+		{"OKStar", ` * `, nil, true, true},
+		{"ErrUnquoted", `abc`, nil, false, false},
+		{"ErrUnclosed", `"abc`, nil, false, false},
+		{"ErrSpaceInside", `"a b"`, nil, false, false},
+		{"ErrStarInList", `"a", *`, nil, false, false},
+		{"ErrLowerWeak", `w/"a"`, nil, false, false},
+		{"ErrJunkAfter", `"a"b`, nil, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tags, any, ok := httplist.EntityTags(tt.in)
+			if !slices.Equal(tags, tt.tags) || any != tt.any || ok != tt.ok {
+				t.Errorf("EntityTags(%q) = %q, %v, %v; want %q, %v, %v", tt.in, tags, any, ok, tt.tags, tt.any, tt.ok)
+			}
+		})
+	}
+}
+
+// FuzzEntityTags checks that EntityTags never panics, and that what it
+// accepts it gives back as tags that, quoted again, it reads the same.
+func FuzzEntityTags(f *testing.F) {
+	for _, s := range []string{`"a"`, `W/"a", "b"`, `*`, ``, `"a`, `W/`, `"a" "b"`, "\"\x80\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tags, any, ok := httplist.EntityTags(s)
+		if !ok || any {
+			return
+		}
+		var again []string
+		for _, tag := range tags {
+			again = append(again, `"`+tag+`"`)
+		}
+		got, _, ok := httplist.EntityTags(strings.Join(again, ", "))
+		if !ok || !slices.Equal(got, tags) {
+			t.Errorf("EntityTags(%q) = %q; its tags quoted again read %q, %v", s, tags, got, ok)
+		}
+	})
 }

@@ -347,6 +347,10 @@ func odataErrorResponse(st int, schema, desc, message string, headers ...string)
 
 func odataResponses() object {
 	return obj(
+		"ODataNotModified", obj(
+			"description", "The client holds the current `ETag` (`If-None-Match`): nothing the page reads changed. No body; decided without reading rows.",
+			"headers", headerRefs("X-Request-Id", "Cache-Control", "OData-Version", "ETag"),
+		),
 		"ODataBadRequest", odataErrorResponse(http.StatusBadRequest, "ODataError",
 			"A malformed OData request: the message names the query option and what is wrong.",
 			"$top must be a non-negative integer, got \"-1\""),
@@ -388,7 +392,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 	responses := obj("200", ok)
 	for _, e := range errs {
 		st := map[string]string{
-			"BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotFound": "404", "NotAcceptable": "406",
+			"NotModified": "304", "BadRequest": "400", "Unauthorized": "401", "Forbidden": "403", "NotFound": "404", "NotAcceptable": "406",
 			"TooManyRequests": "429", "RequestHeaderFieldsTooLarge": "431", "InternalServerError": "500", "NotImplemented": "501", "ServiceUnavailable": "503",
 		}[e]
 		name := "OData" + e
@@ -460,27 +464,29 @@ func odataPaths() object {
 			ref("parameters", "odata.skiptoken"),
 			ref("parameters", "odata.format"),
 			ref("parameters", "odata.prefer"),
+			ref("parameters", "ifNoneMatch"),
 		)
 		ok := obj(
 			"description", "A page of the feed. Content-Type: `application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=<false|true>;charset=utf-8`.",
 			"headers", append(okHeaders.with(),
 				member{"Preference-Applied", ref("headers", "Preference-Applied")},
 				member{"Vary", ref("headers", "OData-Vary")},
-				member{"Content-Encoding", ref("headers", "Content-Encoding")}),
+				member{"Content-Encoding", ref("headers", "Content-Encoding")},
+				member{"ETag", ref("headers", "ETag")}),
 			"content", odataContent("OData"+s.Name+"Feed"),
 		)
 		p = append(p, member{ODataRoot + "/" + s.Name, odataOperations("OData"+s.Name, "OData feed of "+s.Name,
 			fmt.Sprintf("A page of the entity set %s, typed after the column kinds. Pages hold at most %d entities (fewer with `Prefer: odata.maxpagesize`); follow `@odata.nextLink` for the next. Needs the `%s` scope.", s.Name, odata.MaxPageSize, s.Scope),
-			s.Scope, params, ok, append(errs, "NotImplemented")...)})
+			s.Scope, params, ok, append([]string{"NotModified"}, append(errs, "NotImplemented")...)...)})
 
 		count := obj(
 			"description", "The number of entities matching `$filter`, in base 10, as `text/plain;charset=utf-8`.",
-			"headers", okHeaders,
+			"headers", append(okHeaders.with(), member{"ETag", ref("headers", "ETag")}),
 			"content", obj("text/plain", obj("schema", obj("type", "string", "pattern", `^[0-9]+$`), "example", "1234")),
 		)
 		p = append(p, member{ODataRoot + "/" + s.Name + "/$count", odataOperations("OData"+s.Name+"Count", "Number of entities of "+s.Name,
 			"The number of entities of "+s.Name+" that `$filter` matches (all without it), as plain text: what Power Query's *Count Rows* folds to. `$filter` is the feed's; the feed's other options are checked (a malformed one is a 400 or 501, as on the feed) and ignored. Needs the `"+s.Scope+"` scope.",
-			s.Scope, []any{ref("parameters", "odata.filter")}, count, append(errs, "NotImplemented")...)})
+			s.Scope, []any{ref("parameters", "odata.filter"), ref("parameters", "ifNoneMatch")}, count, append([]string{"NotModified"}, append(errs, "NotImplemented")...)...)})
 
 		key := obj("name", s.Key, "in", "path", "required", true)
 		path := ODataRoot + "/" + s.Name + "({" + s.Key + "})"

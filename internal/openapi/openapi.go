@@ -258,7 +258,7 @@ var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"
 
 func listingPath(l listing) object {
 	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
-	headers = append(headers, "Content-Disposition", "Content-Encoding")
+	headers = append(headers, "Content-Disposition", "Content-Encoding", "ETag")
 	ok := obj(
 		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells; Parquet (Snappy-compressed, in row groups of up to 65,536 rows) and Arrow (an IPC stream, in record batches) have a column per field, named as in JSON, typed as docs/columns.md says, with NULL for a missing value. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
 		"headers", headerRefs(headers...),
@@ -282,7 +282,7 @@ func listingPath(l listing) object {
 		"500", ref("responses", "InternalServerError"),
 		"503", ref("responses", "ServiceUnavailable"),
 	)
-	params := append(append([]any(nil), l.params...), formatParams...)
+	params := append(append(append([]any(nil), l.params...), formatParams...), ref("parameters", "ifNoneMatch"))
 	get := obj(
 		"operationId", "get"+l.op,
 		"tags", []string{l.tag},
@@ -290,7 +290,7 @@ func listingPath(l listing) object {
 		"description", l.description+"\n\nNeeds the `"+l.scope+"` scope.",
 		"parameters", params,
 		"security", securityRequirements(l.scope),
-		"responses", append(obj("200", ok), errs...),
+		"responses", append(obj("200", ok, "304", ref("responses", "NotModified")), errs...),
 	)
 	headOK := obj(
 		"description", "The headers a GET would answer, Content-Type and Content-Disposition included, without a body; the rows are not read.",
@@ -303,7 +303,7 @@ func listingPath(l listing) object {
 		"description", "The GET's status and headers without its body.",
 		"parameters", params,
 		"security", securityRequirements(l.scope),
-		"responses", append(obj("200", headOK), errs...),
+		"responses", append(obj("200", headOK, "304", ref("responses", "NotModified")), errs...),
 	)
 	return obj("get", get, "head", head)
 }
@@ -409,6 +409,10 @@ func parameters() object {
 			"schema", obj("type", "string", "pattern", `^ *[0-9.]*[0-9][0-9.]*-?[0-9kK] *$`),
 			"example", "12.345.678-5"),
 		"page", integerParam("page", "The page to return, from 1.", 0, 1),
+		"ifNoneMatch", obj("name", "If-None-Match", "in", "header",
+			"description", "`*` or entity tags (`\"...\"`, `W/\"...\"`, comma-separated) from earlier responses' `ETag`: when one is the current tag, the answer is a 304 without a body. Compared weakly. Anything else is a 400.",
+			"schema", obj("type", "string"),
+			"example", `"3q9Zb0l2Qm1xN2s0cFhRcWxB"`),
 		"select", obj("name", "$select", "in", "query",
 			"description", "OData's `$select`: the fields to return, comma-separated, in that order; `*` is all of them. The same choice as `columns`: giving both is a 400.",
 			"schema", obj("type", "string", "minLength", 1),
@@ -497,6 +501,9 @@ func headers() object {
 		"Retry-After", obj("required", true,
 			"description", "Seconds to wait before trying again.",
 			"schema", obj("type", "integer", "minimum", 1)),
+		"ETag", obj(
+			"description", "The entity tag of this response: the same exactly when the rows, the query, the format and its options, the content coding and informe's build are; any write of a table the dataset reads gives a new one. Weak (`W/`) when the same rows may come as other bytes: a body that may be compressed, a whole XLSX, Parquet or Arrow export that may be read in parts. Send it back in `If-None-Match` to get a 304 when nothing changed. Absent for views over tables informe does not watch.",
+			"schema", obj("type", "string", "pattern", `^(W/)?"[A-Za-z0-9_-]+"$`)),
 	)
 	return append(h, odataHeaders()...)
 }
@@ -515,6 +522,10 @@ func errorResponse(desc, example string, headers ...string) object {
 
 func responses() object {
 	r := obj(
+		"NotModified", obj(
+			"description", "The client holds the current `ETag` (`If-None-Match`): nothing it reads changed. No body; decided without reading rows.",
+			"headers", headerRefs("X-Request-Id", "Cache-Control", "ETag"),
+		),
 		"BadRequest", errorResponse("A parameter is wrong; the message names it and says what it allows.",
 			`page must be an integer of 1 or more, got "0"`),
 		"Unauthorized", obj(

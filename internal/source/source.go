@@ -83,6 +83,7 @@ func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
 		// per related row, in the target's key order; NULL for none.
 		dq.Extra = append(dq.Extra, "(SELECT json_agg(ARRAY["+strings.Join(cols, ", ")+"]::text[] ORDER BY x."+x.Order+
 			") FROM "+pgx.Identifier{t.Text}.Sanitize()+" x WHERE x."+x.Remote+" = r."+x.Local+")")
+		dq.Reads = append(dq.Reads, t.Text)
 	}
 	return dq
 }
