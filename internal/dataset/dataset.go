@@ -166,6 +166,14 @@ type Query struct {
 	// rows an OData $expand writes beside a row. A query with any is read
 	// through the typed view, never [Dataset.Plain].
 	Extra []string
+	// ExtraWithheld, when set, are Extra's expressions with the personal
+	// values of withheld persons ([Withheld]) written NULL: what is read
+	// instead of Extra while any person is blocked.
+	ExtraWithheld []string
+	// Carried, when set, is told as rows are read whose personal values
+	// each row carried (the persons of its personal columns among
+	// Columns).
+	Carried Carrier
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
 	// (export.Format.Typed; see [Row.Typed]), rather than as the
