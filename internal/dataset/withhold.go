@@ -23,15 +23,9 @@ type Withheld struct {
 	names           map[string]bool
 }
 
-// withheldSQL reads the blocks in one row; with no block (the usual case)
-// its one-time filter reads nothing else.
-const withheldSQL = `SELECT
-  coalesce(array_agg(id) FILTER (WHERE kind = 'client'), '{}'),
-  coalesce(array_agg(id) FILTER (WHERE kind = 'client_contract'), '{}'),
-  coalesce(array_agg(id) FILTER (WHERE kind = 'payer'), '{}'),
-  coalesce(array_agg(id) FILTER (WHERE kind = 'user'), '{}'),
-  coalesce(array_agg(name) FILTER (WHERE kind = 'user'), '{}')
-FROM subject_withheld WHERE EXISTS (SELECT FROM subject_blocks)`
+// withheldSQL reads the blocks in one row (see subject_withheld_ids):
+// with no block (the usual case) it reads one empty table.
+const withheldSQL = `SELECT clients, client_contracts, payers, users, names FROM subject_withheld_ids()`
 
 // loadWithheld reads the blocks in snap: nil when there are none.
 func loadWithheld(snap *postgres.Snapshot) (*Withheld, error) {

@@ -46,7 +46,32 @@ SELECT 'payer', k.id, NULL FROM subject_blocks b JOIN contracts k ON rut_key(k.p
 UNION ALL
 SELECT 'user', u.id, u.name FROM subject_blocks b JOIN users u ON rut_key(u.rut) = b.rut_key;
 
+-- subject_withheld_ids returns subject_withheld's ids by kind, and the
+-- blocked users' names: what every request reads, in its own snapshot.
+-- With no block (the usual case) it reads one empty table; its statements'
+-- plans are kept by the session, so a request plans one function call.
+-- +goose StatementBegin
+CREATE FUNCTION subject_withheld_ids(OUT clients bigint[], OUT client_contracts bigint[], OUT payers bigint[],
+                                     OUT users bigint[], OUT names text[])
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    clients := '{}'; client_contracts := '{}'; payers := '{}'; users := '{}'; names := '{}';
+    IF NOT EXISTS (SELECT FROM subject_blocks) THEN
+        RETURN;
+    END IF;
+    SELECT coalesce(array_agg(id) FILTER (WHERE kind = 'client'), '{}'),
+           coalesce(array_agg(id) FILTER (WHERE kind = 'client_contract'), '{}'),
+           coalesce(array_agg(id) FILTER (WHERE kind = 'payer'), '{}'),
+           coalesce(array_agg(id) FILTER (WHERE kind = 'user'), '{}'),
+           coalesce(array_agg(name) FILTER (WHERE kind = 'user'), '{}')
+      INTO clients, client_contracts, payers, users, names
+      FROM subject_withheld;
+END
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP FUNCTION subject_withheld_ids();
 DROP VIEW subject_withheld;
 DROP INDEX users_rut_key_idx;
 DROP INDEX contracts_payer_rut_key_idx;
