@@ -171,6 +171,9 @@ func TestBlockedSubjects(t *testing.T) {
 		"/odata/GeneralReport?$filter=" + url.QueryEscape("client_rut eq '"+ruts[0]+"'"),
 		"/api/general-report/export?format=csv&rut=" + url.QueryEscape(ruts[0]),
 		"/api/contracts/export?format=csv&$filter=" + url.QueryEscape("rut_payer_contract eq '"+ruts[1]+"'"),
+		"/odata/Clients?$filter=" + url.QueryEscape("Contracts/any(c: c/rut_payer_contract eq '"+ruts[1]+"')"),
+		"/odata/Services?$filter=" + url.QueryEscape("Contracts/any(c: c/attended_by eq '"+userName+"')"),
+		"/odata/Processes?$filter=" + url.QueryEscape("Tasks/any(x: x/task_executor eq '"+userName+"')"),
 	}
 	matched := func(target string) int {
 		r := ts.get(t, target)

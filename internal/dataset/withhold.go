@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -87,17 +88,22 @@ type Carrier interface {
 // withheld sets (what subject_withheld calls it), or, for a user named in
 // free text (attended_by, task_executor), by the value itself ("" column).
 func subjectKey(d *Dataset, s Subject) (column string, kind IDKind) {
+	return setKey(d.EntitySet(), s)
+}
+
+// setKey is subjectKey for the rows of an entity set's typed view.
+func setKey(set EntitySet, s Subject) (column string, kind IDKind) {
 	has := func(name string) bool {
-		return slices.ContainsFunc(d.Columns, func(c Column) bool { return c.Name == name })
+		return slices.ContainsFunc(set.Columns, func(c Column) bool { return c.Name == name })
 	}
 	switch {
 	case s == Client && has("client_id"):
 		return "client_id", ClientID
 	case s == Client && has("contract_id"):
 		return "contract_id", ClientContractID
-	case s == Payer:
+	case s == Payer && has("contract_id"):
 		return "contract_id", PayerContractID
-	case s == User && d == Users:
+	case s == User && set.Typed == Users.Typed:
 		return "id", UserID
 	}
 	return "", UserName
@@ -140,9 +146,10 @@ type rule struct {
 	cols  []int
 }
 
-// conditionColumn finds the typed view's columns a condition names: the
-// doors write them as t.name, and bind every value as a parameter.
-var conditionColumn = regexp.MustCompile(`\bt\.("?)([a-z_0-9]+)`)
+// conditionColumn finds the columns a condition names, with their alias:
+// the doors write them as alias.name, and bind every value as a
+// parameter, so no value is read as a name.
+var conditionColumn = regexp.MustCompile(`\b([a-z][a-z0-9]*)\."?([a-z_0-9]+)`)
 
 // withhold prepares q, a query over d, for the persons w withholds:
 // conditions that name a personal column of a kind w holds never match
@@ -183,48 +190,76 @@ func (w *Withheld) conditions(d *Dataset, q *Query) {
 	if len(q.ExtraWithheld) == len(q.Extra) && len(q.Extra) > 0 {
 		q.Extra = q.ExtraWithheld
 	}
-	// Conditions.
-	named := map[Subject]bool{}
+	var excl []string
 	for _, cond := range q.where {
-		for _, m := range conditionColumn.FindAllStringSubmatch(cond, -1) {
-			name := m[2]
-			for prop, n := range d.OData.Normalized {
-				if n[0] == name {
-					name = prop
-				}
-			}
-			if i := slices.IndexFunc(d.Columns, func(c Column) bool { return c.Name == name }); i >= 0 && d.Columns[i].Personal != NotPersonal {
-				named[d.Columns[i].Personal] = true
+		for _, e := range exclusions(d.EntitySet(), "t", cond) {
+			if !slices.Contains(excl, e) {
+				excl = append(excl, e)
 			}
 		}
 	}
-	if len(named) > 0 {
-		where, on := slices.Clip(q.where), slices.Clip(q.on)
-		for _, s := range []Subject{Client, Payer, User} {
-			if !named[s] {
-				continue
-			}
-			col, kind := subjectKey(d, s)
-			var cond string
-			if col == "" {
-				// Every User column of d named by the condition is a name.
-				var names []string
-				for _, c := range d.Columns {
-					if c.Personal == User {
-						names = append(names, "t."+ident(c.Name))
-					}
-				}
-				for _, n := range names {
-					cond += " AND NOT EXISTS (SELECT FROM subject_withheld w WHERE w.kind = 'user' AND w.name = " + n + ")"
-				}
-				cond = cond[len(" AND "):]
-			} else {
-				cond = "NOT EXISTS (SELECT FROM subject_withheld w WHERE w.kind = '" + kind.String() + "' AND w.id = t." + ident(col) + ")"
-			}
-			where, on = append(where, cond), append(on, On{})
-		}
-		q.where, q.on, q.more = where, on, true
+	if len(excl) == 0 {
+		return
 	}
+	q.where, q.on, q.more = slices.Clip(q.where), slices.Clip(q.on), true
+	for _, e := range excl {
+		q.where, q.on = append(q.where, e), append(q.on, On{})
+	}
+}
+
+// Unblocked returns cond, a condition on the row of set's typed view
+// aliased alias, so that it is never true of a row whose person is
+// blocked (see [Withheld]) when it names one of that person's personal
+// columns: an OData lambda's condition on related rows. Without such a
+// column it is cond itself. It reads the blocks in the statement's own
+// snapshot, and costs an anti-join with the (usually empty) blocks only
+// where a condition names a personal column.
+func Unblocked(set EntitySet, alias, cond string) string {
+	excl := exclusions(set, alias, cond)
+	if len(excl) == 0 {
+		return cond
+	}
+	return "((" + cond + ") AND " + strings.Join(excl, " AND ") + ")"
+}
+
+// exclusions returns the conditions, over set's typed view aliased alias,
+// that a row's persons of the kinds whose personal columns cond names
+// there are not blocked; none when it names none.
+func exclusions(set EntitySet, alias, cond string) []string {
+	named := map[Subject]bool{}
+	for _, m := range conditionColumn.FindAllStringSubmatch(cond, -1) {
+		if m[1] != alias {
+			continue
+		}
+		name := m[2]
+		for prop, n := range set.Normalized {
+			if n[0] == name {
+				name = prop
+			}
+		}
+		if i := slices.IndexFunc(set.Columns, func(c Column) bool { return c.Name == name }); i >= 0 && set.Columns[i].Personal != NotPersonal {
+			named[set.Columns[i].Personal] = true
+		}
+	}
+	var out []string
+	for _, s := range []Subject{Client, Payer, User} {
+		if !named[s] {
+			continue
+		}
+		col, kind := setKey(set, s)
+		if col != "" {
+			out = append(out, "NOT EXISTS (SELECT FROM subject_withheld w WHERE w.kind = '"+kind.String()+"' AND w.id = "+alias+"."+ident(col)+")")
+			continue
+		}
+		// No id: every column of that kind is matched by the value, a
+		// user's name (attended_by, task_executor).
+		for _, c := range set.Columns {
+			if c.Personal == s {
+				out = append(out, "NOT EXISTS (SELECT FROM subject_withheld w WHERE w.kind = 'user' AND w.name = "+alias+"."+ident(c.Name)+")")
+			}
+		}
+	}
+	return out
 }
 
 // pass returns the per-row pass over a result of d whose fields are

@@ -382,13 +382,16 @@ func (b *sqlBuilder) lambda(e *expr) string {
 	inner := &sqlBuilder{set: e.target, alias: alias, q: b.q, depth: b.depth + 1}
 	rel := alias + "." + e.nav.Column + " = " + b.alias + "." + b.set.keyColumns()[0]
 	sub := "SELECT 1 FROM " + e.target.def.Typed + " " + alias + " WHERE " + rel
-	switch {
-	case e.kind == eAny && len(e.args) == 0:
+	if e.kind == eAny && len(e.args) == 0 {
 		return "EXISTS (" + sub + ")"
-	case e.kind == eAny:
-		return "EXISTS (" + sub + " AND " + inner.cond(e.args[0]) + ")"
 	}
-	return "(NOT EXISTS (" + sub + " AND (" + inner.cond(e.args[0]) + ") IS NOT TRUE))"
+	// A condition on a related row's personal columns is never true of a
+	// blocked person's row.
+	cond := dataset.Unblocked(e.target.def, alias, inner.cond(e.args[0]))
+	if e.kind == eAny {
+		return "EXISTS (" + sub + " AND " + cond + ")"
+	}
+	return "(NOT EXISTS (" + sub + " AND (" + cond + ") IS NOT TRUE))"
 }
 
 // exact writes a condition whose SQL value is OData's, null included
