@@ -374,3 +374,17 @@ func WithheldText(d *Dataset, alias string, c Column) string {
 	}
 	return "CASE WHEN " + test + " THEN NULL ELSE " + v + " END"
 }
+
+// WithheldTyped returns the expression of column col of set's typed view
+// aliased alias, NULL where its person is blocked (see [Withheld]): what
+// an order on a personal column sorts by, so that neither the order nor a
+// position written from it carries a blocked person's value. A column
+// that holds no personal data is itself.
+func WithheldTyped(set EntitySet, alias, col string) string {
+	v := alias + "." + col
+	excl := exclusions(set, alias, v)
+	if len(excl) == 0 {
+		return v
+	}
+	return "CASE WHEN " + strings.Join(excl, " AND ") + " THEN " + v + " END"
+}

@@ -216,9 +216,15 @@ func (b *sqlBuilder) column(i int) string {
 	return b.alias + "." + p.name
 }
 
-// sortExpr returns the ordering expression of property i and its text.
+// sortExpr returns the ordering expression of property i and its text:
+// for a personal column, null where its person is blocked.
 func (b *sqlBuilder) sortExpr(i int) (string, string) {
 	e := b.column(i)
+	if p := b.set.props[i]; p.col >= 0 && b.set.def.Columns[p.col].Personal != dataset.NotPersonal {
+		// A blocked person's value sorts as null, so that neither the
+		// order nor a next link's position carries it.
+		e = dataset.WithheldTyped(b.set.def, b.alias, p.name)
+	}
 	switch b.set.props[i].kind {
 	case dataset.Date:
 		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
