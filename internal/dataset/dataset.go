@@ -172,7 +172,8 @@ type Query struct {
 	ExtraWithheld []string
 	// Carried, when set, is told as rows are read whose personal values
 	// each row carried (the persons of its personal columns among
-	// Columns).
+	// Columns). The cursors of [Store.OpenParts] all tell it, and may be
+	// read at once: it must be safe for concurrent use.
 	Carried Carrier
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"sync"
 
 	"github.com/informe/informe/internal/dataset"
 )
@@ -231,9 +232,11 @@ func decodeBitmap(b []byte) ([]int64, error) {
 // Collector builds the [Set] of the persons whose personal values a
 // response's rows carried: it is the [dataset.Carrier] of the response's
 // query ([dataset.Query.Carried]), told of each row's persons as the rows
-// stream. It is not safe for concurrent use; a response read in parts
-// gives each part a Collector of its own and joins them ([Collector.Join]).
+// stream. It is safe for concurrent use: the parts of a whole export
+// ([dataset.Store.OpenParts]) are read at once, all telling the same
+// Collector.
 type Collector struct {
+	mu   sync.Mutex
 	ids  [parts][]int64
 	last [parts]int64
 }
@@ -243,6 +246,8 @@ func NewCollector() *Collector { return &Collector{} }
 
 // Carry adds the person known by id of kind.
 func (c *Collector) Carry(kind dataset.IDKind, id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	ids := c.ids[kind]
 	if len(ids) > 0 && c.last[kind] == id { // rows of one person come together
 		return
@@ -257,15 +262,10 @@ func (c *Collector) CarryName(name []byte) {
 	c.Carry(dataset.UserName, int64(h.Sum64()))
 }
 
-// Join adds the persons o collected.
-func (c *Collector) Join(o *Collector) {
-	for k := range c.ids {
-		c.ids[k] = append(c.ids[k], o.ids[k]...)
-	}
-}
-
 // Set returns the set of the persons collected so far.
 func (c *Collector) Set() *Set {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	s := &Set{}
 	for k, ids := range c.ids {
 		ids = slices.Clone(ids)

@@ -383,3 +383,40 @@ func TestReport(t *testing.T) {
 }
 
 func errorsAs(err error, f **failure.Error) bool { return errors.As(err, f) }
+
+// TestCollectorParts checks that a whole export read in parts, each
+// cursor on its own goroutine, collects the persons one cursor does.
+func TestCollectorParts(t *testing.T) {
+	ctx := context.Background()
+	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	collect := func(p dataset.Parts) []byte {
+		c := subjects.NewCollector()
+		q := dataset.Whole()
+		q.Carried = c
+		curs, err := store.OpenParts(ctx, source.Report(report.Maintained).Dataset, q, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, len(curs))
+		for _, cur := range curs {
+			go func() {
+				for cur.Next() {
+				}
+				done <- cur.Close()
+			}()
+		}
+		for range curs {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p.Max > 1 && len(curs) < 2 {
+			t.Fatalf("%d parts: the test reads no parts at once", len(curs))
+		}
+		return c.Set().Encode()
+	}
+	one, parts := collect(dataset.Parts{Max: 1}), collect(dataset.Parts{Max: 3, MinRows: 100})
+	if len(one) == 0 || !bytes.Equal(one, parts) {
+		t.Fatalf("parts collected %d bytes, one cursor %d, not the same", len(parts), len(one))
+	}
+}
