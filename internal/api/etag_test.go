@@ -244,6 +244,17 @@ func TestETagFollowsData(t *testing.T) {
 			t.Errorf("the tasks' export after the change lacks it:\n%s", r.Body)
 		}
 	})
+	// A block changes what any dataset may show of a person: no client
+	// may keep a copy that still holds their values for a 304.
+	t.Run("Blocked", func(t *testing.T) {
+		for door := range doors {
+			tags[door] = ts.get(t, door, identity...).Header.Get("ETag")
+		}
+		if _, err := pool.Exec(ctx, "INSERT INTO subject_blocks (rut_key, reason, blocked_by) VALUES ('1', 'test', 'test')"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, func(string) bool { return true })
+	})
 }
 
 // TestETagBadIfNoneMatch checks that an If-None-Match that is not "*" or

@@ -169,6 +169,15 @@ type Query struct {
 	// Reads are the views Extra reads, beyond the dataset's own: their
 	// data is part of the rows' too (see [Validation]).
 	Reads []string
+	// ExtraWithheld, when set, are Extra's expressions with the personal
+	// values of withheld persons ([Withheld]) written NULL: what is read
+	// instead of Extra while any person is blocked.
+	ExtraWithheld []string
+	// Carried, when set, is told as rows are read whose personal values
+	// each row carried (the persons of its personal columns among
+	// Columns). The cursors of [Store.OpenParts] all tell it, and may be
+	// read at once: it must be safe for concurrent use.
+	Carried Carrier
 	// Typed makes [Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
 	// (export.Format.Typed; see [Row.Typed]), rather than as the

@@ -41,7 +41,9 @@ type Validation struct {
 // holds it.
 func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag string, held bool, err error) {
 	v := q.Validate
-	views := slices.Concat([]string{d.Typed, d.Text}, q.Reads)
+	// subject_withheld: the blocked persons, whose values every row
+	// withholds (see [Withheld]).
+	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads)
 	version, err := snap.DataVersion(views)
 	if errors.Is(err, postgres.ErrNoDataVersion) {
 		return "", v.Any, nil // "*" holds whatever exists

@@ -75,12 +75,16 @@ type Cursor struct {
 	etag   string // see [Validation]
 	// notModified says the client holds etag: nothing was read
 	notModified bool
+	pass        *withhold // the withheld persons' values, nil for none
 }
 
 // newCursor returns the Cursor of st's rows in cur, whose first fields
 // hold cols. A field whose type cannot hold its column's kind (an
 // operator's view of the wrong type) is an error before any row is read.
-func newCursor(cur *postgres.Cursor, st Statement, cols []Column, total int64, typed bool) (*Cursor, error) {
+// The personal values of the persons w withholds are nulled, by the hidden
+// id columns that cols ends with (see [Withheld.prepare]), and carry is
+// told whose the row carried.
+func newCursor(cur *postgres.Cursor, st Statement, d *Dataset, cols []Column, total int64, typed bool, w *Withheld, hidden int, carry Carrier) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -101,6 +105,7 @@ func newCursor(cur *postgres.Cursor, st Statement, cols []Column, total int64, t
 		row.Typed()
 	}
 	c.row = row
+	c.pass = w.pass(carry, d, cols, hidden, fields)
 	return c, nil
 }
 
@@ -124,9 +129,15 @@ func (c *Cursor) Next() bool {
 		}
 		raw = c.within.row()
 	}
+	if c.pass != nil {
+		c.pass.apply(raw)
+	}
 	c.values, c.err = c.row.Render(raw)
 	if c.err != nil {
 		return false
+	}
+	if c.pass != nil {
+		c.values = c.pass.strip(c.values)
 	}
 	c.n++
 	return true
@@ -208,6 +219,12 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			q.Limit = 0
 		}
 	}
+	// The blocks are read first, so in the snapshot the rows are read in.
+	w, err := loadWithheld(snap)
+	if err != nil {
+		return nil, fmt.Errorf("%s: withheld: %w", d.Name, err)
+	}
+	hidden := len(w.prepare(d, &q))
 	total := int64(-1)
 	if q.Count {
 		if total, err = count(snap, d, &q); err != nil {
@@ -230,7 +247,7 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 		// close the snapshot, so the deferred Close must.
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	c, err := newCursor(cur, st, q.columns(d), total, q.Typed)
+	c, err := newCursor(cur, st, d, q.columns(d), total, q.Typed, w, hidden, q.Carried)
 	if err != nil {
 		cur.Close()
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
@@ -435,6 +452,11 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		snaps = nil
 		return one()
 	}
+	w, err := loadWithheld(first)
+	if err != nil {
+		return nil, fmt.Errorf("%s: withheld: %w", d.Name, err)
+	}
+	hidden := len(w.prepare(d, &q)) // q is not filtered: columns only
 	total, err := d.Plain.Count(first, &q)
 	if err != nil {
 		return nil, err
@@ -486,7 +508,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 		if err != nil {
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)
 		}
-		c, err := newCursor(cur, parts[i], cols, total, q.Typed)
+		c, err := newCursor(cur, parts[i], d, cols, total, q.Typed, w, hidden, q.Carried)
 		if err != nil {
 			cur.Close()
 			return nil, fmt.Errorf("%s: part %d: %w", d.Name, i+1, err)

@@ -216,9 +216,15 @@ func (b *sqlBuilder) column(i int) string {
 	return b.alias + "." + p.name
 }
 
-// sortExpr returns the ordering expression of property i and its text.
+// sortExpr returns the ordering expression of property i and its text:
+// for a personal column, null where its person is blocked.
 func (b *sqlBuilder) sortExpr(i int) (string, string) {
 	e := b.column(i)
+	if p := b.set.props[i]; p.col >= 0 && b.set.def.Columns[p.col].Personal != dataset.NotPersonal {
+		// A blocked person's value sorts as null, so that neither the
+		// order nor a next link's position carries it.
+		e = dataset.WithheldTyped(b.set.def, b.alias, p.name)
+	}
 	switch b.set.props[i].kind {
 	case dataset.Date:
 		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
@@ -382,13 +388,16 @@ func (b *sqlBuilder) lambda(e *expr) string {
 	inner := &sqlBuilder{set: e.target, alias: alias, q: b.q, depth: b.depth + 1}
 	rel := alias + "." + e.nav.Column + " = " + b.alias + "." + b.set.keyColumns()[0]
 	sub := "SELECT 1 FROM " + e.target.def.Typed + " " + alias + " WHERE " + rel
-	switch {
-	case e.kind == eAny && len(e.args) == 0:
+	if e.kind == eAny && len(e.args) == 0 {
 		return "EXISTS (" + sub + ")"
-	case e.kind == eAny:
-		return "EXISTS (" + sub + " AND " + inner.cond(e.args[0]) + ")"
 	}
-	return "(NOT EXISTS (" + sub + " AND (" + inner.cond(e.args[0]) + ") IS NOT TRUE))"
+	// A condition on a related row's personal columns is never true of a
+	// blocked person's row.
+	cond := dataset.Unblocked(e.target.def, alias, inner.cond(e.args[0]))
+	if e.kind == eAny {
+		return "EXISTS (" + sub + " AND " + cond + ")"
+	}
+	return "(NOT EXISTS (" + sub + " AND (" + cond + ") IS NOT TRUE))"
 }
 
 // exact writes a condition whose SQL value is OData's, null included

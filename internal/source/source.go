@@ -75,14 +75,21 @@ func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
 	for _, x := range q.Expansions() {
 		t := bySet(x.Target)
 		cols := make([]string, len(x.Columns))
+		held := make([]string, len(x.Columns))
 		for i, c := range x.Columns {
 			cols[i] = "x." + pgx.Identifier{c.Name}.Sanitize()
+			held[i] = dataset.WithheldText(t, "x", c)
 		}
 		// Read from the target's text view, by the integer columns that
 		// relate them, which its indexes serve: one array of text values
 		// per related row, in the target's key order; NULL for none.
-		dq.Extra = append(dq.Extra, "(SELECT json_agg(ARRAY["+strings.Join(cols, ", ")+"]::text[] ORDER BY x."+x.Order+
-			") FROM "+pgx.Identifier{t.Text}.Sanitize()+" x WHERE x."+x.Remote+" = r."+x.Local+")")
+		// While a person is blocked, their personal values are NULL.
+		related := func(cols []string) string {
+			return "(SELECT json_agg(ARRAY[" + strings.Join(cols, ", ") + "]::text[] ORDER BY x." + x.Order +
+				") FROM " + pgx.Identifier{t.Text}.Sanitize() + " x WHERE x." + x.Remote + " = r." + x.Local + ")"
+		}
+		dq.Extra = append(dq.Extra, related(cols))
+		dq.ExtraWithheld = append(dq.ExtraWithheld, related(held))
 		dq.Reads = append(dq.Reads, t.Text)
 	}
 	return dq

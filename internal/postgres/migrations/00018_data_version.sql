@@ -72,7 +72,12 @@ CREATE TRIGGER data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON task
     FOR EACH STATEMENT EXECUTE FUNCTION data_version_bump();
 CREATE TRIGGER data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON users
     FOR EACH STATEMENT EXECUTE FUNCTION data_version_bump();
+-- A block or unblock changes what every dataset's rows show of a person
+-- (informe subjects block): every response's version reads it too.
+CREATE TRIGGER data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON subject_blocks
+    FOR EACH STATEMENT EXECUTE FUNCTION data_version_bump();
 ALTER TABLE clients ENABLE ALWAYS TRIGGER data_version;
+ALTER TABLE subject_blocks ENABLE ALWAYS TRIGGER data_version;
 ALTER TABLE contracts ENABLE ALWAYS TRIGGER data_version;
 ALTER TABLE services ENABLE ALWAYS TRIGGER data_version;
 ALTER TABLE benefit_centers ENABLE ALWAYS TRIGGER data_version;
@@ -81,6 +86,7 @@ ALTER TABLE tasks ENABLE ALWAYS TRIGGER data_version;
 ALTER TABLE users ENABLE ALWAYS TRIGGER data_version;
 
 -- +goose Down
+DROP TRIGGER data_version ON subject_blocks;
 DROP TRIGGER data_version ON users;
 DROP TRIGGER data_version ON tasks;
 DROP TRIGGER data_version ON processes;
