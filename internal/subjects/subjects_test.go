@@ -198,7 +198,7 @@ func TestBlock(t *testing.T) {
 	}
 	for _, s := range source.All(source.Report(report.Maintained)) {
 		want := pgtest.Int(t, pool, "SELECT count(*) FROM "+s.Typed)
-		got, err := store.Count(ctx, s.Dataset, dataset.Whole())
+		got, err := countRows(ctx, store, s.Dataset, dataset.Whole())
 		if err != nil || got != want {
 			t.Errorf("%s: count %d (%v), want %d", s.Name, got, err, want)
 		}
@@ -230,7 +230,7 @@ func TestBlock(t *testing.T) {
 		for _, c := range conds {
 			q := dataset.Whole()
 			c.add(&q)
-			n, err := store.Count(ctx, c.d, q)
+			n, err := countRows(ctx, store, c.d, q)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -419,4 +419,18 @@ func TestCollectorParts(t *testing.T) {
 	if len(one) == 0 || !bytes.Equal(one, parts) {
 		t.Fatalf("parts collected %d bytes, one cursor %d, not the same", len(parts), len(one))
 	}
+}
+
+// countRows returns the number of d's rows matching q, as a count of a
+// page of none.
+func countRows(ctx context.Context, store *dataset.Store, d *dataset.Dataset, q dataset.Query) (int64, error) {
+	q.Count, q.Limit = true, 0
+	cur, err := store.Open(ctx, d, q)
+	if err != nil {
+		return 0, err
+	}
+	if err := cur.Close(); err != nil {
+		return 0, err
+	}
+	return cur.Total(), nil
 }
