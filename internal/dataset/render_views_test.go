@@ -29,6 +29,9 @@ func selectTyped(d *dataset.Dataset) string {
 // the seeded rows dataset.
 func TestTypedViewsFit(t *testing.T) {
 	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(context.Background(), scheduleRuns); err != nil {
+		t.Fatal(err)
+	}
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)
 	for _, d := range all {
@@ -72,6 +75,9 @@ func TestTypedViewsFit(t *testing.T) {
 // Render writes the text view's bytes.
 func TestTypedViewsRenderAsTextViews(t *testing.T) {
 	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(context.Background(), scheduleRuns); err != nil {
+		t.Fatal(err)
+	}
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)
 	for _, d := range all {
