@@ -92,6 +92,7 @@ func command() *cli.Command {
 			seedCommand(),
 			exportCommand(),
 			tokenCommand(),
+			scheduleCommand(),
 			demoCommand(),
 			{
 				Name: "columns", Usage: "print the fields of the report and of users, in order, with their kinds (Markdown)",
