@@ -344,3 +344,37 @@ func TestMissedRuns(t *testing.T) {
 		t.Errorf("next run %s, want %s", sc.NextRun, want)
 	}
 }
+
+// TestStopped stops a runner halfway through a delivery (its context is
+// cancelled, as SIGTERM does): nothing is visible, the attempt is recorded
+// retried at once, and another runner delivers it without waiting for the
+// lease.
+func TestStopped(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	start := santiago(2026, 3, 1, 6, 0)
+	if err := e.store.Add(context.Background(), Schedule{Name: "s", Dataset: "general-report", Query: pending, Format: "csv", Cron: "0 6 * * *",
+		To: "file://" + dir + "/p-{date}.csv", TokenName: "finanzas"}, start.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: start}
+	a, b := e.runner("a", clk), e.runner("b", clk)
+	ctx, stop := context.WithCancel(context.Background())
+	a.wrap = func(w io.Writer) io.Writer {
+		return &onWrite{w: w, hook: stop}
+	}
+	done, _ := a.Tick(ctx)
+	if len(done) != 1 || done[0].Outcome != Retried {
+		t.Fatalf("a ended %+v, want one retried run", done)
+	}
+	if got := all(t, dir); len(got) != 0 {
+		t.Fatalf("the stopped delivery left %v", got)
+	}
+	done, err := b.Tick(context.Background())
+	if err != nil || len(done) != 1 || done[0].Outcome != Delivered || done[0].Attempt != 2 {
+		t.Fatalf("b ended %+v, %v; want attempt 2 delivered", done, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "p-2026-03-01.csv")); !bytes.Equal(got, e.export(t, "csv", pending)) {
+		t.Fatal("the file is not the API's export")
+	}
+}
