@@ -81,6 +81,8 @@
     curlHow: "With the token in the INFORME_TOKEN environment variable; the file is replaced only when it arrived whole.",
     cli: "informe export (with database access)",
     cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
+    schedule: "informe schedule add: this selection every day",
+    scheduleHow: "With database access, DATABASE_URL set and the name of a token that may read it in INFORME_TOKEN_NAME: informe serve then writes the file every day at 06:00 into the folder the command was run in, only when the data changed. Change --cron and --to (SFTP, S3, HTTPS) as docs/schedules.md says.",
     libre: "LibreOffice Calc",
     libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
     apps: "Google Sheets with Apps Script (no token in the URL)",

@@ -81,6 +81,8 @@
     curlHow: "Con el token en la variable de entorno INFORME_TOKEN; el archivo se reemplaza solo si llegó completo.",
     cli: "informe export (con acceso a la base de datos)",
     cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
+    schedule: "informe schedule add: esta selección cada día",
+    scheduleHow: "Con acceso a la base de datos, DATABASE_URL definida y en INFORME_TOKEN_NAME el nombre de un token que pueda leerla: informe serve escribe entonces el archivo cada día a las 06:00 en la carpeta donde se ejecutó el comando, solo si los datos cambiaron. Cambie --cron y --to (SFTP, S3, HTTPS) como dice docs/schedules.md.",
     libre: "LibreOffice Calc",
     libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
     apps: "Google Sheets con Apps Script (el token no va en la URL)",
