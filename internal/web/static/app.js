@@ -1192,12 +1192,9 @@
       if (state.header === "false") flags.push("--no-header");
     }
     if ((state.format === "csv" || state.format === "xlsx") && state.header === "labels") flags.push("--labels " + lang);
-    // The same selection as a schedule: a file a day at 06:00 in the
-    // folder the command is run in, read with the token named in
-    // INFORME_TOKEN_NAME (docs/schedules.md).
-    const dated = d.source + "-{date}." + file.slice(d.source.length + 1);
-    const schedule = "informe schedule add --name " + d.source + "-nightly " + flags.join(" ") + (flags.length ? " " : "") +
-      "--format " + state.format + " --cron \"0 6 * * *\" \\\n  --to \"file://$PWD/" + dated + "\" --token-name \"$INFORME_TOKEN_NAME\"";
+    // A schedule of the same choice (docs/schedules.md).
+    const schedule = "informe schedule add --name " + d.source + "-nightly " + flags.concat("--format " + state.format).join(" ") +
+      " --cron \"0 6 * * *\" \\\n  --to \"file://$PWD/" + file.replace(".", "-{date}.") + "\" --token-name \"$INFORME_TOKEN_NAME\"";
     flags.push("--output " + file);
     items.push({ id: "cli", text: "informe export " + flags.join(" ") });
     items.push({ id: "schedule", text: schedule });
