@@ -70,3 +70,32 @@ func TestParseWhenRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseWhen checks that any expression either is refused or gives
+// occurrences after the time asked, each a minute that the zone shows.
+func FuzzParseWhen(f *testing.F) {
+	for _, s := range []string{"0 6 * * *", "*/15 8-18 * * 1-5", "30 0 * * *", "0 0 1,15 * *", "@daily", "0 0 30 2 *", "61 * * * *", "CRON_TZ=UTC 0 6 * * *"} {
+		f.Add(s, int64(1788667200)) // 2026-09-06, a daylight-saving change in Santiago
+	}
+	loc, err := Zone("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, expr string, unix int64) {
+		w, err := ParseWhen(expr, loc)
+		if err != nil {
+			return
+		}
+		at := time.Unix(unix%(1<<32), 0)
+		next := w.Next(at)
+		if next.IsZero() {
+			return
+		}
+		if !next.After(at) {
+			t.Fatalf("Next(%s) = %s, not after", at, next)
+		}
+		if next.Second() != 0 {
+			t.Fatalf("Next(%s) = %s, not on a minute", at, next)
+		}
+	})
+}
