@@ -25,16 +25,21 @@ import (
 	"github.com/informe/informe/internal/secret"
 )
 
-// Scopes are all scopes ([dataset.Scope]), the default for a new token.
+// Scopes are the scopes a new token gets when none is asked for: the
+// data's. [dataset.SchedulesRead], which shows where scheduled files go,
+// is given only when asked for.
 var Scopes = []dataset.Scope{dataset.ReportRead, dataset.UsersRead}
+
+// Known are all scopes ([dataset.Scope]) a token may be given.
+var Known = []dataset.Scope{dataset.ReportRead, dataset.UsersRead, dataset.SchedulesRead}
 
 // ParseScope returns s as a [dataset.Scope], or an error naming the known scopes.
 func ParseScope(s string) (dataset.Scope, error) {
-	if slices.Contains(Scopes, dataset.Scope(s)) {
+	if slices.Contains(Known, dataset.Scope(s)) {
 		return dataset.Scope(s), nil
 	}
-	known := make([]string, len(Scopes))
-	for i, sc := range Scopes {
+	known := make([]string, len(Known))
+	for i, sc := range Known {
 		known[i] = string(sc)
 	}
 	return "", failure.Errorf(failure.Invalid, "unknown scope %q: known scopes are %s", s, strings.Join(known, ", "))

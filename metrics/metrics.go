@@ -1,13 +1,14 @@
 // Package metrics collects informe's Prometheus metrics: HTTP requests by
 // route, status and format, their latency and time to first byte, rows and
-// bytes streamed, requests in flight, the database pool's state, and what
-// became of the tokens checked. They are served on the operations
+// bytes streamed, requests in flight, the database pool's state, what
+// became of the tokens checked, and scheduled deliveries' runs. They are served on the operations
 // listener, apart from the authenticated API.
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +36,10 @@ type Metrics struct {
 	turns    *prometheus.CounterVec
 	turnWait prometheus.Counter
 	waiting  prometheus.Gauge
+	runs     *prometheus.CounterVec
+	lastRun  *prometheus.GaugeVec
+	lastMu   sync.Mutex
+	last     map[string]float64 // the times lastRun holds
 }
 
 // New registers informe's metrics, the Go runtime's and the process's, and,
@@ -100,8 +105,20 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "informe_export_turns_waiting",
 			Help: "Big requests waiting for a turn now.",
 		}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "informe_schedule_runs_total",
+			Help: "Attempts at scheduled deliveries run by this instance, by outcome: delivered, unchanged (the same bytes as the last delivery: nothing sent), retried (failed in a way worth trying again, or taken over from a stopped instance), failed.",
+		}, []string{"outcome"}),
+		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "informe_schedule_last_delivery_timestamp_seconds",
+			Help: "When each schedule last delivered a file (Unix time), by the schedule's name, as recorded in the run history.",
+		}, []string{"schedule"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
+	m.last = map[string]float64{}
+	for _, o := range []string{"delivered", "unchanged", "retried", "failed"} {
+		m.runs.WithLabelValues(o)
+	}
+	m.registry.MustRegister(m.runs, m.lastRun, m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
 		m.spooled, m.spoolOut, m.waited, m.cut, m.turns, m.turnWait, m.waiting,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -253,4 +270,20 @@ func (c tokenCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(tokenWait, prometheus.CounterValue, s.Waited.Seconds())
 	ch <- prometheus.MustNewConstMetric(tokenRefusals, prometheus.GaugeValue, float64(s.Remembering))
+}
+
+// ScheduleRun counts an attempt at a scheduled delivery that ended with
+// outcome: delivered, unchanged, retried or failed.
+func (m *Metrics) ScheduleRun(outcome string) { m.runs.WithLabelValues(outcome).Inc() }
+
+// ScheduleDelivered records that the schedule called name delivered a
+// file at at; a time older than the one held is ignored.
+func (m *Metrics) ScheduleDelivered(name string, at time.Time) {
+	m.lastMu.Lock()
+	defer m.lastMu.Unlock()
+	v := float64(at.UnixNano()) / 1e9
+	if v > m.last[name] {
+		m.last[name] = v
+		m.lastRun.WithLabelValues(name).Set(v)
+	}
 }

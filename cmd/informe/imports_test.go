@@ -460,6 +460,7 @@ var sqlHolders = map[string]string{
 	"report":                   "the read path: the report's plain pages through the maintained counts",
 	"auth":                     "the token store",
 	"internal/subjects":        "the blocks' store, a RUT's ids, the report of the responses that carried a person's data",
+	"internal/schedule":        "schedules, their claims and leases, and the run history",
 	"internal/seed":            "the demo's data",
 	"internal/demo":            "the demo's checks of its seeded database",
 	"internal/pgserver":        "private servers: their databases",

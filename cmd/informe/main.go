@@ -93,6 +93,7 @@ func command() *cli.Command {
 			exportCommand(),
 			tokenCommand(),
 			subjectsCommand(),
+			scheduleCommand(),
 			demoCommand(),
 			{
 				Name: "columns", Usage: "print the fields of the report and of users, in order, with their kinds (Markdown)",
@@ -234,7 +235,7 @@ func tokenCommand() *cli.Command {
 				Flags: []cli.Flag{
 					databaseFlag(create, &createDB),
 					create.text("name", "INFORME_TOKEN_NAME", "", &name, "unique token `name` (required)"),
-					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read); repeat for several; default both"),
+					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read, schedules:read); repeat for several; default report:read and users:read"),
 					typed(create, "expires-in", "INFORME_TOKEN_EXPIRES_IN", 0, &expiresIn, "lifetime, e.g. 720h; 0 never expires"),
 					tokenMaxExports(create, &createMax),
 				},

@@ -131,6 +131,8 @@ func serveCommand() *cli.Command {
 				"comma-separated `CIDRs` of the reverse proxies whose X-Forwarded-Host, -Proto and -For are believed; none by default"),
 			f.text("public-url", "INFORME_PUBLIC_URL", "", &s.PublicURL,
 				"`URL` clients reach the API at (https://informe.example.cl), for OData's absolute links; empty builds them from the address each connection reached, never from the Host header"),
+			typed(f, "schedules", "INFORME_SCHEDULES", true, &s.Schedules,
+				"run the scheduled deliveries (informe schedule add) that are due; every instance may, each occurrence runs once"),
 		}, s.flags(), s.tlsFlags()),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := s.validate(); err != nil {

@@ -206,7 +206,7 @@ func TestODataProtocol(t *testing.T) {
 
 	t.Run("ServiceDocument", func(t *testing.T) {
 		r, p := ts.odataGet(t, "/odata/")
-		if r.Status != 200 || !strings.HasSuffix(p.Context, "/odata/$metadata") || len(p.Value) != 7 {
+		if r.Status != 200 || !strings.HasSuffix(p.Context, "/odata/$metadata") || len(p.Value) != 8 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
 	})

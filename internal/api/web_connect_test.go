@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 	"github.com/xuri/excelize/v2"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/report"
@@ -198,5 +200,54 @@ func TestPageDecimalComma(t *testing.T) {
 	}
 	if got := p.eval(t, `document.getElementById("count").dataset.total`); got == "" {
 		t.Error("no count with the comma delimiter")
+	}
+}
+
+// TestPageScheduleText runs the page's informe schedule add text for a
+// selection, as given by sh, then runs the schedule once: the file it
+// delivers holds the bytes of the page's own download of the selection.
+func TestPageScheduleText(t *testing.T) {
+	pool := fixtureDB(t)
+	ts := newWebServer(t, pool)
+	if _, err := ts.Tokens.Create(context.Background(), "programa", []dataset.Scope{dataset.ReportRead}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "informe")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/informe").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	p := openTab(t, ts, tabOptions{})
+	p.signIn(t, ts.Token)
+	frag := "ds=contracts&w=" + url.QueryEscape("service~eq~"+awkward) + "&format=csv"
+	p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+frag))
+	p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
+	p.settled(t)
+	text := p.eval(t, `document.getElementById("c-schedule").value`)
+	if !strings.HasPrefix(text, "informe schedule add --name contracts-nightly --dataset contracts ") {
+		t.Fatalf("the schedule text is %q", text)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "DATABASE_URL="+pool.Config().ConnString(), "INFORME_TOKEN_NAME=programa")
+	cmd := exec.Command("sh", "-c", text)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sh -c %s: %v\n%s", text, err, out)
+	}
+	cmd = exec.Command(bin, "schedule", "run-now", "contracts-nightly")
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), ": delivered") {
+		t.Fatalf("run-now: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "contracts-") {
+		t.Fatalf("the folder holds %v, %v", entries, err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
+	if export := ts.get(t, link); export.Status != 200 || !bytes.Equal(got, export.Body) {
+		t.Errorf("the schedule delivered %d bytes; the download %s answers %d with %d", len(got), link, export.Status, len(export.Body))
 	}
 }

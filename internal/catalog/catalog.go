@@ -95,13 +95,14 @@ type Related struct {
 }
 
 // Datasets returns the datasets of dataset.All, described: those a
-// report:read token reads first, then the users, each group of columns in
+// report:read token reads first, then the users, then the run history
+// of scheduled deliveries (the order of [auth.Known]), each group of columns in
 // the order of its [dataset.Group].Order. It fails only if a declaration
 // lacks the words of a column, which a test catches.
 func Datasets() ([]Dataset, error) {
 	all := slices.Clone(dataset.All)
 	slices.SortStableFunc(all, func(a, b *dataset.Dataset) int {
-		return cmp.Compare(slices.Index(auth.Scopes, a.Scope), slices.Index(auth.Scopes, b.Scope))
+		return cmp.Compare(slices.Index(auth.Known, a.Scope), slices.Index(auth.Known, b.Scope))
 	})
 	out := make([]Dataset, 0, len(all))
 	for _, d := range all {

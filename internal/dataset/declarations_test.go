@@ -29,15 +29,15 @@ func TestDeclarations(t *testing.T) {
 	// one must say whose data it holds (ids aside).
 	personLike := regexp.MustCompile(`(^|_)(rut|passport|name|email|phone|address|birth|occupation|gender|marital|commune|region|country|username)(_|$)`)
 	pool := pgtest.New(t)
-	if got, want := names(dataset.All), []string{"general-report", "users", "contracts", "processes", "tasks", "clients", "services"}; !slices.Equal(got, want) {
+	if got, want := names(dataset.All), []string{"general-report", "users", "contracts", "processes", "tasks", "clients", "services", "schedule-runs"}; !slices.Equal(got, want) {
 		t.Fatalf("dataset.All = %v, want %v", got, want)
 	}
 	words := map[string]dataset.Column{} // the first column of each name
 	paths := map[string]bool{}
 	for _, d := range dataset.All {
 		t.Run(d.Name, func(t *testing.T) {
-			if !slices.Contains(auth.Scopes, d.Scope) {
-				t.Errorf("scope %q is not one of auth.Scopes", d.Scope)
+			if !slices.Contains(auth.Known, d.Scope) {
+				t.Errorf("scope %q is not one of auth.Known", d.Scope)
 			}
 			if d.ExportPath == "" || paths[d.ExportPath] || (d.PagePath != "" && paths[d.PagePath]) {
 				t.Errorf("export path %q, page path %q: missing or taken", d.ExportPath, d.PagePath)

@@ -30,6 +30,9 @@ func selectTyped(d *dataset.Dataset) string {
 func TestTypedViewsFit(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(context.Background(), scheduleRuns); err != nil {
+		t.Fatal(err)
+	}
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)
 	for _, d := range all {
@@ -74,6 +77,9 @@ func TestTypedViewsFit(t *testing.T) {
 func TestTypedViewsRenderAsTextViews(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
+	if _, err := pool.Exec(context.Background(), scheduleRuns); err != nil {
+		t.Fatal(err)
+	}
 	conn := acquire(t, pool)
 	all := append([]*dataset.Dataset{report.Dataset(report.Maintained)}, dataset.All[1:]...)
 	for _, d := range all {

@@ -57,6 +57,22 @@ INSERT INTO tasks (id, process_id, name, title, detail, code, end_date, duration
 INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, created_at, updated_at) VALUES
   (900001, 'Renée Ñúñez', 'renee@ejemplo.cl', 'renee', '11.111.111-1', NULL, NULL, 'A', '2024-01-01 00:00:00.999999', NULL),
   (900002, 'Quote "q"', 'q@ejemplo.cl', 'q', '', '', '0044-01-01 01:02:03 BC', 'I', '10000-01-01 00:00:00', 'infinity');
+` + scheduleRuns
+
+// scheduleRuns is a run history, which the demo data has none of: a
+// schedule and runs of every outcome, NULLs and offsets included.
+const scheduleRuns = `
+INSERT INTO schedules (id, name, dataset, format, cron, destination, token_name, next_run) VALUES
+  (900001, 'finanzas-diario', 'general-report', 'csv', '0 6 * * *', 'file:///srv/finanzas/pendientes-{date}.csv', 'finanzas', '2026-01-02 09:00:00+00');
+INSERT INTO schedule_runs (schedule_id, schedule_name, occurrence, attempt, outcome, started_at, ended_at, rows, bytes, destination, file_name, reason, instance)
+SELECT 900001, 'finanzas-diario', '2026-01-01 09:00:00+00'::timestamptz + i * interval '1 day', 1 + i % 2,
+       (ARRAY['delivered', 'unchanged', 'failed', 'retried', 'running'])[1 + i % 5],
+       '2026-01-01 09:00:00.000001-03'::timestamptz + i * interval '1 day 1.5 seconds',
+       CASE WHEN i % 5 = 4 THEN NULL ELSE '2026-01-01 09:00:03.5+00'::timestamptz + i * interval '1 day' END,
+       CASE WHEN i % 5 < 2 THEN i * 1000 END, CASE WHEN i % 5 < 2 THEN i * 123456 END,
+       'file:///srv/finanzas/pendientes-{date}.csv', CASE WHEN i % 5 <> 4 THEN 'pendientes-2026-01-' || lpad((i + 1)::text, 2, '0') || '.csv' END,
+       CASE WHEN i % 5 IN (2, 3) THEN 'full: there is no space left in /srv/finanzas' END, 'informe-1'
+FROM generate_series(0, 14) i;
 `
 
 // TestRenderedInGoAsInSQL reads every dataset as informe reads it, typed

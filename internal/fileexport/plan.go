@@ -215,3 +215,6 @@ func checkOutput(output string) (string, error) {
 	}
 	return path, nil
 }
+
+// Dataset returns the dataset p reads.
+func (p Plan) Dataset() *dataset.Dataset { return p.source.Dataset }

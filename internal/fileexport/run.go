@@ -53,75 +53,39 @@ func (s Summary) String() string {
 }
 
 // Run writes the rows of p from one snapshot of store to p's output, stdout
-// being stdout, through the HTTP export's pipeline; when stderr is a
-// terminal, a progress bar shows there. A file is written atomically: on
-// any error, or when ctx is cancelled (Ctrl-C, SIGTERM), the target is left
-// as it was and no temporary file remains. On stdout nothing is atomic, but
-// a failed export gets no closing bytes (a JSON array's "]", the gzip
-// trailer), so that it cannot be taken for a complete one.
+// being stdout, through [Write]; when stderr is a terminal, a progress bar
+// shows there. A file is written atomically: on any error, or when ctx is
+// cancelled (Ctrl-C, SIGTERM), the target is left as it was and no
+// temporary file remains. On stdout nothing is atomic, but a failed export
+// gets no closing bytes (a JSON array's "]", the gzip trailer), so that it
+// cannot be taken for a complete one.
 //
 // Its error says why the export failed, "interrupted" when ctx was
 // cancelled, and that the output file, if any, was left unchanged.
 func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
 	start := time.Now()
-	// A failing part cancels every part's query through ctx.
-	qctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	q := p.query
-	q.Typed = p.format.Typed()
-	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: p.parts, MinRows: partRows})
-	if err != nil {
-		return Summary{}, p.failed(ctx, err)
-	}
-	cur := curs[0]
-	defer func() {
-		for _, c := range curs {
-			c.Close()
-		}
-	}()
-	total := cur.Total()
-
 	dst := stdout
 	var file *destination.File
 	if p.output != "-" {
+		var err error
 		if file, err = destination.CreateFile(p.output); err != nil {
 			return Summary{}, p.failed(ctx, err)
 		}
 		defer file.Abort() // after a Commit, nothing
 		dst = file
 	}
-	coding := compress.Identity
-	if p.gzip {
-		coding = compress.Gzip
-	}
-	// Rows: the count from the snapshot, which XLSX declares as the sheet's
-	// range before the first row. A reader of stdout that is slow is
-	// waited for, never cut as stalled: NoProgress is negative.
-	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
-	var later *delivery.Parts
-	if len(curs) > 1 {
-		parts := make([]delivery.Part, len(curs)-1)
-		for i, c := range curs[1:] {
-			parts[i] = delivery.Part{Rows: c, Encoding: spec.Continuation(c.First())}
+	var bar *progressbar.ProgressBar
+	progress := func(total int64) func(int64) {
+		if bar = newProgressBar(total, stderr); bar == nil {
+			return nil
 		}
-		// A later part runs ahead of the output into its own spool (memory,
-		// then a temporary file), so that every part reads at once.
-		later = delivery.EncodeParts(parts, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
-	}
-	bar := newProgressBar(total, stderr)
-	var hooks delivery.Hooks
-	if bar != nil {
-		hooks.Row = func(n int64) {
+		return func(n int64) {
 			if n%progressEvery == 0 {
 				_ = bar.Set64(n)
 			}
 		}
 	}
-	res, err := delivery.Deliver(dst, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}}, cur, later, hooks)
-	if err == nil {
-		// A signal after the last row still means "stop": nothing replaced.
-		err = ctx.Err()
-	}
+	res, err := Write(ctx, store, p, dst, progress)
 	if err == nil && file != nil {
 		err = file.Commit()
 	}
@@ -142,6 +106,75 @@ func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Wr
 	}
 	return Summary{Rows: res.Rows, Bytes: res.Bytes, Elapsed: time.Since(start), Output: where}, nil
 }
+
+// Written says what [Write] wrote.
+type Written struct {
+	Rows  int64 // rows written
+	Bytes int64 // bytes written to w, compressed if the plan says so
+}
+
+// Write writes the rows of p from one snapshot of store to w through the
+// HTTP export's pipeline (encoder -> compressor -> spool), its output
+// aside: the one way from a dataset, a query and a format to bytes that
+// `informe export` ([Run]) and a schedule's runs share. progress, if not
+// nil, is given the snapshot's row count before the first row and may
+// return a function called with the rows written so far after each row.
+// A failed export gets no closing bytes. It returns ctx's error when ctx
+// is cancelled, even after the last row, so that the caller publishes
+// nothing; its other errors are the store's and w's, as [why] tells them.
+func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progress func(total int64) func(int64)) (Written, error) {
+	// A failing part cancels every part's query through ctx.
+	qctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	q := p.query
+	q.Typed = p.format.Typed()
+	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: p.parts, MinRows: partRows})
+	if err != nil {
+		return Written{}, err
+	}
+	cur := curs[0]
+	defer func() {
+		for _, c := range curs {
+			c.Close()
+		}
+	}()
+	total := cur.Total()
+	coding := compress.Identity
+	if p.gzip {
+		coding = compress.Gzip
+	}
+	// Rows: the count from the snapshot, which XLSX declares as the sheet's
+	// range before the first row. A reader of stdout that is slow is
+	// waited for, never cut as stalled: NoProgress is negative.
+	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
+	var later *delivery.Parts
+	if len(curs) > 1 {
+		parts := make([]delivery.Part, len(curs)-1)
+		for i, c := range curs[1:] {
+			parts[i] = delivery.Part{Rows: c, Encoding: spec.Continuation(c.First())}
+		}
+		// A later part runs ahead of the output into its own spool (memory,
+		// then a temporary file), so that every part reads at once.
+		later = delivery.EncodeParts(parts, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
+	}
+	var hooks delivery.Hooks
+	if progress != nil {
+		hooks.Row = progress(total)
+	}
+	res, err := delivery.Deliver(w, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}}, cur, later, hooks)
+	if err == nil {
+		// A signal after the last row still means "stop": nothing replaced.
+		err = ctx.Err()
+	}
+	if err != nil {
+		return Written{}, err
+	}
+	return Written{Rows: res.Rows, Bytes: res.Bytes}, nil
+}
+
+// Why says what ended an export with err, for a person: "interrupted"
+// when ctx was cancelled, the database's failures in PostgreSQL's words.
+func Why(ctx context.Context, err error) error { return why(ctx, err) }
 
 // failed returns the error of p's export that ended with err: why, and that
 // the output file, if any, was left as it was.

@@ -80,7 +80,7 @@ const infoDescription = `informe serves the general report of the legal-services
 
 ## Authentication
 
-Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + "`report:read`" + ` for the report, ` + "`users:read`" + ` for users; a token without the scope gets a 403.
+Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + "`report:read`" + ` for the report and the entities, ` + "`users:read`" + ` for users, ` + "`schedules:read`" + ` for the run history of scheduled deliveries; a token without the scope gets a 403.
 
 ## Formats
 

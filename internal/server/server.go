@@ -27,6 +27,7 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/schedule"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/web"
@@ -76,6 +77,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// TLS serves the API over HTTPS; its zero value is plain HTTP.
 	TLS TLS
+	// Schedules runs the scheduled deliveries that are due (a
+	// [schedule.Runner]) while the API is served.
+	Schedules bool
 	// Ready, if not nil, is called with the addresses the listeners
 	// listen on (opsAddr "" without one) once they accept connections.
 	Ready func(apiAddr, opsAddr string)
@@ -181,6 +185,20 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	if cfg.Ready != nil {
 		cfg.Ready(apiLn.Addr().String(), opsAddr)
 	}
+	// The runner stops with the API: an attempt it had under way is
+	// recorded as retried, for another instance to take at once.
+	runnerCtx, stopRunner := context.WithCancel(ctx)
+	runnerDone := make(chan struct{})
+	if cfg.Schedules {
+		runner := schedule.NewRunner(pool, schedule.Config{Counting: counting, Observer: app.Metrics, Logger: logger})
+		go func() {
+			defer close(runnerDone)
+			_ = runner.Serve(runnerCtx) // returns when runnerCtx ends
+		}()
+	} else {
+		close(runnerDone)
+	}
+	defer func() { stopRunner(); <-runnerDone }()
 	select {
 	case err = <-errc:
 		return err

@@ -1192,8 +1192,12 @@
       if (state.header === "false") flags.push("--no-header");
     }
     if ((state.format === "csv" || state.format === "xlsx") && state.header === "labels") flags.push("--labels " + lang);
+    // A schedule of the same choice (docs/schedules.md).
+    const schedule = "informe schedule add --name " + d.source + "-nightly " + flags.concat("--format " + state.format).join(" ") +
+      " --cron \"0 6 * * *\" \\\n  --to \"file://$PWD/" + file.replace(".", "-{date}.") + "\" --token-name \"$INFORME_TOKEN_NAME\"";
     flags.push("--output " + file);
     items.push({ id: "cli", text: "informe export " + flags.join(" ") });
+    items.push({ id: "schedule", text: schedule });
     items.push({ id: "libre", text: tokenURL(tok), copy: tokenURL(real), secret: true });
     items.push(why ? { id: "apps", unavailable: t("appsNo", { origin: base, why: t(why) }) } : { id: "apps", text: appsScript() });
     const wasFocused = document.activeElement && document.activeElement.closest("#connect") ? document.activeElement.id : "";

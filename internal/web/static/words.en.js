@@ -81,6 +81,8 @@
     curlHow: "With the token in the INFORME_TOKEN environment variable; the file is replaced only when it arrived whole.",
     cli: "informe export (with database access)",
     cliHow: "On the server, with DATABASE_URL set; writes the file in one go.",
+    schedule: "informe schedule add: every day",
+    scheduleHow: "With DATABASE_URL and INFORME_TOKEN_NAME (a token's name): informe serve leaves the file here every day at 06:00, if it changed.",
     libre: "LibreOffice Calc",
     libreHow: "Sheet > Link to External Data; paste the URL and pick UTF-8, separated by comma.",
     apps: "Google Sheets with Apps Script (no token in the URL)",

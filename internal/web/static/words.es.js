@@ -81,6 +81,8 @@
     curlHow: "Con el token en la variable de entorno INFORME_TOKEN; el archivo se reemplaza solo si llegó completo.",
     cli: "informe export (con acceso a la base de datos)",
     cliHow: "En el servidor, con DATABASE_URL definida; escribe el archivo de una sola vez.",
+    schedule: "informe schedule add: cada día",
+    scheduleHow: "Con DATABASE_URL e INFORME_TOKEN_NAME (un token): informe serve deja el archivo aquí cada día a las 06:00, si cambió.",
     libre: "LibreOffice Calc",
     libreHow: "Hoja > Vincular a datos externos; pegue la URL y elija UTF-8, separado por coma.",
     apps: "Google Sheets con Apps Script (el token no va en la URL)",
