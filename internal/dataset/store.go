@@ -72,6 +72,15 @@ type Cursor struct {
 	values [][]byte
 	n      int
 	err    error
+	masked []masked // the masked columns' places, none for most tokens
+}
+
+// masked is the place of a masked column in a row, its mask and the
+// buffer its value is written in.
+type masked struct {
+	i    int
+	mask Mask
+	buf  []byte
 }
 
 // newCursor returns the Cursor of st's rows in cur, whose first fields
@@ -98,6 +107,11 @@ func newCursor(cur *postgres.Cursor, st Statement, cols []Column, total int64, t
 		row.Typed()
 	}
 	c.row = row
+	for i, col := range cols {
+		if col.Mask != Unmasked {
+			c.masked = append(c.masked, masked{i: i, mask: col.Mask})
+		}
+	}
 	return c, nil
 }
 
@@ -124,6 +138,11 @@ func (c *Cursor) Next() bool {
 	c.values, c.err = c.row.Render(raw)
 	if c.err != nil {
 		return false
+	}
+	for i := range c.masked {
+		m := &c.masked[i]
+		m.buf = m.mask.Apply(m.buf, c.values[m.i])
+		c.values[m.i] = m.buf
 	}
 	c.n++
 	return true

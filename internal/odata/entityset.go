@@ -35,6 +35,10 @@ type property struct {
 	kind     dataset.Kind
 	nullable bool
 	filter   bool // one of Filters
+	// masked: the token sees the column masked (dataset.Column.Mask), so
+	// it may be selected but neither filtered nor ordered on, which would
+	// tell its values
+	masked bool
 }
 
 // Name returns the entity set's name.
@@ -100,6 +104,7 @@ func NewEntitySet(def dataset.EntitySet) (*EntitySet, error) {
 			col:      i,
 			kind:     c.Kind,
 			nullable: i != s.keyCol && (c.Nullable || def.EmptyIsNull),
+			masked:   c.Mask != dataset.Unmasked,
 		})
 	}
 	for i, p := range s.props {
