@@ -83,7 +83,9 @@ func (s *Source) restrict(r *dataset.Rules) *Source {
 		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !plain[n] })
 	}
 	def.Filters, def.SortIndexed, def.Navigations = keep(def.Filters), keep(def.SortIndexed), nil
-	def.Joined = prune(def.Joined, func(n string) bool { return plain[n] || slices.ContainsFunc(visible, func(c dataset.Column) bool { return c.Name == n }) })
+	def.Joined = prune(def.Joined, func(n string) bool {
+		return plain[n] || slices.ContainsFunc(visible, func(c dataset.Column) bool { return c.Name == n })
+	})
 	def.Normalized = prune(def.Normalized, func(n string) bool { return plain[n] })
 	def.Literals = prune(def.Literals, func(n string) bool { return plain[n] })
 	set, err := odata.NewEntitySet(def)

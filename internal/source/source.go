@@ -33,7 +33,7 @@ type Source struct {
 	parse func(url.Values) (dataset.Query, error)
 	// its row condition in rows (nil for none), parsed over the whole
 	// dataset's set, and its most rows per response in maxRows.
-	rules   bool
+	rules      bool
 	rows       *odata.Query
 	maxRows    int64
 	restricted bool
