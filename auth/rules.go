@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
@@ -79,4 +81,35 @@ func (s *Store) SetRules(ctx context.Context, name string, r *dataset.Rules) err
 		return failure.Errorf(failure.NotFound, "no token named %q", name)
 	}
 	return nil
+}
+
+// ruleText returns the rule field of r as token show writes it.
+func ruleText(r *dataset.Rules, field string) string {
+	if r == nil {
+		r = &dataset.Rules{}
+	}
+	switch field {
+	case "columns":
+		switch {
+		case r.NoPersonal:
+			return "no personal data"
+		case r.Columns != nil:
+			return oneLine(strings.Join(r.Columns, ","))
+		}
+		return "all"
+	case "mask":
+		if len(r.Mask) == 0 {
+			return "none"
+		}
+		return oneLine(strings.Join(r.Mask, ","))
+	case "rows":
+		if r.Rows == "" {
+			return "all"
+		}
+		return oneLine(r.Rows)
+	}
+	if r.MaxRows == 0 {
+		return "no limit"
+	}
+	return strconv.FormatInt(r.MaxRows, 10)
 }
