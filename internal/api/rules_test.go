@@ -161,7 +161,7 @@ func TestRulesMask(t *testing.T) {
 func TestRulesRows(t *testing.T) {
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "rows", dataset.Rules{Rows: "client_id eq 1"})
-		for _, tt := range []struct {
+	for _, tt := range []struct {
 		target string
 		sql    string
 	}{
@@ -214,7 +214,7 @@ func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 func TestRulesMaxRows(t *testing.T) {
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "max", dataset.Rules{MaxRows: 3})
-		for _, tt := range []struct {
+	for _, tt := range []struct {
 		target string
 		status int
 		reason string
