@@ -74,3 +74,46 @@ func TestTokenRules(t *testing.T) {
 		t.Errorf("a refused token was created: %s", got)
 	}
 }
+
+// TestExportAsToken writes exports with --token-name: the token's rules
+// hold as they do over HTTP.
+func TestExportAsToken(t *testing.T) {
+	bin := build(t)
+	pool := pgtest.SmallSeeded(t)
+	dbURL := pool.Config().ConnString()
+	rut := pgtest.String(t, pool, "SELECT client_rut FROM client_list WHERE client_rut <> '' ORDER BY client_id LIMIT 1")
+	run(t, bin, dbURL, "token", "create", "--name", "masked", "--mask", "client_rut", "--columns", "client_id,client_rut,client_region")
+	run(t, bin, dbURL, "token", "create", "--name", "few", "--max-rows", "1")
+	run(t, bin, dbURL, "token", "create", "--name", "users-only", "--scope", "users:read")
+
+	out, stderr, err := runExportCmd(t, bin, dbURL, "--dataset", "clients", "-o", "-", "--format", "csv", "--token-name", "masked")
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	if header, _, _ := strings.Cut(string(out), "\n"); header != "client_id,client_rut,client_region\r" {
+		t.Errorf("header %q, want the token's columns", header)
+	}
+	if strings.Contains(string(out), rut) || !strings.Contains(string(out), ".***.***-") {
+		t.Errorf("the RUT %s is not masked: %.300s", rut, out)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"MaxRows", []string{"--dataset", "clients", "--token-name", "few"}, "the token may take at most 1"},
+		{"Scope", []string{"--dataset", "contracts", "--token-name", "users-only"}, "lacks the report:read scope"},
+		{"Hidden", []string{"--dataset", "clients", "--columns", "client_email", "--token-name", "masked"}, `unknown field "client_email"`},
+		{"UnknownToken", []string{"--dataset", "clients", "--token-name", "nobody"}, "no token named"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, err := runExportCmd(t, bin, dbURL, append(tt.args, "-o", "-", "--format", "csv")...)
+			if err == nil || len(out) > 0 {
+				t.Fatalf("export succeeded: %s", out)
+			}
+			if !strings.Contains(string(stderr), tt.want) {
+				t.Errorf("stderr %s, want %q", stderr, tt.want)
+			}
+		})
+	}
+}

@@ -219,3 +219,21 @@ func CheckRules(r *dataset.Rules) error {
 	}
 	return nil
 }
+
+// As returns src as a token with scopes and rules reads it (see
+// [Restrict]): a failure.Forbidden when its scopes lack src's, or its
+// rules leave src out. What informe export --token-name reads, and any
+// reader that acts for a token outside HTTP.
+func As(src *Source, scopes []dataset.Scope, r *dataset.Rules) (*Source, error) {
+	if !slices.Contains(scopes, src.Scope) {
+		return nil, failure.Errorf(failure.Forbidden, "this token lacks the %s scope", src.Scope)
+	}
+	if r.Empty() {
+		return src, nil
+	}
+	if rs := src.restrict(r); rs != nil {
+		return rs, nil
+	}
+	return nil, &failure.Error{Code: failure.Forbidden, Reason: "dataset_not_allowed",
+		Message: "this token's rules do not let it read " + src.Name}
+}
