@@ -83,6 +83,8 @@ type Token struct {
 	// MaxExports is the token's own limit of big responses at once; nil
 	// follows the server's default, 0 is no limit of its own.
 	MaxExports *int
+	// Rules are what it may see besides its scopes; nil for none.
+	Rules *dataset.Rules
 }
 
 // Principal is who a request acts as: the token's name and scopes, and
@@ -91,6 +93,9 @@ type Principal struct {
 	Name       string
 	Scopes     []dataset.Scope
 	MaxExports *int
+	// Rules are what it may see besides its scopes (source.Restrict);
+	// nil for a token without any, which sees every column and row.
+	Rules *dataset.Rules
 }
 
 // Allows reports whether p carries scope.
@@ -127,7 +132,12 @@ type Option func(*settings)
 // settings are a token's settings beyond its name, scopes and expiry.
 type settings struct {
 	maxExports *int
+	rules      *dataset.Rules
 }
+
+// WithRules gives a token rules of what it may see (nil or empty: none);
+// the caller has checked them (source.CheckRules).
+func WithRules(r *dataset.Rules) Option { return func(s *settings) { s.rules = r } }
 
 // MaxExports gives a token its own limit of big responses at once (nil:
 // the server's default, 0: no limit of its own); see [ParseMaxExports].
@@ -158,9 +168,11 @@ func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope,
 	if !expires.IsZero() {
 		exp = &expires
 	}
+	r := ruleValues(set.rules)
 	_, err := s.pool.Exec(ctx,
-		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports) VALUES ($1, $2, $3, $4, $5)",
-		name, hash[:], scopeStrings(scopes), exp, set.maxExports)
+		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports, "+ruleColumns+
+			") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+		name, hash[:], scopeStrings(scopes), exp, set.maxExports, r[0], r[1], r[2], r[3], r[4])
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
@@ -196,14 +208,16 @@ func (s *Store) Get(ctx context.Context, name string) (Token, error) {
 // tokens reads the tokens that the SQL after FROM, where, selects.
 func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token, error) {
 	rows, err := s.pool.Query(ctx,
-		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports FROM api_tokens "+where, args...)
+		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens "+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
 		var t Token
 		var scopes []string
-		err := r.Scan(&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports)
+		var rs ruleScan
+		err := r.Scan(append([]any{&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports}, rs.dest()...)...)
+		t.Rules = rs.rules()
 		for _, sc := range scopes {
 			t.Scopes = append(t.Scopes, dataset.Scope(sc))
 		}
@@ -340,9 +354,11 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		expiresAt *time.Time
 		revokedAt *time.Time
 	)
+	var rs ruleScan
 	err := s.pool.QueryRow(ctx,
-		"SELECT name, scopes, expires_at, revoked_at, max_exports FROM api_tokens WHERE token_hash = $1",
-		hash[:]).Scan(&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports)
+		"SELECT name, scopes, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens WHERE token_hash = $1",
+		hash[:]).Scan(append([]any{&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports}, rs.dest()...)...)
+	p.Rules = rs.rules()
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Principal{}, ErrUnknown
 	}

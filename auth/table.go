@@ -66,6 +66,10 @@ func WriteToken(w io.Writer, t Token, now time.Time) error {
 		{"expires", expires},
 		{"state", state},
 		{"max exports", maxExports},
+		{"columns", ruleText(t.Rules, "columns")},
+		{"mask", ruleText(t.Rules, "mask")},
+		{"rows", ruleText(t.Rules, "rows")},
+		{"max rows", ruleText(t.Rules, "max rows")},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", f[0], f[1])
 	}

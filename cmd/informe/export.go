@@ -7,8 +7,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/informe/informe/auth"
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
@@ -35,7 +38,7 @@ var exportParams = []struct{ flag, param, usage string }{
 func exportCommand() *cli.Command {
 	f := newForm("export")
 	var flags fileexport.Flags
-	var db, datasetName, counts string
+	var db, datasetName, counts, tokenName string
 	params := make([]string, len(exportParams))
 	output := f.text("output", "", "", &flags.Output, "`FILE` to write, replaced atomically; - for stdout (required)")
 	output.Aliases = []string{"o"}
@@ -51,6 +54,8 @@ func exportCommand() *cli.Command {
 		typed(f, "decimal-comma", "", false, &flags.DecimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma, 12500,5 (the API's decimal=comma)"),
 		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
 		countsFlag(f, &counts),
+		f.text("token-name", "INFORME_EXPORT_TOKEN_NAME", "", &tokenName,
+			"read as the token called `NAME` does: its scopes and its rules (columns, masks, rows, most rows); default the database's own access"),
 	}
 	for i, p := range exportParams {
 		cliFlags = append(cliFlags, f.text(p.flag, "", "", &params[i], p.usage))
@@ -66,7 +71,7 @@ func exportCommand() *cli.Command {
 			"stderr; otherwise one summary line is printed there at the end.",
 		Flags: cliFlags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			plan, err := exportPlan(f, &flags, db, datasetName, counts, params)
+			plan, err := exportPlan(f, &flags, db, datasetName, counts, params, nil)
 			if err != nil {
 				return err
 			}
@@ -75,6 +80,20 @@ func exportCommand() *cli.Command {
 				return err
 			}
 			defer pool.Close()
+			if tokenName != "" {
+				// The flags are right; the token's scopes and rules decide
+				// what the plan may read, checked again under them.
+				t, err := auth.NewStore(pool).Get(ctx, tokenName)
+				if err != nil {
+					return err
+				}
+				if t.RevokedAt != nil || (t.ExpiresAt != nil && !time.Now().Before(*t.ExpiresAt)) {
+					return fmt.Errorf("export: the token %q is revoked or expired", tokenName)
+				}
+				if plan, err = exportPlan(f, &flags, db, datasetName, counts, params, &t); err != nil {
+					return err
+				}
+			}
 			sum, err := fileexport.Run(ctx, dataset.NewStore(pool), plan, os.Stdout, os.Stderr)
 			if err != nil {
 				return fmt.Errorf("export: %w", err)
@@ -90,7 +109,9 @@ func exportCommand() *cli.Command {
 // Each filter flag is checked alone, so that its message names it, then
 // the valid ones together with the output and format by
 // [fileexport.NewPlan].
-func exportPlan(f *form, flags *fileexport.Flags, db, datasetName, counts string, params []string) (fileexport.Plan, error) {
+//
+// With as, the export reads as that token does ([source.As]).
+func exportPlan(f *form, flags *fileexport.Flags, db, datasetName, counts string, params []string, as *auth.Token) (fileexport.Plan, error) {
 	databaseURL(f, db)
 	counting, err := report.ParseCounting(counts)
 	f.check("report-counts", err)
@@ -99,6 +120,13 @@ func exportPlan(f *form, flags *fileexport.Flags, db, datasetName, counts string
 	if src == nil {
 		// The other flags are still checked, against the default dataset.
 		src = source.Report(counting)
+	} else if as != nil {
+		restricted, err := source.As(src, as.Scopes, as.Rules)
+		if err != nil {
+			f.fail("token-name", "%s", message(err))
+		} else {
+			src = restricted
+		}
 	}
 	if flags.Parts < 1 || flags.Parts > fileexport.MaxParts {
 		if f.ok("parts") {

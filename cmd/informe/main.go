@@ -175,10 +175,18 @@ func withPool(f *form, db *string, action func(context.Context, *cli.Command, *p
 	}
 }
 
-// oneName is the check of a token command that takes exactly one NAME.
-func oneName(f *form, cmd *cli.Command) {
-	if cmd.NArg() != 1 {
-		f.extra = append(f.extra, "takes exactly one NAME, the token's")
+// oneName is the check of a token command that takes exactly one NAME,
+// or --name (into *name) where it has that flag.
+func oneName(f *form, cmd *cli.Command, name ...*string) {
+	if len(name) > 0 && *name[0] != "" && cmd.NArg() == 0 {
+		return
+	}
+	if cmd.NArg() != 1 || (len(name) > 0 && *name[0] != "") {
+		f.extra = append(f.extra, "takes exactly one NAME, the token's (or --name)")
+		return
+	}
+	if len(name) > 0 {
+		*name[0] = cmd.Args().First()
 	}
 }
 
@@ -202,7 +210,9 @@ func maxExports(f *form, s string) *int {
 func tokenCommand() *cli.Command {
 	create, list, show, change, revoke := newForm("token create"), newForm("token list"), newForm("token show"),
 		newForm("token change"), newForm("token revoke")
-	var createDB, listDB, showDB, changeDB, revokeDB, name, createMax, changeMax string
+	var createDB, listDB, showDB, changeDB, revokeDB, name, showName, changeName, createMax, changeMax string
+	var createRules, changeRules ruleFlags
+	var createdRules *dataset.Rules
 	var scopeNames []string
 	var scopes []dataset.Scope
 	var expiresIn time.Duration
@@ -216,15 +226,20 @@ func tokenCommand() *cli.Command {
 		create.check("scope", err)
 		notNegative(create, "expires-in", expiresIn)
 		createLimit = maxExports(create, createMax)
+		if createRules.given(create) {
+			createdRules = createRules.apply(create, nil)
+		}
 	}
-	show.validate = func(cmd *cli.Command) { oneName(show, cmd) }
+	show.validate = func(cmd *cli.Command) { oneName(show, cmd, &showName) }
 	change.validate = func(cmd *cli.Command) {
-		oneName(change, cmd)
-		if !change.set("max-exports") {
-			change.extra = append(change.extra, "nothing to change: give --max-exports")
+		oneName(change, cmd, &changeName)
+		if !change.set("max-exports") && !changeRules.given(change) {
+			change.extra = append(change.extra, "nothing to change: give --max-exports or a rule (--columns, --no-personal, --mask, --rows, --max-rows)")
 			return
 		}
-		changeLimit = maxExports(change, changeMax)
+		if change.set("max-exports") {
+			changeLimit = maxExports(change, changeMax)
+		}
 	}
 	revoke.validate = func(cmd *cli.Command) { oneName(revoke, cmd) }
 	return &cli.Command{
@@ -232,19 +247,19 @@ func tokenCommand() *cli.Command {
 		Commands: []*cli.Command{
 			{
 				Name: "create", Usage: "create a token and print it, alone, on stdout (it is not shown again)",
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					databaseFlag(create, &createDB),
 					create.text("name", "INFORME_TOKEN_NAME", "", &name, "unique token `name` (required)"),
 					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read, schedules:read); repeat for several; default report:read and users:read"),
 					typed(create, "expires-in", "INFORME_TOKEN_EXPIRES_IN", 0, &expiresIn, "lifetime, e.g. 720h; 0 never expires"),
 					tokenMaxExports(create, &createMax),
-				},
+				}, createRules.flags(create)...),
 				Action: withPool(create, &createDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					var expires time.Time
 					if expiresIn > 0 {
 						expires = time.Now().Add(expiresIn)
 					}
-					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires, auth.MaxExports(createLimit))
+					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires, auth.MaxExports(createLimit), auth.WithRules(createdRules))
 					if err != nil {
 						return err
 					}
@@ -263,9 +278,10 @@ func tokenCommand() *cli.Command {
 				}),
 			},
 			{
-				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME", Flags: []cli.Flag{databaseFlag(show, &showDB)},
+				Name: "show", Usage: "show the token called NAME (never its secret)", ArgsUsage: "NAME",
+				Flags: []cli.Flag{databaseFlag(show, &showDB), show.text("name", "", "", &showName, "the token's `name`, if not given as NAME")},
 				Action: withPool(show, &showDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					t, err := auth.NewStore(pool).Get(ctx, cmd.Args().First())
+					t, err := auth.NewStore(pool).Get(ctx, showName)
 					if err != nil {
 						return err
 					}
@@ -274,9 +290,27 @@ func tokenCommand() *cli.Command {
 			},
 			{
 				Name: "change", Usage: "change the settings of the token called NAME", ArgsUsage: "NAME",
-				Flags: []cli.Flag{databaseFlag(change, &changeDB), tokenMaxExports(change, &changeMax)},
+				Flags: append([]cli.Flag{databaseFlag(change, &changeDB), change.text("name", "", "", &changeName, "the token's `name`, if not given as NAME"),
+					tokenMaxExports(change, &changeMax)}, changeRules.flags(change)...),
 				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return auth.NewStore(pool).SetMaxExports(ctx, cmd.Args().First(), changeLimit)
+					store := auth.NewStore(pool)
+					if changeRules.given(change) {
+						t, err := store.Get(ctx, changeName)
+						if err != nil {
+							return err
+						}
+						r := changeRules.apply(change, t.Rules)
+						if err := change.err(); err != nil {
+							return err
+						}
+						if err := store.SetRules(ctx, changeName, r); err != nil {
+							return err
+						}
+					}
+					if !change.set("max-exports") {
+						return nil
+					}
+					return store.SetMaxExports(ctx, changeName, changeLimit)
 				}),
 			},
 			{

@@ -116,7 +116,7 @@ func (s *Server) odataService(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feeds.sets...))
+	c.Data(http.StatusOK, f.ContentType(), odata.ServiceDocument(s.serviceRoot(c.Request), s.feedsOf(c).sets...))
 }
 
 // odataMetadata serves GET /odata/$metadata, the CSDL document; an
@@ -130,13 +130,18 @@ func (s *Server) odataMetadata(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, odata.MetadataContentType, s.feeds.metadata)
+	c.Data(http.StatusOK, odata.MetadataContentType, s.feedsOf(c).metadata)
 }
 
 // odataFeed serves GET /odata/<set>, e.g. /odata/GeneralReport: one
 // server-driven page of the set, its next link keyed on the last row.
 func (s *Server) odataFeed(set *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		set, err := s.sourceOf(c, set)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
 		q, f, err := odataQuery(c, set)
 		if err != nil {
 			s.fail(c, err)
@@ -157,6 +162,11 @@ func (s *Server) odataEntity(c *gin.Context) {
 		return
 	}
 	if s.require(set.Scope)(c); c.IsAborted() {
+		return
+	}
+	set, err := s.sourceOf(c, set)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
 	values, err := odataValues(c)
@@ -181,6 +191,17 @@ func (s *Server) odataEntity(c *gin.Context) {
 // with opts.Entity, one entity (404 when there is none).
 func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f odata.Format, opts odata.FeedOptions) {
 	size, applied := odata.PageSize(c.Request.Header.Values("Prefer"))
+	if m := set.MaxRows(); m > 0 && !opts.Entity {
+		// A token's most rows per response caps the server-driven page;
+		// a $top past it asks for more than one response may carry.
+		if q.Top > m {
+			s.fail(c, errTooManyRows("$top", q.Top, m))
+			return
+		}
+		if int64(size) > m {
+			size, applied = int(m), ""
+		}
+	}
 	limit, count := q.Limit(size), q.Count
 	if opts.Entity {
 		size, limit, count = 1, 1, true
@@ -241,6 +262,11 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 // matching row as an export does, waits for a turn of the big responses.
 func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		set, err := s.sourceOf(c, set)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
 		values, err := odataValues(c)
 		if err != nil {
 			s.fail(c, err)

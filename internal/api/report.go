@@ -33,6 +33,11 @@ var pageAccepts = append(slices.Clip(pageParams), "page")
 
 // generalReport serves GET /api/general-report: one page of the report.
 func (s *Server) generalReport(c *gin.Context) {
+	rep, err := s.sourceOf(c, s.Report)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	values, out, err := s.negotiate(c)
 	if err != nil {
 		s.fail(c, err)
@@ -42,10 +47,13 @@ func (s *Server) generalReport(c *gin.Context) {
 	var q dataset.Query
 	var page report.Page
 	if err == nil {
-		q, page, err = report.ParseQuery(values)
+		q, page, err = rep.Page(values)
 	}
 	if err == nil {
-		err = s.Report.Options(values, &q)
+		err = rep.Options(values, &q)
+	}
+	if m := rep.MaxRows(); err == nil && m > 0 && page.PerPage > m {
+		err = errTooManyRows("result_per_page", page.PerPage, m)
 	}
 	var k conditional
 	if err == nil {
@@ -63,7 +71,7 @@ func (s *Server) generalReport(c *gin.Context) {
 	defer done()
 	q.Typed = out.format.Typed()
 	q.Validate = k.Validation // a HEAD reads no rows
-	cur, err := s.Data.Open(ctx, s.Report.Dataset, q)
+	cur, err := s.Data.Open(ctx, rep.Dataset, q)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -79,7 +87,7 @@ func (s *Server) generalReport(c *gin.Context) {
 		return
 	}
 	s.stream(c, cur, later{}, done, out, pageFile(page), q.Columns, export.Options{
-		Sheet:    s.Report.Name,
+		Sheet:    rep.Name,
 		Rows:     page.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(page.TotalPages), CurrentPage: int(page.CurrentPage)},
 	})
@@ -109,6 +117,11 @@ func (s *Server) exportOf(src *source.Source) gin.HandlerFunc {
 // counted first, then streamed from one snapshot, read through parallel
 // parts where the dataset can split them.
 func (s *Server) export(c *gin.Context, src *source.Source) {
+	src, err := s.sourceOf(c, src)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	values, out, err := s.negotiate(c)
 	if err != nil {
 		s.fail(c, err)
@@ -185,6 +198,10 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	}
 
 	total := curs[0].Total()
+	if m := src.MaxRows(); m > 0 && total > m {
+		s.fail(c, errTooManyRows("", total, m))
+		return
+	}
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
 	s.stream(c, curs[0], rest, func() { giveParts(); done() }, out, src.Name, q.Columns,
 		export.Options{Sheet: src.Name, Rows: total})

@@ -58,6 +58,7 @@ type Server struct {
 
 	turns    *turns // of big responses, made by Handler
 	feeds    *feeds // the OData entity sets, made by Handler
+	ruled    ruledFeeds
 	draining atomic.Bool
 	inFlight sync.WaitGroup // requests between arrival and their log line
 }

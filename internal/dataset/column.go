@@ -67,6 +67,9 @@ type Column struct {
 	Kind Kind
 	// Personal says whose personal data the column holds, if any.
 	Personal Subject
+	// Mask, for a token that sees the column masked ([Rules.Mask]), is
+	// how its values are written; never set in a declaration.
+	Mask Mask
 	// Nullable columns are rendered as JSON null when the value is nil;
 	// other columns never carry nil.
 	Nullable bool

@@ -76,6 +76,7 @@ func (q *Query) digest(h hash.Hash) {
 	n(int64(len(q.Columns)))
 	for _, c := range q.Columns {
 		hashField(h, c.Name)
+		n(int64(c.Mask)) // a token's mask changes the bytes, not the rows
 	}
 	n(int64(len(q.Sort)))
 	for _, s := range q.Sort {

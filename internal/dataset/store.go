@@ -76,6 +76,15 @@ type Cursor struct {
 	// notModified says the client holds etag: nothing was read
 	notModified bool
 	pass        *withhold // the withheld persons' values, nil for none
+	masked      []masked  // the masked columns' places, none for most tokens
+}
+
+// masked is the place of a masked column in a row, its mask and the
+// buffer its value is written in.
+type masked struct {
+	i    int
+	mask Mask
+	buf  []byte
 }
 
 // newCursor returns the Cursor of st's rows in cur, whose first fields
@@ -106,6 +115,11 @@ func newCursor(cur *postgres.Cursor, st Statement, d *Dataset, cols []Column, to
 	}
 	c.row = row
 	c.pass = w.pass(carry, d, cols, hidden, fields)
+	for i, col := range cols {
+		if col.Mask != Unmasked {
+			c.masked = append(c.masked, masked{i: i, mask: col.Mask})
+		}
+	}
 	return c, nil
 }
 
@@ -138,6 +152,11 @@ func (c *Cursor) Next() bool {
 	}
 	if c.pass != nil {
 		c.values = c.pass.strip(c.values)
+	}
+	for i := range c.masked {
+		m := &c.masked[i]
+		m.buf = m.mask.Apply(m.buf, c.values[m.i])
+		c.values[m.i] = m.buf
 	}
 	c.n++
 	return true

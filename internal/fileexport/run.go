@@ -139,6 +139,9 @@ func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progr
 		}
 	}()
 	total := cur.Total()
+	if m := p.source.MaxRows(); m > 0 && total > m {
+		return Written{}, errTooManyRows(total, m)
+	}
 	coding := compress.Identity
 	if p.gzip {
 		coding = compress.Gzip
@@ -231,4 +234,11 @@ func newProgressBar(total int64, w io.Writer) *progressbar.ProgressBar {
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 	)
+}
+
+// errTooManyRows refuses an export of n rows for a token that may take at
+// most max in one, before anything is written.
+func errTooManyRows(n, max int64) error {
+	return &failure.Error{Code: failure.Forbidden, Reason: "max_rows",
+		Message: fmt.Sprintf("this export would carry %d rows; the token may take at most %d in one: narrow it with a filter", n, max)}
 }

@@ -35,6 +35,12 @@ type property struct {
 	kind     dataset.Kind
 	nullable bool
 	filter   bool // one of Filters
+	// masked: the token sees the column masked (dataset.Column.Mask), so
+	// it may be selected but neither filtered nor ordered on, which would
+	// tell its values
+	masked   bool
+	personal dataset.Subject // whose personal data it holds (dataset.Column.Personal)
+	mask     dataset.Mask    // how a masked one is written
 }
 
 // Name returns the entity set's name.
@@ -100,6 +106,9 @@ func NewEntitySet(def dataset.EntitySet) (*EntitySet, error) {
 			col:      i,
 			kind:     c.Kind,
 			nullable: i != s.keyCol && (c.Nullable || def.EmptyIsNull),
+			masked:   c.Mask != dataset.Unmasked,
+			personal: c.Personal,
+			mask:     c.Mask,
 		})
 	}
 	for i, p := range s.props {

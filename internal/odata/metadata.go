@@ -64,7 +64,10 @@ const Version = "4.0"
 // and no $search. Navigation properties ([dataset.EntitySet.Navigations]) whose
 // targets are among sets are declared with their partners, the to-one ones
 // with a ReferentialConstraint, and bound to their target sets in the
-// container. The schema declares $filter's own function, Informe.fold.
+// container. The schema declares $filter's own function, Informe.fold,
+// and informe's own terms: Informe.Personal annotates a property holding
+// personal data with whose (client, payer, user), Informe.Masked one that
+// the token sees masked with its mask (see dataset.Mask).
 // The document is the same on every call: build it once.
 func Metadata(sets ...*EntitySet) []byte {
 	var b strings.Builder
@@ -93,7 +96,17 @@ func Metadata(sets ...*EntitySet) []byte {
 			case dataset.Timestamptz:
 				b.WriteString(` Precision="6"`)
 			}
-			b.WriteString("/>\n")
+			if p.personal == dataset.NotPersonal {
+				b.WriteString("/>\n")
+				continue
+			}
+			// Whose personal data it holds, and, for a token that sees
+			// it masked, how: informe's own terms, declared below.
+			b.WriteString(">" + `<Annotation Term="` + Namespace + `.Personal" String="` + p.personal.String() + `"/>`)
+			if p.mask != dataset.Unmasked {
+				b.WriteString(`<Annotation Term="` + Namespace + `.Masked" String="` + p.mask.String() + `"/>`)
+			}
+			b.WriteString("</Property>\n")
 		}
 		for _, n := range navigations(s, sets) {
 			t := target(n)
@@ -113,6 +126,11 @@ func Metadata(sets ...*EntitySet) []byte {
 	// its parameter named, Informe.fold(text=client_commune).
 	b.WriteString(`<Function Name="` + strings.TrimPrefix(foldFunction, Namespace+".") + `">` +
 		`<Parameter Name="` + foldParameter + `" Type="Edm.String"/><ReturnType Type="Edm.String"/></Function>` + "\n")
+	// informe's own annotations of properties: whose personal data one
+	// holds (client, payer, user), and how a masked one is written (rut,
+	// email, phone, name, withheld, other).
+	b.WriteString(`<Term Name="Personal" Type="Edm.String" AppliesTo="Property"/>` + "\n" +
+		`<Term Name="Masked" Type="Edm.String" AppliesTo="Property"/>` + "\n")
 	b.WriteString(`<EntityContainer Name="` + Container + `">` + "\n")
 	for _, s := range sets {
 		b.WriteString(`<EntitySet Name="` + s.def.Name + `" EntityType="` + Namespace + "." + s.def.TypeName + `">` + "\n")

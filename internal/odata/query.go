@@ -413,13 +413,17 @@ func containsInt(s []int, v int) bool {
 
 // lookup returns the index in props of the property named name, or a 400
 // for option naming it and suggesting a property that differs only in case.
+//
+// Outside $select, a masked property is answered as one that does not
+// exist: a condition or an order on it would tell its values.
 func (s *EntitySet) lookup(option, name string) (int, *failure.Error) {
-	if i, ok := s.byName[name]; ok {
+	hide := option != "$select"
+	if i, ok := s.byName[name]; ok && !(hide && s.props[i].masked) {
 		return i, nil
 	}
 	msg := option + ": " + s.def.TypeName + " has no property " + secret.Quote(name)
 	for _, p := range s.props {
-		if strings.EqualFold(p.name, name) {
+		if strings.EqualFold(p.name, name) && !(hide && p.masked) {
 			msg += "; property names are case-sensitive: did you mean " + p.name + "?"
 			break
 		}

@@ -63,7 +63,12 @@ func valueSchema(c dataset.Column, emptyAllowed bool) object {
 			s = s.with("pattern", "^"+p+"$")
 		}
 	}
-	return s.with(kindKeyword, c.Kind.String())
+	s = s.with(kindKeyword, c.Kind.String())
+	if c.Personal != dataset.NotPersonal {
+		// Whose personal data it holds: client, payer or user.
+		s = s.with("x-personal", c.Personal.String())
+	}
+	return s
 }
 
 // rowSchema returns the schema of a row of cols: an object whose

@@ -31,6 +31,12 @@ type Source struct {
 	// names and types its $filter, $orderby and $select speak of.
 	Set   *odata.EntitySet
 	parse func(url.Values) (dataset.Query, error)
+	// its row condition in rows (nil for none), parsed over the whole
+	// dataset's set, and its most rows per response in maxRows.
+	rules      bool
+	rows       *odata.Query
+	maxRows    int64
+	restricted bool
 }
 
 // Report returns the general report, its plain queries counted as
@@ -71,6 +77,9 @@ func All(rep *Source) []*Source {
 // each item of $expand, its related rows, counted when count says so.
 func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
 	dq := dataset.Query{Limit: limit, Count: count, Position: true, Skip: q.Skip}
+	if s.rows != nil {
+		s.rows.Compile(&dq)
+	}
 	q.Compile(&dq)
 	for _, x := range q.Expansions() {
 		t := bySet(x.Target)
@@ -119,6 +128,19 @@ func Named(name string, counting report.Counting) (*Source, error) {
 	return nil, fmt.Errorf("the dataset must be one of %s, got %q", strings.Join(names, ", "), name)
 }
 
+// Page compiles values into the query of one page of the general
+// report, s, and the page it asks for ([report.ParseQuery]); the columns
+// are those s lets the token read ([Restrict]).
+func (s *Source) Page(values url.Values) (dataset.Query, report.Page, error) {
+	q, p, err := report.ParseQuery(values)
+	if err != nil || !s.restricted {
+		return q, p, err
+	}
+	rq, err := s.parse(values)
+	q.Columns = rq.Columns
+	return q, p, err
+}
+
 // AnyPath are the parameters every path takes besides its own: the token,
 // for clients that cannot send headers, and "_", the cache-buster that
 // jQuery's ajax adds with cache: false, whose value means nothing.
@@ -164,6 +186,9 @@ func (s *Source) Options(values url.Values, q *dataset.Query) error {
 	}
 	if q.Columns == nil {
 		q.Columns = s.Columns
+	}
+	if s.rows != nil {
+		s.rows.Compile(q)
 	}
 	oq.Compile(q)
 	return nil
