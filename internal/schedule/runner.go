@@ -350,10 +350,7 @@ func (r *Runner) run(ctx context.Context, a attempt) (Run, bool) {
 	stop := r.heartbeat(ctx, a.id, cancel)
 	defer stop()
 	res := result{outcome: Delivered}
-	c, err := Check(a.schedule, r.cfg.Counting)
-	if err == nil {
-		err = r.schedules.readAs(ctx, a.schedule.TokenName, c.Plan.Dataset(), r.now())
-	}
+	c, err := r.schedules.readAs(ctx, a.schedule, r.now())
 	if err != nil {
 		res.fail(err, false)
 		return r.finish(ctx, a, res)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/fileexport"
@@ -99,6 +100,13 @@ func Zone(zone string) (*time.Location, error) {
 // (name, dataset, query, format, cron, tz, to, webhook) and whose message
 // says what is wrong.
 func Check(s Schedule, counting report.Counting) (Checked, error) {
+	return checkAs(s, counting, nil)
+}
+
+// checkAs is [Check], the dataset read as the token as reads it when as
+// is not nil ([source.As]): its hidden columns are unknown to the query,
+// its masks and row condition hold, and its most rows.
+func checkAs(s Schedule, counting report.Counting, as *auth.Token) (Checked, error) {
 	var c Checked
 	var errs []error
 	bad := func(target, reason, format string, args ...any) {
@@ -110,6 +118,11 @@ func Check(s Schedule, counting report.Counting) (Checked, error) {
 	src, err := source.Named(s.Dataset, counting)
 	if err != nil {
 		bad("dataset", "dataset", "%s", err.Error())
+	} else if as != nil {
+		if src, err = source.As(src, as.Scopes, as.Rules); err != nil {
+			errs = append(errs, &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "token_rules",
+				Message: fmt.Sprintf("the token %q: %s", as.Name, failure.MessageOf(err))})
+		}
 	}
 	if s.Format == "" {
 		bad("format", "format", "the format is required: csv, tsv, ndjson, json, xlsx, parquet or arrow")

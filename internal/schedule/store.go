@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/report"
@@ -33,39 +32,45 @@ func NewStore(pool *pgxpool.Pool, counting report.Counting) *Store {
 	return &Store{pool: pool, tokens: auth.NewStore(pool), counting: counting}
 }
 
-// readAs checks that the token called name may read d at now: it exists,
-// is neither revoked nor expired, and carries d's scope. It is where a
-// token's rules apply to what a schedule reads, as they do to what the
-// token reads through the API; its errors are Forbidden or NotFound
+// readAs checks s as [Check] does, as the token it names reads at now:
+// the token exists, is neither revoked nor expired, and carries the
+// dataset's scope, and its rules (columns, masks, row condition, most
+// rows; [source.As]) hold in the plan, as they do in what the token
+// reads through the API. It is where a token's rules apply to what a
+// schedule reads. Its token errors are Forbidden or Invalid
 // [failure.Error] values that name the token (an operator's name, never
 // its secret).
-func (s *Store) readAs(ctx context.Context, name string, d *dataset.Dataset, now time.Time) error {
+func (s *Store) readAs(ctx context.Context, sc Schedule, now time.Time) (Checked, error) {
+	c, err := Check(sc, s.counting)
+	if err != nil {
+		return c, err
+	}
+	name := sc.TokenName
 	t, err := s.tokens.Get(ctx, name)
 	if err != nil {
 		if failure.CodeOf(err) == failure.NotFound {
-			return &failure.Error{Code: failure.Invalid, Target: "token_name", Reason: "token", Message: fmt.Sprintf("no token named %q: create it with informe token create", name)}
+			return c, &failure.Error{Code: failure.Invalid, Target: "token_name", Reason: "token", Message: fmt.Sprintf("no token named %q: create it with informe token create", name)}
 		}
-		return err
+		return c, err
 	}
+	d := c.Plan.Dataset()
 	switch {
 	case t.RevokedAt != nil:
-		return &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "token", Message: fmt.Sprintf("the token %q is revoked", name)}
+		return c, &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "token", Message: fmt.Sprintf("the token %q is revoked", name)}
 	case t.ExpiresAt != nil && !t.ExpiresAt.After(now):
-		return &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "token", Message: fmt.Sprintf("the token %q has expired", name)}
+		return c, &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "token", Message: fmt.Sprintf("the token %q has expired", name)}
 	case !slices.Contains(t.Scopes, d.Scope):
-		return &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "scope", Message: fmt.Sprintf("the token %q lacks the scope %s that %s needs", name, d.Scope, d.Name)}
+		return c, &failure.Error{Code: failure.Forbidden, Target: "token_name", Reason: "scope", Message: fmt.Sprintf("the token %q lacks the scope %s that %s needs", name, d.Scope, d.Name)}
+	case t.Rules.Empty():
+		return c, nil
 	}
-	return nil
+	return checkAs(sc, s.counting, &t)
 }
 
 // check checks s as [Check] does, and that its token may read its
 // dataset at now.
 func (s *Store) check(ctx context.Context, sc Schedule, now time.Time) (Checked, error) {
-	c, err := Check(sc, s.counting)
-	if err != nil {
-		return c, err
-	}
-	return c, s.readAs(ctx, sc.TokenName, c.Plan.Dataset(), now)
+	return s.readAs(ctx, sc, now)
 }
 
 // Add checks sc (see [Check], and its token) and keeps it, its first
