@@ -46,7 +46,7 @@ func scheduleFlags(f *form, v *scheduleValues, add bool) []cli.Flag {
 		f.text("cron", "", "", &v.cron, "when it runs: a cron `EXPRESSION` of 5 fields, minute hour day-of-month month day-of-week, such as \"0 6 * * 1-5\" (required)"),
 		f.text("tz", "", "", &v.tz, "the time `ZONE` the cron expression and the file's {date} are read in; default America/Santiago"),
 		f.text("to", "", "", &v.to, "the destination's `URL`: file:///folder/name-{date}.csv, sftp://user@host/folder/name.xlsx?..., s3://bucket/prefix/name.parquet?..., https://host/path?... (required)"),
-		f.text("token-name", "", "", &v.token, "the `NAME` of the token whose scopes the schedule reads with (required)"),
+		f.text("token-name", "", "", &v.token, "the `NAME` of the token whose scopes and rules the schedule reads with (required)"),
 		f.text("webhook", "", "", &v.webhook, "an https:// `URL` told, by a signed POST of JSON, of each failed run"),
 		typed(f, "always", "", false, &v.always, "deliver every run, even when its file would be that of the last delivery"),
 		typed(f, "paused", "", false, &v.paused, "keep the schedule paused: it runs once resumed"),

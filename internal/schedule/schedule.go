@@ -170,7 +170,7 @@ func checkAs(s Schedule, counting report.Counting, as *auth.Token) (Checked, err
 		}
 	}
 	if s.TokenName == "" {
-		bad("token_name", "token", "the token name is required: the token whose scopes the schedule reads with")
+		bad("token_name", "token", "the token name is required: the token whose scopes and rules the schedule reads with")
 	}
 	return c, errors.Join(errs...)
 }
