@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,9 @@ func (ts *testServer) as(tb testing.TB, token, target string) response {
 func ruleDoors() []string {
 	out := []string{"/api/general-report", "/api/general-report?format=csv", "/odata/", "/odata/$metadata"}
 	for _, d := range dataset.All {
+		if !slices.Contains(auth.Scopes, d.Scope) {
+			continue // a scope tokens are given only when asked for
+		}
 		for _, f := range []string{"json", "csv", "ndjson", "arrow"} {
 			out = append(out, d.ExportPath+"?format="+f)
 		}
@@ -71,6 +75,9 @@ func TestRulesNoPersonalOnEveryDoor(t *testing.T) {
 			}
 		}
 		for _, d := range dataset.All {
+			if !slices.Contains(auth.Scopes, d.Scope) {
+				continue // a scope tokens are given only when asked for
+			}
 			for _, c := range d.Columns {
 				if c.Personal != dataset.NotPersonal && (strings.Contains(target, "metadata") || strings.HasSuffix(target, "csv")) &&
 					bytes.Contains(r.Body, []byte(`"`+c.Name+`"`)) {
