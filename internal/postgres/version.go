@@ -3,20 +3,19 @@ package postgres
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 )
 
-// dataVersionSQL finds the tables that the views $1 read, through views
-// over views (the dependencies of each view's rewrite rule), and returns
-// their data versions (migration 00018) as one text: the database's key
-// and oid, each view's definition and each function it calls as they are
-// now (the transaction that last wrote their catalog rows: a CREATE OR
-// REPLACE changes it), then each table's name and the statements that
-// wrote it. It returns NULL when any relation read is not a table watched
-// by the data_version trigger, firing on every kind of write at statement
-// level (a table of an operator's own views without it, a materialized
-// view, a foreign or partitioned table): a version that could stay the
-// same over a change is no version. Each step is an index lookup.
-const dataVersionSQL = `WITH RECURSIVE reads(oid) AS (
+// resolveSQL finds the relations that the views $1 read, through views
+// over views (the dependencies of each view's rewrite rule): the views'
+// rules, the functions they call, the tables (names and oids) and whether
+// every one is a table watched by the data_version trigger (migration
+// 00018), firing on every kind of write at statement level (not a table
+// of an operator's own views without it, a materialized view, a foreign
+// or partitioned table): a version that could stay the same over a change
+// is no version. Each step is an index lookup.
+const resolveSQL = `WITH RECURSIVE reads(oid) AS (
     SELECT unnest($1::text[]::regclass[])::oid
   UNION
     SELECT unnest(ARRAY(
@@ -25,15 +24,15 @@ const dataVersionSQL = `WITH RECURSIVE reads(oid) AS (
         WHERE w.ev_class = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.oid))
     FROM reads r
 ), rules AS (
-    SELECT w.oid, w.ev_class, w.xmin::text AS written
-    FROM reads r CROSS JOIN LATERAL (SELECT oid, ev_class, xmin FROM pg_rewrite WHERE ev_class = r.oid OFFSET 0) w
+    SELECT w.oid, w.ev_class
+    FROM reads r CROSS JOIN LATERAL (SELECT oid, ev_class FROM pg_rewrite WHERE ev_class = r.oid OFFSET 0) w
 ), calls AS (
-    SELECT DISTINCT p.oid, p.xmin::text AS written
+    SELECT DISTINCT p.oid
     FROM rules w
     JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid AND d.refclassid = 'pg_proc'::regclass
     JOIN pg_proc p ON p.oid = d.refobjid
 ), read AS (
-    SELECT c.relname, c.relkind = 'r' AND EXISTS (
+    SELECT c.oid, c.relname, c.relkind = 'r' AND EXISTS (
         SELECT 1 FROM pg_trigger t
         WHERE t.tgrelid = c.oid AND t.tgname = 'data_version'
           AND t.tgfoid = 'data_version_bump()'::regprocedure
@@ -41,17 +40,44 @@ const dataVersionSQL = `WITH RECURSIVE reads(oid) AS (
     FROM reads r
     CROSS JOIN LATERAL (SELECT oid, relname, relkind FROM pg_class WHERE oid = r.oid OFFSET 0) c
     WHERE c.relkind <> 'v'
-), sums AS (
-    SELECT table_name, sum(statements) AS statements FROM data_changes GROUP BY table_name
 )
-SELECT CASE WHEN bool_and(watched) THEN
+SELECT ARRAY(SELECT oid FROM rules ORDER BY oid)::oid[], ARRAY(SELECT oid FROM calls ORDER BY oid)::oid[],
+    ARRAY(SELECT relname::text FROM read ORDER BY relname)::text[], ARRAY(SELECT oid FROM read ORDER BY relname)::oid[],
+    coalesce((SELECT bool_and(watched) FROM read), true)`
+
+// versionSQL is a version of the relations [resolveSQL] found: the
+// database's key and oid; the definitions of the views' rules and of the
+// functions they call, and the data_version triggers of the tables, as
+// they are now (each row's xmin: the transaction that last wrote it), the
+// fingerprint that tells whether what was found still holds; then each
+// table's name and the statements that wrote it. Each part is an index
+// lookup, or a scan of data_changes' few rows.
+const versionSQL = `SELECT
+    coalesce((SELECT string_agg(ev_class::text || ':' || oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_rewrite WHERE oid = ANY($1::oid[])), '')
+    || ' calls ' || coalesce((SELECT string_agg(oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc WHERE oid = ANY($2::oid[])), '')
+    || ' triggers ' || coalesce((SELECT string_agg(tgrelid::text || ':' || xmin::text || ':' || tgenabled::text, ',' ORDER BY tgrelid) FROM pg_trigger
+        WHERE tgrelid = ANY($4::oid[]) AND tgname = 'data_version'), ''),
     (SELECT key FROM data_version_key) || ' ' ||
-    (SELECT oid::text FROM pg_database WHERE datname = current_database()) || ' views ' ||
-    (SELECT string_agg(ev_class::text || ':' || written, ',' ORDER BY ev_class, oid) FROM rules) || ' calls ' ||
-    coalesce((SELECT string_agg(oid::text || ':' || written, ',' ORDER BY oid) FROM calls), '') || ' ' ||
-    string_agg(read.relname || '=' || coalesce(sums.statements, 0)::text, ' ' ORDER BY read.relname)
-END
-FROM read LEFT JOIN sums ON sums.table_name = read.relname`
+    (SELECT oid::text FROM pg_database WHERE datname = current_database()) || ' ' ||
+    coalesce((SELECT string_agg(t.name || '=' || t.statements::text, ' ' ORDER BY t.name) FROM (
+        SELECT n.name, coalesce(sum(d.statements), 0) AS statements
+        FROM unnest($3::text[]) n(name) LEFT JOIN data_changes d ON d.table_name = n.name GROUP BY n.name) t), '')`
+
+// resolution is what [resolveSQL] found for a list of views, and the
+// fingerprint [versionSQL] gave right after, in the same snapshot.
+type resolution struct {
+	rules, calls, tableOIDs []uint32
+	tables                  []string
+	watched                 bool
+	fingerprint             string
+}
+
+// resolved keeps, per list of views, what they read: finding it walks the
+// catalogs (a few milliseconds of planning and reading), where checking
+// that it still holds is three index lookups. A stale entry (a view
+// replaced, a trigger disabled, another database of the same names) shows
+// as another fingerprint, and is found again.
+var resolved sync.Map // strings.Join(views, "\x00") -> *resolution
 
 // ErrNoDataVersion is the cause of [Snapshot.DataVersion]'s error when the
 // views read a relation whose writes no data version follows.
@@ -69,12 +95,32 @@ var ErrNoDataVersion = errors.New("the views read a relation whose writes no dat
 // say), and with the database's error otherwise (failure.Unavailable for
 // a connection's).
 func (s *Snapshot) DataVersion(views []string) (string, error) {
-	var v *string
-	if err := s.QueryRow(dataVersionSQL, []any{views}, &v); err != nil {
-		return "", fmt.Errorf("data version: %w", err)
+	key := strings.Join(views, "\x00")
+	r, _ := resolved.Load(key)
+	res, _ := r.(*resolution)
+	for {
+		fresh := res == nil
+		if fresh {
+			res = &resolution{}
+			if err := s.QueryRow(resolveSQL, []any{views}, &res.rules, &res.calls, &res.tables, &res.tableOIDs, &res.watched); err != nil {
+				return "", fmt.Errorf("data version: %w", err)
+			}
+		}
+		var fingerprint, version string
+		if err := s.QueryRow(versionSQL, []any{res.rules, res.calls, res.tables, res.tableOIDs}, &fingerprint, &version); err != nil {
+			return "", fmt.Errorf("data version: %w", err)
+		}
+		switch {
+		case fresh:
+			res.fingerprint = fingerprint
+			resolved.Store(key, res)
+		case fingerprint != res.fingerprint:
+			res = nil // what the views read has changed: find it again
+			continue
+		}
+		if !res.watched {
+			return "", ErrNoDataVersion
+		}
+		return fingerprint + " " + version, nil
 	}
-	if v == nil {
-		return "", ErrNoDataVersion
-	}
-	return *v, nil
 }
