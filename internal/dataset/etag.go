@@ -39,17 +39,17 @@ type Validation struct {
 // data they come from has no version (a view over tables informe does
 // not watch: then nothing is ever "not modified"), and whether the client
 // holds it.
-func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag string, held bool, err error) {
+func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag, version string, held bool, err error) {
 	v := q.Validate
 	// subject_withheld: the blocked persons, whose values every row
 	// withholds (see [Withheld]).
 	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads)
-	version, err := snap.DataVersion(views)
+	version, err = snap.DataVersion(views)
 	if errors.Is(err, postgres.ErrNoDataVersion) {
-		return "", v.Any, nil // "*" holds whatever exists
+		return "", "", v.Any, nil // "*" holds whatever exists
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", d.Name, err)
+		return "", "", false, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	h := sha256.New()
 	hashField(h, "informe entity tag 1")
@@ -58,7 +58,7 @@ func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag string, held b
 	hashField(h, version)
 	q.digest(h)
 	tag = base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
-	return tag, v.Any || slices.Contains(v.Held, tag), nil
+	return tag, version, v.Any || slices.Contains(v.Held, tag), nil
 }
 
 // digest writes to h everything of q that decides which rows it reads,

@@ -223,9 +223,9 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			snap.Close()
 		}
 	}()
-	var etag string
+	var etag, version string
 	if q.Validate != nil {
-		tag, held, err := validate(snap, d, &q)
+		tag, v, held, err := validate(snap, d, &q)
 		if err != nil {
 			return nil, err
 		}
@@ -233,13 +233,13 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err e
 			opened = true
 			return &Cursor{cur: snap.Empty(), total: -1, etag: tag, notModified: true}, nil
 		}
-		etag = tag
+		etag, version = tag, v
 		if q.Validate.Head {
 			q.Limit = 0
 		}
 	}
 	// The blocks are read first, so in the snapshot the rows are read in.
-	w, err := loadWithheld(snap)
+	w, err := loadWithheldAt(snap, version)
 	if err != nil {
 		return nil, fmt.Errorf("%s: withheld: %w", d.Name, err)
 	}
@@ -450,7 +450,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 	}()
 	var etag string
 	if q.Validate != nil {
-		tag, held, err := validate(first, d, &q)
+		tag, _, held, err := validate(first, d, &q)
 		if err != nil {
 			return nil, err
 		}

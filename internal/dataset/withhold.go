@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -29,6 +30,40 @@ type Withheld struct {
 const withheldSQL = `SELECT clients, client_contracts, payers, users, names FROM subject_withheld_ids()`
 
 // loadWithheld reads the blocks in snap: nil when there are none.
+// withheldAt is the blocks [loadWithheldAt] read last, at a data version.
+var withheldAt struct {
+	sync.Mutex
+	version string
+	w       *Withheld
+}
+
+// loadWithheldAt is [loadWithheld] in a snapshot whose data version
+// (postgres.Snapshot.DataVersion, of views that include subject_withheld)
+// is version: at the version of the last read, the blocks and the ids
+// they reach are those read then, since the version follows every table
+// subject_withheld reads (subject_blocks, contracts, clients, users), and
+// a request pays no query for them. An empty version (none known) reads
+// them.
+func loadWithheldAt(snap *postgres.Snapshot, version string) (*Withheld, error) {
+	if version != "" {
+		withheldAt.Lock()
+		if withheldAt.version == version {
+			w := withheldAt.w
+			withheldAt.Unlock()
+			return w, nil
+		}
+		withheldAt.Unlock()
+	}
+	w, err := loadWithheld(snap)
+	if err != nil || version == "" {
+		return w, err
+	}
+	withheldAt.Lock()
+	withheldAt.version, withheldAt.w = version, w
+	withheldAt.Unlock()
+	return w, nil
+}
+
 func loadWithheld(snap *postgres.Snapshot) (*Withheld, error) {
 	var clients, clientContracts, payers, users []int64
 	var names []string
