@@ -155,8 +155,11 @@ func (c *Cursor) Next() bool {
 	}
 	for i := range c.masked {
 		m := &c.masked[i]
-		m.buf = m.mask.Apply(m.buf, c.values[m.i])
-		c.values[m.i] = m.buf
+		v := m.mask.Apply(m.buf, c.values[m.i])
+		if v != nil { // a null keeps the buffer for the next value
+			m.buf = v
+		}
+		c.values[m.i] = v
 	}
 	c.n++
 	return true
