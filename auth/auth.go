@@ -26,12 +26,14 @@ import (
 )
 
 // Scopes are the scopes a new token gets when none is asked for: the
-// data's. [dataset.SchedulesRead], which shows where scheduled files go,
-// is given only when asked for.
+// data's. The others (schedules:read, which shows where scheduled files
+// go; audit:read, which shows who read what) are given only when asked
+// for.
 var Scopes = []dataset.Scope{dataset.ReportRead, dataset.UsersRead}
 
-// Known are all scopes ([dataset.Scope]) a token may be given.
-var Known = []dataset.Scope{dataset.ReportRead, dataset.UsersRead, dataset.SchedulesRead}
+// Known are all scopes ([dataset.Scope]) a token may be given: those of
+// the datasets, in the order of [dataset.All].
+var Known = dataset.Scopes()
 
 // ParseScope returns s as a [dataset.Scope], or an error naming the known scopes.
 func ParseScope(s string) (dataset.Scope, error) {

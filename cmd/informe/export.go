@@ -13,6 +13,7 @@ import (
 
 	"github.com/informe/informe/auth"
 
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/fileexport"
@@ -38,7 +39,7 @@ var exportParams = []struct{ flag, param, usage string }{
 func exportCommand() *cli.Command {
 	f := newForm("export")
 	var flags fileexport.Flags
-	var db, datasetName, counts, tokenName string
+	var db, datasetName, counts, tokenName, auditMode string
 	params := make([]string, len(exportParams))
 	output := f.text("output", "", "", &flags.Output, "`FILE` to write, replaced atomically; - for stdout (required)")
 	output.Aliases = []string{"o"}
@@ -56,6 +57,7 @@ func exportCommand() *cli.Command {
 		countsFlag(f, &counts),
 		f.text("token-name", "INFORME_EXPORT_TOKEN_NAME", "", &tokenName,
 			"read as the token called `NAME` does: its scopes and its rules (columns, masks, rows, most rows); default the database's own access"),
+		auditFlag(f, &auditMode),
 	}
 	for i, p := range exportParams {
 		cliFlags = append(cliFlags, f.text(p.flag, "", "", &params[i], p.usage))
@@ -71,6 +73,7 @@ func exportCommand() *cli.Command {
 			"stderr; otherwise one summary line is printed there at the end.",
 		Flags: cliFlags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			checkAudit(f, auditMode)
 			plan, err := exportPlan(f, &flags, db, datasetName, counts, params, nil)
 			if err != nil {
 				return err
@@ -80,6 +83,7 @@ func exportCommand() *cli.Command {
 				return err
 			}
 			defer pool.Close()
+			var rules *dataset.Rules
 			if tokenName != "" {
 				// The flags are right; the token's scopes and rules decide
 				// what the plan may read, checked again under them.
@@ -93,8 +97,23 @@ func exportCommand() *cli.Command {
 				if plan, err = exportPlan(f, &flags, db, datasetName, counts, params, &t); err != nil {
 					return err
 				}
+				rules = t.Rules
 			}
-			sum, err := fileexport.Run(ctx, dataset.NewStore(pool), plan, os.Stdout, os.Stderr)
+			mode, _ := audit.ParseMode(auditMode) // checked by exportPlan
+			records := audit.New(pool, mode, audit.Instance(), nil)
+			rec := &audit.Record{
+				RequestID: "export", Principal: audit.Command(), Path: "informe export",
+				Query: exportQuery(datasetName, params, flags), Format: plan.Format(), Rules: audit.RulesText(rules),
+			}
+			if tokenName != "" {
+				rec.Principal += " as token " + tokenName
+			}
+			var sum fileexport.Summary
+			err = records.Do(ctx, rec, func(ctx context.Context) (int64, int64, error) {
+				var err error
+				sum, err = fileexport.Run(ctx, dataset.NewStore(pool).Told(records.Reading), plan, os.Stdout, os.Stderr)
+				return sum.Rows, sum.Bytes, err
+			})
 			if err != nil {
 				return fmt.Errorf("export: %w", err)
 			}
@@ -102,6 +121,27 @@ func exportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// exportQuery is an export's query as its record keeps it: the dataset,
+// the filter flags given, and the format's flags.
+func exportQuery(datasetName string, params []string, flags fileexport.Flags) string {
+	v := url.Values{"dataset": {datasetName}}
+	for i, p := range exportParams {
+		if params[i] != "" {
+			v.Set(p.param, params[i])
+		}
+	}
+	if flags.Format != "" {
+		v.Set("format", flags.Format)
+	}
+	if flags.Labels != "" {
+		v.Set("labels", flags.Labels)
+	}
+	if flags.NoHeader {
+		v.Set("header", "false")
+	}
+	return v.Encode()
 }
 
 // exportPlan checks every flag of the export command without opening

@@ -250,7 +250,7 @@ func tokenCommand() *cli.Command {
 				Flags: append([]cli.Flag{
 					databaseFlag(create, &createDB),
 					create.text("name", "INFORME_TOKEN_NAME", "", &name, "unique token `name` (required)"),
-					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant (report:read, users:read, schedules:read); repeat for several; default report:read and users:read"),
+					create.list("scope", "INFORME_TOKEN_SCOPES", &scopeNames, "scope to grant ("+scopeList(auth.Known)+"); repeat for several; default "+scopeList(auth.Scopes)),
 					typed(create, "expires-in", "INFORME_TOKEN_EXPIRES_IN", 0, &expiresIn, "lifetime, e.g. 720h; 0 never expires"),
 					tokenMaxExports(create, &createMax),
 				}, createRules.flags(create)...),
@@ -321,4 +321,13 @@ func tokenCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// scopeList names scopes for a flag's usage: "report:read, users:read".
+func scopeList(scopes []dataset.Scope) string {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }

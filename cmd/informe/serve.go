@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/demo"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/server"
@@ -35,6 +36,18 @@ func newServing(command string) *serving { return &serving{form: newForm(command
 func (s *serving) openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cancel, _ := postgres.ParseCancel(s.pgCancel) // checked by validate
 	return postgres.OpenPool(ctx, url, postgres.PoolOptions{MaxConns: int32(s.poolSize), Cancel: cancel})
+}
+
+// auditFlag is --audit, the audit's mode, read into dst.
+func auditFlag(f *form, dst *string) cli.Flag {
+	return f.text("audit", "INFORME_AUDIT", "required", dst,
+		"record every read in the database (docs/privacy.md): required refuses a read whose record cannot be written (503), best-effort serves it unrecorded and logs why, off records nothing; the mode chosen is itself recorded")
+}
+
+// checkAudit checks --audit.
+func checkAudit(f *form, mode string) {
+	_, err := audit.ParseMode(mode)
+	f.check("audit", err)
 }
 
 // databaseFlag is --database-url, read into dst.
@@ -61,6 +74,9 @@ func (s *serving) flags() []cli.Flag {
 	f, l, sp := s.form, &s.Limits, &s.Spool
 	return []cli.Flag{
 		countsFlag(f, &s.ReportCounts),
+		auditFlag(f, &s.Audit),
+		f.text("audit-database-url", "INFORME_AUDIT_DATABASE_URL", "", &s.AuditDatabaseURL,
+			"PostgreSQL `URL` the records of reads are written to (the primary, when DATABASE_URL is a standby); empty writes them to DATABASE_URL's database"),
 		typed(f, "pool-size", "INFORME_POOL_SIZE", 16, &s.poolSize, "database connections per instance (pool_max_conns in DATABASE_URL wins)"),
 		typed(f, "acquire-timeout", "INFORME_ACQUIRE_TIMEOUT", 5*time.Second, &l.AcquireTimeout,
 			"how long a request waits for a database connection before a 503 with Retry-After"),
@@ -198,6 +214,12 @@ func (s *serving) validate() error {
 	}
 	address(f, "addr", s.Addr, false)
 	address(f, "ops-addr", s.OpsAddr, true)
+	checkAudit(f, s.Audit)
+	if s.AuditDatabaseURL != "" {
+		if _, err := pgxpool.ParseConfig(s.AuditDatabaseURL); err != nil {
+			f.fail("audit-database-url", "is neither a PostgreSQL URL (postgres://user@host:5432/db) nor a key=value DSN, or a setting in it is wrong")
+		}
+	}
 	if s.LogFormat != "json" && s.LogFormat != "text" {
 		f.fail("log-format", "must be json or text, got %q", s.LogFormat)
 	}

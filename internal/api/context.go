@@ -7,6 +7,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
+	"github.com/informe/informe/internal/audit"
 )
 
 // request is what informe keeps about a request while serving it: set by
@@ -27,6 +28,10 @@ type request struct {
 	// credential dialog over the page (browsers show one for a Basic
 	// challenge to the page's own fetches).
 	page bool
+	// audit is the request's record (internal/audit), nil when the
+	// server keeps none; failed is the reason of the error it answered.
+	audit  *audit.Record
+	failed string
 }
 
 type requestKey struct{}
@@ -47,4 +52,9 @@ func state(c *gin.Context) *request {
 }
 
 // setFormat records the negotiated format for the log line and metrics.
-func (r *request) setFormat(f export.Format) { r.format = f.String() }
+func (r *request) setFormat(f export.Format) {
+	r.format = f.String()
+	if r.audit != nil {
+		r.audit.Format = r.format
+	}
+}

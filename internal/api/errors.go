@@ -108,6 +108,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	err = failure.Classify(c.Request.Context(), err)
 	code := failure.CodeOf(err)
 	st := status(code)
+	state(c).failed = failure.ReasonOf(err)
 	if c.Writer.Written() {
 		s.abort(c, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
@@ -46,7 +47,12 @@ func (s *Server) observe(c *gin.Context) {
 		c.Header("OData-Version", odata.Version)
 	}
 	st.page = s.Site != nil && pagePath(c.Request.URL.Path)
-	c.Request = c.Request.WithContext(withRequest(c.Request.Context(), st))
+	ctx := withRequest(c.Request.Context(), st)
+	if s.Audit.Mode() != audit.Off {
+		st.audit = s.newRecord(c, start, id)
+		ctx = audit.NewContext(ctx, st.audit)
+	}
+	c.Request = c.Request.WithContext(ctx)
 	h := c.Writer.Header()
 	h.Set("X-Request-Id", id)
 	// Responses carry personal data: no cache may keep them, and never a
@@ -107,6 +113,9 @@ func (s *Server) observe(c *gin.Context) {
 			attrs = append(attrs, slog.String("outcome", "cut"), slog.Bool("aborted", true), slog.String("reason", st.reason))
 			level = cutLevel(st.reason)
 		}
+		// The record's close is queued before the line is logged: once a
+		// request is logged, its record is closed or on its way.
+		s.closeRecord(st, w.Status(), w.Size())
 		s.Logger.LogAttrs(c.Request.Context(), level, "request", attrs...)
 	}()
 	c.Next()
@@ -248,6 +257,9 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	state(c).principal = &p
+	if r := state(c).audit; r != nil {
+		r.Principal, r.Rules = p.Name, audit.RulesText(p.Rules)
+	}
 	c.Next()
 }
 

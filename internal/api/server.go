@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
@@ -55,6 +56,9 @@ type Server struct {
 	// built; nil builds them from the address each connection reached.
 	// See [ParsePublicURL].
 	PublicURL *url.URL
+	// Audit records every read and counts refused requests; nil records
+	// nothing. Data must tell it of each read (dataset.Store.Told).
+	Audit *audit.Log
 
 	turns    *turns // of big responses, made by Handler
 	feeds    *feeds // the OData entity sets, made by Handler

@@ -1,5 +1,7 @@
 package dataset
 
+import "slices"
+
 // Scope names a permission a token carries: what a token needs to read a
 // dataset ([Dataset.Scope]). Package auth gives tokens their scopes.
 type Scope string
@@ -13,3 +15,15 @@ const (
 	// it says where the files go.
 	SchedulesRead Scope = "schedules:read"
 )
+
+// Scopes returns the scopes the datasets of [All] need, each once, in
+// their order.
+func Scopes() []Scope {
+	var out []Scope
+	for _, d := range All {
+		if !slices.Contains(out, d.Scope) {
+			out = append(out, d.Scope)
+		}
+	}
+	return out
+}

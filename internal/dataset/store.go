@@ -47,13 +47,34 @@ type Plain interface {
 	Split(snap *postgres.Snapshot, q *Query, cols []Column, total int64, k int64) ([]Statement, error)
 }
 
-// Store opens queries on datasets.
+// Store opens queries on datasets: the one road from a query to rows,
+// which every door takes.
 type Store struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	reading Reading
 }
+
+// Reading is told of each read as it opens, with its context and query
+// (which it may change before the rows are read: the persons they carry,
+// [Query.Carried]); the func it returns, unless nil, is called before the
+// read's cursors are handed out, and its error fails the read. The audit
+// records every read through it (internal/audit).
+type Reading func(ctx context.Context, d *Dataset, q *Query) func() error
 
 // NewStore returns a Store reading from pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Told returns a copy of s that tells r of every read.
+func (s *Store) Told(r Reading) *Store { return &Store{pool: s.pool, reading: r} }
+
+// begin tells s's Reading of the read of q on d, and returns the func to
+// call before its cursors are handed out.
+func (s *Store) begin(ctx context.Context, d *Dataset, q *Query) func() error {
+	if s.reading == nil {
+		return nil
+	}
+	return s.reading(ctx, d, q)
+}
 
 // Cursor reads the rows of a query, driven like pgx.Rows: Next, Values,
 // Err, and Close on every path, which ends the snapshot and returns its
@@ -215,7 +236,20 @@ func (c *Cursor) NotModified() bool { return c.notModified }
 // reads the rows' tag in the same snapshot (one small query), and reads
 // nothing more when the client holds it. Connection failures are
 // failure.Unavailable; the cursor's queries are cancelled with ctx.
-func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err error) {
+func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (*Cursor, error) {
+	told := s.begin(ctx, d, &q)
+	c, err := s.open(ctx, d, q)
+	if err == nil && told != nil {
+		if err = told(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, err
+}
+
+// open is [Store.Open] untold.
+func (s *Store) open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err error) {
 	snap, err := postgres.Begin(ctx, s.pool)
 	if err != nil {
 		return nil, err
@@ -426,10 +460,25 @@ type Parts struct {
 // and every cursor carries it; when the client holds it, the one cursor
 // returned is [Cursor.NotModified]. On failure, every cursor opened is
 // closed.
-func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ []*Cursor, err error) {
+func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) ([]*Cursor, error) {
 	q.Skip, q.Limit, q.Count = 0, -1, true
+	told := s.begin(ctx, d, &q)
+	curs, err := s.openParts(ctx, d, q, p)
+	if err == nil && told != nil {
+		if err = told(); err != nil {
+			for _, c := range curs {
+				c.Close()
+			}
+			return nil, err
+		}
+	}
+	return curs, err
+}
+
+// openParts is [Store.OpenParts] untold.
+func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ []*Cursor, err error) {
 	one := func() ([]*Cursor, error) {
-		cur, err := s.Open(ctx, d, q)
+		cur, err := s.open(ctx, d, q)
 		if err != nil {
 			return nil, err
 		}

@@ -218,3 +218,6 @@ func checkOutput(output string) (string, error) {
 
 // Dataset returns the dataset p reads.
 func (p Plan) Dataset() *dataset.Dataset { return p.source.Dataset }
+
+// Format returns the name of the format p writes.
+func (p Plan) Format() string { return p.format.String() }

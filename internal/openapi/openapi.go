@@ -76,11 +76,11 @@ func document() object {
 	)
 }
 
-const infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX (and Parquet and Arrow, with typed columns, for data tools), and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
+var infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX (and Parquet and Arrow, with typed columns, for data tools), and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
 
 ## Authentication
 
-Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + "`report:read`" + ` for the report and the entities, ` + "`users:read`" + ` for users, ` + "`schedules:read`" + ` for the run history of scheduled deliveries; a token without the scope gets a 403.
+Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + scopeSentence() + `; a token without the scope gets a 403.
 
 ## Formats
 
@@ -550,4 +550,20 @@ func responses() object {
 			"Service Unavailable: the database cannot be reached", "Retry-After"),
 	)
 	return append(r, odataResponses()...)
+}
+
+// scopeSentence says which datasets each scope reads: "`report:read` for
+// general-report, contracts, ...; `users:read` for users; ...".
+func scopeSentence() string {
+	var parts []string
+	for _, sc := range dataset.Scopes() {
+		var names []string
+		for _, d := range dataset.All {
+			if d.Scope == sc {
+				names = append(names, d.Name)
+			}
+		}
+		parts = append(parts, "`"+string(sc)+"` for "+strings.Join(names, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

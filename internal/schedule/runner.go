@@ -12,11 +12,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/destination"
@@ -80,6 +82,9 @@ type Config struct {
 	Observer Observer
 	// Logger logs each attempt's end; nil logs nothing.
 	Logger *slog.Logger
+	// Audit records each attempt's read (internal/audit); nil records
+	// nothing.
+	Audit *audit.Log
 }
 
 // Runner runs the schedules kept in one database. Any number of runners,
@@ -115,7 +120,11 @@ func NewRunner(pool *pgxpool.Pool, cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, pool: pool, store: dataset.NewStore(pool), schedules: NewStore(pool, cfg.Counting)}
+	store := dataset.NewStore(pool)
+	if cfg.Audit != nil {
+		store = store.Told(cfg.Audit.Reading)
+	}
+	return &Runner{cfg: cfg, pool: pool, store: store, schedules: NewStore(pool, cfg.Counting)}
 }
 
 // now is the runner's clock, to the microsecond PostgreSQL keeps.
@@ -367,7 +376,17 @@ func (r *Runner) run(ctx context.Context, a attempt) (Run, bool) {
 	if r.wrap != nil {
 		sink = r.wrap(w)
 	}
-	n, err := fileexport.Write(ctx, r.store, c.Plan, io.MultiWriter(sink, h), nil)
+	var n fileexport.Written
+	rec := &audit.Record{
+		RequestID: "schedule-run-" + strconv.FormatInt(a.id, 10),
+		Principal: a.schedule.TokenName, Path: "schedule " + a.schedule.Name,
+		Query: a.schedule.Query.Encode(), Rules: audit.RulesText(c.Rules), Format: a.schedule.Format,
+	}
+	err = r.cfg.Audit.Do(ctx, rec, func(ctx context.Context) (int64, int64, error) {
+		var err error
+		n, err = fileexport.Write(ctx, r.store, c.Plan, io.MultiWriter(sink, h), nil)
+		return n.Rows, n.Bytes, err
+	})
 	if err != nil {
 		_ = w.Abort()
 		res.fail(fileexport.Why(ctx, err), r.transient(ctx, err))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/fileexport"
@@ -73,6 +74,9 @@ type Checked struct {
 	When        When
 	Destination destination.Destination
 	Webhook     destination.Destination // nil for none
+	// Rules are the token's rules that hold in Plan, nil for none (set
+	// when read as the token, [Store.readAs]).
+	Rules *dataset.Rules
 }
 
 // Zone returns the time zone that zone names, "" being America/Santiago.

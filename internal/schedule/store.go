@@ -64,7 +64,9 @@ func (s *Store) readAs(ctx context.Context, sc Schedule, now time.Time) (Checked
 	case t.Rules.Empty():
 		return c, nil
 	}
-	return checkAs(sc, s.counting, &t)
+	c, err = checkAs(sc, s.counting, &t)
+	c.Rules = t.Rules
+	return c, err
 }
 
 // check checks s as [Check] does, and that its token may read its

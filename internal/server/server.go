@@ -12,7 +12,9 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/schedule"
@@ -77,6 +80,12 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// TLS serves the API over HTTPS; its zero value is plain HTTP.
 	TLS TLS
+	// Audit is the audit's mode: required, best-effort or off (see
+	// [audit.ParseMode]); "" is required.
+	Audit string
+	// AuditDatabaseURL is where records are written; "" writes them
+	// through the pool's database, on connections of their own.
+	AuditDatabaseURL string
 	// Schedules runs the scheduled deliveries that are due (a
 	// [schedule.Runner]) while the API is served.
 	Schedules bool
@@ -114,8 +123,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	if err := report.CheckCounting(ctx, pool, counting); err != nil {
 		return err
 	}
+	records, closeRecords, err := openAudit(ctx, pool, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeRecords()
 	app := &api.Server{
-		Data:           dataset.NewStore(pool),
+		Data:           dataset.NewStore(pool).Told(records.Reading),
+		Audit:          records,
 		Report:         source.Report(counting),
 		Tokens:         auth.NewStore(pool),
 		Metrics:        metrics.New(pool),
@@ -190,7 +205,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	runnerCtx, stopRunner := context.WithCancel(ctx)
 	runnerDone := make(chan struct{})
 	if cfg.Schedules {
-		runner := schedule.NewRunner(pool, schedule.Config{Counting: counting, Observer: app.Metrics, Logger: logger})
+		runner := schedule.NewRunner(pool, schedule.Config{Counting: counting, Observer: app.Metrics, Logger: logger, Audit: records})
 		go func() {
 			defer close(runnerDone)
 			_ = runner.Serve(runnerCtx) // returns when runnerCtx ends
@@ -224,6 +239,48 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	}
 	return nil
 }
+
+// openAudit opens the audit's log as cfg says, on a small pool of its own
+// (to cfg.AuditDatabaseURL, or to pool's database), records its mode, and
+// starts writing closes; the returned func stops it once every response
+// has ended, writing what is left. Under the required mode, a log that
+// cannot record its mode is an error: informe would answer every read 503.
+func openAudit(ctx context.Context, pool *pgxpool.Pool, cfg Config, logger *slog.Logger) (*audit.Log, func(), error) {
+	mode, err := audit.ParseMode(cmp.Or(cfg.Audit, "required"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var pc *pgxpool.Config
+	if cfg.AuditDatabaseURL != "" {
+		if pc, err = pgxpool.ParseConfig(cfg.AuditDatabaseURL); err != nil {
+			return nil, nil, errors.New("--audit-database-url is not a PostgreSQL URL or DSN")
+		}
+	} else {
+		pc = pool.Config()
+	}
+	pc.MaxConns, pc.MinConns = auditConns, 0
+	apool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit: %w", err)
+	}
+	log := audit.New(apool, mode, audit.Instance(), logger)
+	err = log.Event(ctx, audit.Command(), "informe serve", "audit="+mode.String(), "")
+	switch {
+	case err != nil && mode == audit.Required:
+		apool.Close()
+		return nil, nil, fmt.Errorf("%w (is the database migrated? informe migrate; or choose --audit best-effort or off knowingly)", err)
+	case err != nil:
+		logger.Warn("the audit's mode could not be recorded", slog.String("audit", mode.String()), slog.String("error", err.Error()))
+	}
+	logger.Info("audit", slog.String("mode", mode.String()))
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); log.Run(runCtx) }()
+	return log, func() { stop(); <-done; apool.Close() }, nil
+}
+
+// auditConns is the most connections the audit's pool opens.
+const auditConns = 4
 
 // ClosePool closes pool, waiting at most half a second for connections
 // still in use: [Run] has cut every response by the time it returns.

@@ -1,0 +1,303 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/audit"
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/spool"
+)
+
+// audited makes s record every read on pool under the required mode, and
+// returns the log, whose writer runs until the test ends.
+func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
+	tb.Helper()
+	log := audit.New(pool, audit.Required, "test", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); log.Run(ctx) }()
+	tb.Cleanup(func() { cancel(); <-done })
+	s.Data = dataset.NewStore(pool).Told(log.Reading)
+	s.Audit = log
+	return log
+}
+
+// record is an audit record as a test reads it.
+type record struct {
+	Principal, Path, Dataset, Outcome, Reason, Format, Query string
+	Ended                                                    *time.Time
+	Rows, Bytes                                              *int64
+	Status                                                   *int32
+	Subjects                                                 []byte
+}
+
+// records returns the records of request id, oldest first.
+func records(tb testing.TB, pool *pgxpool.Pool, id string) []record {
+	tb.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT principal, path, coalesce(dataset, ''), outcome,
+  coalesce(reason, ''), coalesce(format, ''), coalesce(query, ''), ended_at, rows, bytes, status, subjects
+FROM audit_records WHERE request_id = $1 ORDER BY id`, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []record
+	for rows.Next() {
+		var r record
+		if err := rows.Scan(&r.Principal, &r.Path, &r.Dataset, &r.Outcome, &r.Reason, &r.Format, &r.Query,
+			&r.Ended, &r.Rows, &r.Bytes, &r.Status, &r.Subjects); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func flush(tb testing.TB, log *audit.Log) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := log.Flush(ctx); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestAuditConcurrent sends 32 clients' requests at once through every
+// door that carries data, and checks that each response has exactly one
+// closed record whose rows and bytes are what its client received.
+func TestAuditConcurrent(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	var log *audit.Log
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	// Each door, with how to count the rows its body carries.
+	lines := func(b []byte) int64 { return int64(bytes.Count(b, []byte("\n"))) }
+	csvRows := func(b []byte) int64 { return lines(b) - 1 }
+	value := func(b []byte) int64 {
+		var v struct {
+			Value []json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Errorf("feed body: %v", err)
+		}
+		return int64(len(v.Value))
+	}
+	data := func(b []byte) int64 {
+		var v struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Errorf("page body: %v", err)
+		}
+		return int64(len(v.Data))
+	}
+	none := func([]byte) int64 { return 0 }
+	doors := []struct {
+		target string
+		rows   func([]byte) int64
+	}{
+		{"/api/general-report?result_per_page=50&page=2", data},
+		{"/api/general-report?result_per_page=20&format=csv", csvRows},
+		{"/api/general-report/export?format=ndjson", lines},
+		{"/api/contracts/export?format=csv&$orderby=contract_id desc", csvRows},
+		{"/users?format=ndjson", lines},
+		{"/odata/GeneralReport?$top=30&$select=contract_id,client_rut", value},
+		{"/odata/Contracts?$filter=contract_id lt 40", value},
+		{"/odata/Clients/$count", none},
+	}
+	const clients = 32
+	type result struct {
+		id   string
+		resp response
+		rows int64
+	}
+	results := make([]result, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := doors[i%len(doors)]
+			id := fmt.Sprintf("audit-concurrent-%d", i)
+			r := ts.get(t, strings.ReplaceAll(d.target, " ", "%20"), "Accept-Encoding", "identity", "X-Request-Id", id)
+			results[i] = result{id: id, resp: r, rows: d.rows(r.Body)}
+		}()
+	}
+	wg.Wait()
+	flush(t, log)
+	for i, res := range results {
+		if res.resp.Status != http.StatusOK {
+			t.Errorf("%s: status %d: %.200s", doors[i%len(doors)].target, res.resp.Status, res.resp.Body)
+			continue
+		}
+		recs := records(t, pool, res.id)
+		if len(recs) != 1 {
+			t.Errorf("%s: %d records, want 1", res.id, len(recs))
+			continue
+		}
+		r := recs[0]
+		if r.Ended == nil || r.Outcome != "complete" || r.Rows == nil || r.Bytes == nil {
+			t.Errorf("%s: record %+v, want closed complete", res.id, r)
+			continue
+		}
+		if *r.Rows != res.rows || *r.Bytes != int64(len(res.resp.Body)) {
+			t.Errorf("%s (%s): recorded %d rows, %d bytes; the client received %d rows, %d bytes",
+				res.id, doors[i%len(doors)].target, *r.Rows, *r.Bytes, res.rows, len(res.resp.Body))
+		}
+		if !strings.HasPrefix(r.Principal, "all-") || !strings.HasPrefix(r.Path, "GET /") || r.Status == nil || *r.Status != 200 {
+			t.Errorf("%s: record %+v", res.id, r)
+		}
+	}
+	// The response that carried client_rut names its persons; the count,
+	// which carried none, names no one.
+	if r := records(t, pool, "audit-concurrent-5"); len(r) == 1 && len(r[0].Subjects) == 0 {
+		t.Errorf("a feed page with client_rut recorded no persons")
+	}
+	if r := records(t, pool, "audit-concurrent-7"); len(r) == 1 && r[0].Subjects != nil {
+		t.Errorf("a count recorded persons: %x", r[0].Subjects)
+	}
+}
+
+// TestAuditTokenRedacted checks that a token in the query string is not
+// recorded, and that the rules of a ruled token are.
+func TestAuditTokenRedacted(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	var log *audit.Log
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	r := ts.do(t, http.MethodGet, "/api/general-report?result_per_page=5&access_token="+ts.Token, "X-Request-Id", "audit-redacted")
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	flush(t, log)
+	recs := records(t, pool, "audit-redacted")
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	if strings.Contains(recs[0].Query, ts.Token) || !strings.Contains(recs[0].Query, "access_token=REDACTED") {
+		t.Errorf("recorded query %q", recs[0].Query)
+	}
+}
+
+// TestAuditUnwritable makes the records' table refuse inserts: every
+// read is then a 503 with Retry-After that carries no data, and requests
+// that read nothing are served as before.
+func TestAuditUnwritable(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { audited(t, pool, s) }, nil)
+	_, err := pool.Exec(context.Background(), `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+  $$ BEGIN RAISE EXCEPTION 'the disk is full'; END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION refuse()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{
+		"/api/general-report?result_per_page=5",
+		"/api/general-report/export?format=csv",
+		"/api/clients/export?format=xlsx",
+		"/odata/GeneralReport?$top=3",
+		"/odata/Contracts(1)",
+		"/odata/Clients/$count",
+		"/users",
+	} {
+		r := ts.get(t, target)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: status %d, Retry-After %q; want 503 with Retry-After", target, r.Status, r.Header.Get("Retry-After"))
+		}
+		if !strings.Contains(string(r.Body), "the record of this read could not be written") {
+			t.Errorf("%s: body %s", target, r.Body)
+		}
+		if r.Header.Get("X-Total-Count") != "" || r.Header.Get("Content-Disposition") != "" {
+			t.Errorf("%s: data headers sent: %v", target, r.Header)
+		}
+	}
+	if r := ts.get(t, "/odata/$metadata"); r.Status != http.StatusOK {
+		t.Errorf("$metadata: status %d", r.Status)
+	}
+}
+
+// TestAuditCut checks that a response cut by a stalled reader is recorded
+// as cut, with the reason, and that refused requests are counted per
+// principal, address and status.
+func TestAuditCut(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	const rowSize = 1000
+	variedTasks(t, pool, 2000, rowSize)
+	var log *audit.Log
+	ts := newOpsServerOn(t, pool, func(s *api.Server) {
+		log = audited(t, pool, s)
+		s.Delivery.Spool = spool.Limits{Memory: 32 << 20, NoProgress: time.Second}
+	}, func(l net.Listener) net.Listener { return smallSendBuffers{l} })
+	buffers := socketBuffers(t)
+	target := fmt.Sprintf("/api/general-report?format=ndjson&columns=task,task_detail&result_per_page=%d", (10*buffers+1<<20)/rowSize+1)
+	ts.wantStalled(t, target, "audit-stalled")
+	flush(t, log)
+	recs := records(t, pool, "audit-stalled")
+	if len(recs) != 1 || recs[0].Outcome != "cut" || recs[0].Reason != "client_stalled" || recs[0].Ended == nil {
+		t.Fatalf("records %+v, want one cut, client_stalled", recs)
+	}
+	if *recs[0].Bytes <= 0 {
+		t.Errorf("a cut response recorded %d bytes", *recs[0].Bytes)
+	}
+
+	for range 3 {
+		ts.do(t, http.MethodGet, "/api/general-report", "Authorization", "Bearer informe_"+strings.Repeat("x", 43))
+	}
+	for range 2 {
+		if r := ts.get(t, "/api/general-report?nonsense=1"); r.Status != http.StatusBadRequest {
+			t.Fatalf("status %d", r.Status)
+		}
+	}
+	flush(t, log)
+	type count struct {
+		principal string
+		status    int
+		reason    string
+		n         int
+	}
+	rows, err := pool.Query(context.Background(), `SELECT principal, status, coalesce(reason, ''), requests FROM audit_records
+WHERE outcome = 'refused' AND client_address = '127.0.0.1' ORDER BY status`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []count
+	for rows.Next() {
+		var c count
+		if err := rows.Scan(&c.principal, &c.status, &c.reason, &c.n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	want := []count{{ts.principal(t), 400, "unknown_parameter", 2}, {"(no valid token)", 401, "", 3}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("refusals %v, want %v", got, want)
+	}
+}
+
+// principal returns the name of ts's all-scopes token.
+func (ts *testServer) principal(tb testing.TB) string {
+	tb.Helper()
+	var name string
+	if err := ts.Pool.QueryRow(context.Background(), `SELECT name FROM api_tokens ORDER BY id LIMIT 1`).Scan(&name); err != nil {
+		tb.Fatal(err)
+	}
+	return name
+}

@@ -1,0 +1,606 @@
+// Package audit keeps the record of every read in PostgreSQL (the table
+// audit_records, migration 00019): one record per response that carries
+// data, opened before its first byte and closed after its last, and the
+// refused requests, counted.
+//
+// A door (the API's middleware, informe export, a schedule's run) makes a
+// [Record] of who asks and how, and puts it in the context of its reads
+// ([NewContext]). The one road to rows, [dataset.Store], calls
+// [Log.Reading] as it opens a read: the record is inserted then, while the
+// read's own queries run, and the read's cursor is handed out only once
+// the insert has succeeded. Under [Required], a record that cannot be
+// written fails the read with a 503 and Retry-After: no record, no data.
+// The door closes the record when the response has ended ([Log.Close]),
+// which queues the close: closes are written in batches, after the
+// response, so that none waits for the database.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/subjects"
+)
+
+// Mode says what informe does when a record cannot be written.
+type Mode int
+
+// The modes, as --audit names them.
+const (
+	// Required refuses the read (503 with Retry-After) when its record
+	// cannot be written: no record, no data.
+	Required Mode = iota
+	// BestEffort logs the failure and serves the read unrecorded.
+	BestEffort
+	// Off records nothing.
+	Off
+)
+
+var modeNames = [...]string{"required", "best-effort", "off"}
+
+func (m Mode) String() string { return modeNames[m] }
+
+// ParseMode reads a mode as --audit writes it.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if s == n {
+			return Mode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("--audit must be required, best-effort or off, got %q", s)
+}
+
+// Outcome is how a recorded response ended.
+type Outcome string
+
+// The outcomes of audit_records.
+const (
+	Complete    Outcome = "complete"     // every byte was sent
+	Cut         Outcome = "cut"          // the response was cut, Reason says why
+	Failed      Outcome = "failed"       // an error answered, Reason and Status say which
+	NotModified Outcome = "not_modified" // a 304: the client held the rows' tag
+	Refused     Outcome = "refused"      // refused requests, counted
+	Recorded    Outcome = "recorded"     // an event: a token changed, the audit's mode, a prune
+)
+
+// Record is one response's record: the door fills in who asks and how
+// before the read; the read adds what it reads; the door closes it with
+// what was sent.
+type Record struct {
+	Started       time.Time
+	RequestID     string
+	Principal     string // the token's name; for a command, the OS user and host
+	ClientAddress string
+	UserAgent     string
+	Path          string // the door: "GET /api/general-report", "informe export", ...
+	Query         string // as asked, any token in it redacted
+	Rules         string // the token's rules that applied, "" for none
+	Format        string
+
+	// Set when the record is closed.
+	Ended   time.Time
+	Rows    int64
+	Bytes   int64
+	Status  int
+	Outcome Outcome
+	Reason  string
+
+	once     sync.Once
+	mu       sync.Mutex    // guards datasets after the first read
+	opened   chan struct{} // closed once the insert has returned
+	id       int64         // 0 until inserted
+	err      error         // the insert's
+	datasets []string
+	columns  []string
+	carried  *subjects.Collector
+}
+
+type recordKey struct{}
+
+// NewContext returns ctx carrying r: the reads under it are r's.
+func NewContext(ctx context.Context, r *Record) context.Context {
+	return context.WithValue(ctx, recordKey{}, r)
+}
+
+// FromContext returns the record ctx carries, nil for none.
+func FromContext(ctx context.Context) *Record {
+	r, _ := ctx.Value(recordKey{}).(*Record)
+	return r
+}
+
+// Opened reports whether r was inserted (a read opened it).
+func (r *Record) Opened() bool {
+	if r == nil || r.opened == nil {
+		return false
+	}
+	<-r.opened
+	return r.id != 0
+}
+
+// Reading reports whether a read began under r, its record inserted or
+// not.
+func (r *Record) Reading() bool { return r != nil && r.opened != nil }
+
+// Log writes records to PostgreSQL through its own pool, so that a
+// record never waits behind the reads it records (and may go to the
+// primary while the reads go to a standby).
+type Log struct {
+	pool     *pgxpool.Pool
+	mode     Mode
+	instance string
+	logger   *slog.Logger
+	now      func() time.Time
+
+	closes chan closing
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu       sync.Mutex
+	refusals map[refusalKey]*refusal
+}
+
+// closing is a closed record to write, or, with flushed, a caller to tell
+// once every close queued before it is written.
+type closing struct {
+	r       *Record
+	flushed chan error
+}
+
+// New returns a Log writing to pool under mode, its records naming
+// instance (the host and process); logger hears of records it could not
+// write. Call [Log.Run] to write closes and refusals.
+func New(pool *pgxpool.Pool, mode Mode, instance string, logger *slog.Logger) *Log {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Log{
+		pool: pool, mode: mode, instance: instance, logger: logger, now: time.Now,
+		closes: make(chan closing, 1<<16), stop: make(chan struct{}), done: make(chan struct{}),
+		refusals: map[refusalKey]*refusal{},
+	}
+}
+
+// Mode returns l's mode; a nil Log's is [Off].
+func (l *Log) Mode() Mode {
+	if l == nil {
+		return Off
+	}
+	return l.mode
+}
+
+// Instance names this process for records: its host and process id.
+func Instance() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// Command is the principal of a command run by hand: the operating
+// system's user and host.
+func Command() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+// errUnrecorded is the answer to a read whose record could not be written
+// under [Required].
+func errUnrecorded(err error) error {
+	return failure.Wrap(failure.Busy, err, "Service Unavailable: the record of this read could not be written, and informe serves no data unrecorded; try again")
+}
+
+// errNoRecord is a read under [Required] through a door that made no
+// record: a fault of informe's, never served.
+var errNoRecord = failure.Errorf(failure.Internal, "a read was made without an audit record")
+
+// Reading is [dataset.Store]'s hook: it begins recording the read of q on
+// d under the record ctx carries and returns the func that waits for the
+// record, which the store calls before it hands out the read's cursor. A
+// record is inserted once, at its first read; further reads under it add
+// their dataset.
+func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query) func() error {
+	if l.Mode() == Off {
+		return nil
+	}
+	r := FromContext(ctx)
+	if r == nil {
+		if l.mode == Required {
+			return func() error { return errNoRecord }
+		}
+		return nil
+	}
+	first := false
+	r.once.Do(func() {
+		first = true
+		r.opened = make(chan struct{})
+		r.datasets = []string{d.Name}
+		for _, v := range q.Reads {
+			for _, o := range dataset.All {
+				if o.Text == v && !slices.Contains(r.datasets, o.Name) {
+					r.datasets = append(r.datasets, o.Name)
+				}
+			}
+		}
+		cols := q.Columns
+		if cols == nil {
+			cols = d.Columns
+		}
+		personal := len(q.Extra) > 0
+		for _, c := range cols {
+			r.columns = append(r.columns, c.Name)
+			personal = personal || c.Personal != dataset.NotPersonal
+		}
+		if personal && q.Carried == nil {
+			r.carried = subjects.NewCollector()
+		}
+	})
+	if !first {
+		<-r.opened
+		r.mu.Lock()
+		if !slices.Contains(r.datasets, d.Name) {
+			r.datasets = append(r.datasets, d.Name)
+		}
+		r.mu.Unlock()
+	}
+	if r.carried != nil && q.Carried == nil {
+		q.Carried = r.carried
+	}
+	if !first {
+		return func() error { return l.failed(r.err) }
+	}
+	go l.open(ctx, r)
+	return func() error {
+		select {
+		case <-r.opened:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		return l.failed(r.err)
+	}
+}
+
+// failed returns what a read whose record's insert ended with err gets:
+// the error under Required, nothing otherwise.
+func (l *Log) failed(err error) error {
+	if err == nil || l.mode != Required {
+		return nil
+	}
+	return errUnrecorded(err)
+}
+
+const insertSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
+INSERT INTO audit_records (started_at, request_id, principal, client_address, user_agent, path,
+  dataset, query, rules, format, columns, instance)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c RETURNING id`
+
+// open inserts r's record and tells r.opened. The record's commit is
+// asynchronous (synchronous_commit off, for this transaction only): it is
+// visible at once, and durable within PostgreSQL's WAL writer delay.
+func (l *Log) open(ctx context.Context, r *Record) {
+	defer close(r.opened)
+	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := l.pool.QueryRow(ctx, insertSQL, r.Started, r.RequestID, r.Principal, nullable(r.ClientAddress),
+		nullable(r.UserAgent), r.Path, strings.Join(r.datasets, ","), nullable(r.Query), nullable(r.Rules),
+		nullable(r.Format), nullable(strings.Join(r.columns, ",")), l.instance).Scan(&r.id)
+	if err != nil {
+		r.err = err
+		l.logger.LogAttrs(ctx, slog.LevelWarn, "an audit record could not be written",
+			slog.String("request_id", r.RequestID), slog.String("audit", l.mode.String()), slog.String("error", errText(err)))
+	}
+}
+
+// Close queues r's close: its end, rows, bytes, status, outcome and
+// reason as the door set them, and the persons its rows carried. A record
+// no read opened is not written; a refused request's (a status of 4xx) is
+// counted instead ([Log.Refuse]).
+func (l *Log) Close(r *Record) {
+	if l.Mode() == Off || r == nil || !r.Opened() {
+		return
+	}
+	if r.Ended.IsZero() {
+		r.Ended = l.now()
+	}
+	l.closes <- closing{r: r}
+}
+
+// Flush waits until every close queued before it is written, and the
+// refusals counted so far, or ctx ends.
+func (l *Log) Flush(ctx context.Context) error {
+	if l.Mode() == Off {
+		return nil
+	}
+	c := closing{flushed: make(chan error, 1)}
+	select {
+	case l.closes <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-c.flushed:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run writes queued closes and counted refusals until ctx ends, then
+// writes what is left (for at most five seconds) and returns.
+func (l *Log) Run(ctx context.Context) {
+	if l.Mode() == Off {
+		return
+	}
+	tick := time.NewTicker(refusalInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case c := <-l.closes:
+			l.writeCloses(ctx, c)
+		case <-tick.C:
+			l.writeRefusals(ctx)
+		case <-ctx.Done():
+			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			for {
+				select {
+				case c := <-l.closes:
+					l.writeCloses(final, c)
+					continue
+				default:
+				}
+				break
+			}
+			l.writeRefusals(final)
+			return
+		}
+	}
+}
+
+// maxBatch is the most closes written by one statement.
+const maxBatch = 512
+
+const closeSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
+UPDATE audit_records a SET ended_at = v.ended_at, rows = v.rows, bytes = v.bytes, status = v.status,
+  outcome = v.outcome, reason = v.reason, subjects = v.subjects, dataset = v.dataset, format = v.format
+FROM c, unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::bytea[],
+  $9::text[], $10::text[]) AS v(id, ended_at, rows, bytes, status, outcome, reason, subjects, dataset, format)
+WHERE a.id = v.id`
+
+// writeCloses writes first and the closes queued behind it, in batches,
+// and tells the flushes among them.
+func (l *Log) writeCloses(ctx context.Context, first closing) {
+	batch := []closing{first}
+	for len(batch) < maxBatch {
+		select {
+		case c := <-l.closes:
+			batch = append(batch, c)
+			continue
+		default:
+		}
+		break
+	}
+	var (
+		ids      []int64
+		ended    []time.Time
+		rows     []int64
+		bytes    []int64
+		status   []int32
+		outcome  []string
+		reason   []*string
+		subjects [][]byte
+		datasets []string
+		formats  []*string
+	)
+	for _, c := range batch {
+		if c.r == nil {
+			continue
+		}
+		r := c.r
+		ids = append(ids, r.id)
+		ended = append(ended, r.Ended)
+		rows = append(rows, r.Rows)
+		bytes = append(bytes, max(r.Bytes, 0))
+		status = append(status, int32(r.Status))
+		outcome = append(outcome, string(r.Outcome))
+		reason = append(reason, nullable(r.Reason))
+		var enc []byte
+		if r.carried != nil {
+			if set := r.carried.Set(); set.Len() > 0 {
+				enc = set.Encode()
+			}
+		}
+		subjects = append(subjects, enc)
+		formats = append(formats, nullable(r.Format))
+		r.mu.Lock()
+		datasets = append(datasets, strings.Join(r.datasets, ","))
+		r.mu.Unlock()
+	}
+	var err error
+	if len(ids) > 0 {
+		err = l.write(ctx, func(ctx context.Context) error {
+			_, err := l.pool.Exec(ctx, closeSQL, ids, ended, rows, bytes, status, outcome, reason, subjects, datasets, formats)
+			return err
+		})
+		if err != nil {
+			l.logger.LogAttrs(ctx, slog.LevelError, "audit records could not be closed; they read as unfinished",
+				slog.Int("records", len(ids)), slog.String("error", errText(err)))
+		}
+	}
+	flush := false
+	for _, c := range batch {
+		flush = flush || c.flushed != nil
+	}
+	if flush {
+		l.writeRefusals(ctx)
+	}
+	for _, c := range batch {
+		if c.flushed != nil {
+			c.flushed <- err
+		}
+	}
+}
+
+// write runs w, trying again for a minute while the database cannot be
+// reached (a restart, a failover), so that a close is not lost to a
+// moment's outage.
+func (l *Log) write(ctx context.Context, w func(context.Context) error) error {
+	deadline := time.Now().Add(time.Minute)
+	wait := 100 * time.Millisecond
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := w(wctx)
+		cancel()
+		if err == nil || !transient(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// transient reports whether err may pass: the database could not be
+// reached (no PostgreSQL error), or was shutting down or starting (class
+// 57, operator intervention; class 08, connection exception).
+func transient(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return !errors.Is(err, context.Canceled)
+	}
+	return strings.HasPrefix(pe.Code, "57") || strings.HasPrefix(pe.Code, "08")
+}
+
+// Event records something done to what governs reads (a token created,
+// changed or revoked; the audit's mode at start-up; a prune): path names
+// the command, query what it was given (never a secret), rules the rules
+// that result.
+func (l *Log) Event(ctx context.Context, principal, path, query, rules string) error {
+	if l.Mode() == Off {
+		return nil
+	}
+	now := l.now()
+	_, err := l.pool.Exec(ctx, `INSERT INTO audit_records (started_at, ended_at, request_id, principal, path, query, rules, outcome, instance)
+VALUES ($1, $1, 'event', $2, $3, $4, $5, 'recorded', $6)`, now, principal, path, nullable(query), nullable(rules), l.instance)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// Prune deletes the records that started before before, and records that
+// it did, as principal; it returns how many it deleted.
+func Prune(ctx context.Context, pool *pgxpool.Pool, before time.Time, principal, instance string) (int64, error) {
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT audit_prune($1, $2, $3)`, before, principal, instance).Scan(&n); err != nil {
+		return 0, fmt.Errorf("audit prune: %w", err)
+	}
+	return n, nil
+}
+
+// RulesText returns r as a record keeps it: each rule that restricts,
+// "" for none.
+func RulesText(r *dataset.Rules) string {
+	if r.Empty() {
+		return ""
+	}
+	var parts []string
+	switch {
+	case r.NoPersonal:
+		parts = append(parts, "columns=no personal data")
+	case r.Columns != nil:
+		parts = append(parts, "columns="+strings.Join(r.Columns, ","))
+	}
+	if len(r.Mask) > 0 {
+		parts = append(parts, "mask="+strings.Join(r.Mask, ","))
+	}
+	if r.Rows != "" {
+		parts = append(parts, "rows="+r.Rows)
+	}
+	if r.MaxRows > 0 {
+		parts = append(parts, "max_rows="+strconv.FormatInt(r.MaxRows, 10))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// QueryText returns a command's query as a record keeps it: values
+// encoded, sorted by name.
+func QueryText(v url.Values) string { return v.Encode() }
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// errText is err for a log line: a PostgreSQL error's message and code
+// (never its detail, which may quote a row's values).
+func errText(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message + " (SQLSTATE " + pe.Code + ")"
+	}
+	return err.Error()
+}
+
+// Do records the read that read makes under ctx, as a door other than
+// the API's does (informe export, a schedule's run): rec's record is
+// opened when read's read begins, through the store, and closed when read
+// returns, with the rows and bytes it wrote and its outcome, before Do
+// returns. A record that cannot be closed is an error under [Required].
+func (l *Log) Do(ctx context.Context, rec *Record, read func(context.Context) (rows, bytes int64, err error)) error {
+	if l.Mode() == Off {
+		_, _, err := read(ctx)
+		return err
+	}
+	if rec.Started.IsZero() {
+		rec.Started = l.now()
+	}
+	rows, bytes, err := read(NewContext(ctx, rec))
+	if !rec.Opened() {
+		return err
+	}
+	rec.Ended, rec.Rows, rec.Bytes = l.now(), rows, bytes
+	switch {
+	case err == nil:
+		rec.Outcome = Complete
+	case bytes > 0:
+		rec.Outcome, rec.Reason = Cut, cmpOr(failure.ReasonOf(err), "error")
+	default:
+		rec.Outcome, rec.Reason = Failed, cmpOr(failure.ReasonOf(err), "error")
+	}
+	done := make(chan error, 1)
+	l.writeCloses(context.WithoutCancel(ctx), closing{r: rec, flushed: done})
+	if cerr := <-done; cerr != nil && err == nil && l.mode == Required {
+		return fmt.Errorf("audit: the record of this read could not be closed: %w", cerr)
+	}
+	return err
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,95 @@
+package dataset
+
+// AuditRead reads the record of every read (audit): who read which data,
+// when, from where. No token gets it unless asked for.
+const AuditRead Scope = "audit:read"
+
+// Audit is the record of every read: one row per response that carried
+// data (a page, an export, a feed page, a count, a key lookup, informe
+// export, a schedule's run), per count of refused requests, and per event
+// that governs reads (a token created, changed or revoked; the audit's
+// mode at start-up; a prune). Read under the audit:read scope from the
+// views audit_log (text) and audit_log_typed (typed values) of
+// 00019_audit.sql, in the order of its id. Its values are what requests
+// said of themselves (addresses, user agents, queries, with any token
+// redacted) and the names of tokens: none is a person's personal data of
+// the law firm's clients, payers or users.
+var Audit = declare(8, &Dataset{
+	Name: "audit", Heading: "Audit log", Scope: AuditRead,
+	File:  Phrase{"auditoria", "audit"},
+	Title: Phrase{"Registro de lecturas", "Audit log"},
+	Row:   Phrase{"Una respuesta, un conteo de rechazos o un evento por fila.", "One response, count of refusals or event per row."},
+	One:   "audit record",
+	About: "One row per response that carried data, per count of refused requests and per change to what governs reads: when, who, from where, through which door, what was asked, under which rules, and how it ended.",
+	Text:  "audit_log", Typed: "audit_log_typed",
+	Keys: []string{"key_record_id"}, KeyColumn: "record_id",
+	ExportPath: "/api/audit/export", Params: []string{"columns"},
+	OData: EntitySet{
+		Name: "AuditLog", TypeName: "AuditRecord",
+		Key: "record_id", KeyColumns: []string{"key_record_id"}, OrderBy: []string{"record_id"},
+	},
+	Columns: []Column{
+		{Name: "record_id", Kind: Integer, Group: auditGroup,
+			Label: Phrase{"N° de registro", "Record number"},
+			About: Phrase{"Identificador, en el orden en que se abrieron", "Identifier, in the order records were opened"}},
+		{Name: "started_at", Kind: Timestamptz, Group: auditGroup,
+			Label: Phrase{"Inicio", "Start"},
+			About: Phrase{"Cuándo llegó la solicitud", "When the request arrived"}},
+		{Name: "ended_at", Kind: Timestamptz, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Fin", "End"},
+			About: Phrase{"Cuándo salió el último byte; vacío si no terminó", "When the last byte went out; empty if it never finished"}},
+		{Name: "request_id", Kind: Text, Group: auditGroup,
+			Label: Phrase{"Id de solicitud", "Request id"},
+			About: Phrase{"El X-Request-Id de la respuesta", "The response's X-Request-Id"}},
+		{Name: "principal", Kind: Text, Group: auditGroup,
+			Label: Phrase{"Quién", "Who"},
+			About: Phrase{"El nombre del token; para un comando, usuario y equipo", "The token's name; for a command, user and host"}},
+		{Name: "client_address", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Dirección del cliente", "Client address"},
+			About: Phrase{"Tras los proxies de confianza", "After the trusted proxies"}},
+		{Name: "user_agent", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Agente de usuario", "User agent"},
+			About: Phrase{"Su User-Agent", "Its User-Agent"}},
+		{Name: "path", Kind: Text, Group: auditGroup,
+			Label: Phrase{"Puerta", "Door"},
+			About: Phrase{"Método y ruta, o el comando", "Method and path, or the command"}},
+		{Name: "dataset", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Conjunto de datos", "Dataset"},
+			About: Phrase{"Los leídos, separados por comas", "Those read, comma-separated"}},
+		{Name: "query", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Consulta", "Query"},
+			About: Phrase{"Tal como se pidió, sin tokens", "As asked, tokens redacted"}},
+		{Name: "rules", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Reglas", "Rules"},
+			About: Phrase{"Las reglas del token que se aplicaron", "The token's rules that applied"}},
+		{Name: "format", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Formato", "Format"},
+			About: Phrase{"csv, json, xlsx, odata…", "csv, json, xlsx, odata…"}},
+		{Name: "columns", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Columnas", "Columns"},
+			About: Phrase{"Las enviadas, separadas por comas", "Those sent, comma-separated"}},
+		{Name: "rows", Kind: Integer, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Filas", "Rows"},
+			About: Phrase{"Filas enviadas", "Rows sent"}},
+		{Name: "bytes", Kind: Integer, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Bytes", "Bytes"},
+			About: Phrase{"Bytes del cuerpo enviados", "Body bytes sent"}},
+		{Name: "status", Kind: Integer, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Estado HTTP", "HTTP status"},
+			About: Phrase{"El estado respondido", "The status answered"}},
+		{Name: "outcome", Kind: Text, Group: auditGroup,
+			Label: Phrase{"Resultado", "Outcome"},
+			About: Phrase{"complete, cut, failed, not_modified, refused, recorded, unfinished", "complete, cut, failed, not_modified, refused, recorded, unfinished"}},
+		{Name: "reason", Kind: Text, Nullable: true, Group: auditGroup,
+			Label: Phrase{"Motivo", "Reason"},
+			About: Phrase{"Por qué se cortó, falló o se rechazó", "Why it was cut, failed or refused"}},
+		{Name: "requests", Kind: Integer, Group: auditGroup,
+			Label: Phrase{"Solicitudes", "Requests"},
+			About: Phrase{"1, o cuántos rechazos cuenta la fila", "1, or how many refusals the row counts"}},
+		{Name: "instance", Kind: Text, Group: auditGroup,
+			Label: Phrase{"Instancia", "Instance"},
+			About: Phrase{"Equipo y proceso que respondió", "Host and process that answered"}},
+	},
+})
+
+var auditGroup = &Group{Name: "audit", Title: Phrase{"Registro", "Record"}, Order: 1}
