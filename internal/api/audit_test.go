@@ -24,11 +24,12 @@ import (
 	"github.com/informe/informe/internal/subjects"
 )
 
-// audited makes s record every read on pool under the required mode, and
-// returns the log, whose writer runs until the test ends.
+// audited makes s record every read in pool's database, through a pool
+// of its own as informe serve's, under the required mode, and returns the
+// log, whose writer runs until the test ends.
 func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
 	tb.Helper()
-	log := audit.New(pool, audit.Required, "test", nil)
+	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); log.Run(ctx) }()
