@@ -12,8 +12,10 @@ const AuditRead Scope = "audit:read"
 // views audit_log (text) and audit_log_typed (typed values) of
 // 00019_audit.sql, in the order of its id. Its values are what requests
 // said of themselves (addresses, user agents, queries, with any token
-// redacted) and the names of tokens: none is a person's personal data of
-// the law firm's clients, payers or users.
+// redacted) and the names of tokens. They are personal data of their
+// readers (an address), and a query may name a client (rut=, a $filter
+// on client_rut): the scope, given to no token unless asked for, is what
+// keeps them; no column is marked as a client's, payer's or user's.
 var Audit = declare(8, &Dataset{
 	Name: "audit", Heading: "Audit log", Scope: AuditRead,
 	File:  Phrase{"auditoria", "audit"},

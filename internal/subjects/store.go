@@ -155,8 +155,11 @@ SELECT ARRAY(SELECT id FROM client),
 // audit_records since since (the zero time for all) whose subjects met
 // the person of r: when it started and ended (empty: it never finished),
 // its request id, to whom, from where, through which path and dataset,
-// which personal columns it sent, and how it ended. Records are read in
-// the order they started.
+// which personal columns it sent, and how it ended. A response that never
+// finished (its instance killed) and could carry personal columns is
+// named too, as "unfinished: may have carried": whose data it carried is
+// written only at a response's end. Records are read in the order they
+// started.
 func Report(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, since time.Time, w io.Writer) error {
 	person, err := Resolve(ctx, pool, r)
 	if err != nil {
@@ -170,7 +173,7 @@ func Report(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, since time.Time,
 	}
 	rows, err := pool.Query(ctx, `SELECT started_at, ended_at, request_id, principal, coalesce(client_address, ''), path,
   coalesce(dataset, ''), coalesce(columns, ''), CASE WHEN outcome = 'open' THEN 'unfinished' ELSE outcome END, subjects
-FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY started_at, id`, since)
+FROM audit_records WHERE (subjects IS NOT NULL OR outcome = 'open') AND started_at >= $1 ORDER BY started_at, id`, since)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -183,18 +186,25 @@ FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY star
 		if err := rows.Scan(&started, &ended, &id, &principal, &addr, &path, &ds, &cols, &outcome, &enc); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		carried, err := Decode(enc)
-		if err != nil {
+		personal := personalColumns(ds, cols)
+		if enc == nil {
+			// A response that never finished: whose data it carried was
+			// to be written at its end. One that could carry personal
+			// columns is named, as one that may have carried the person.
+			if personal == "" {
+				continue
+			}
+			outcome = "unfinished: may have carried"
+		} else if carried, err := Decode(enc); err != nil {
 			return fmt.Errorf("report: record %s: %w", id, err)
-		}
-		if !carried.Meets(person) {
+		} else if !carried.Meets(person) {
 			continue
 		}
 		end := ""
 		if ended != nil {
 			end = ended.UTC().Format(time.RFC3339Nano)
 		}
-		c.Write([]string{started.UTC().Format(time.RFC3339Nano), end, id, principal, addr, path, ds, personalColumns(ds, cols), outcome})
+		c.Write([]string{started.UTC().Format(time.RFC3339Nano), end, id, principal, addr, path, ds, personal, outcome})
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -363,6 +363,12 @@ VALUES ($1, $2, $3, 'token-a', '127.0.0.1', '/x', 'general-report', 'contract_id
 		var ids []string
 		for _, row := range rows[1:] {
 			ids = append(ids, row[2])
+			if row[2] == "killed-personal" {
+				if row[7] != "client_email" || row[8] != "unfinished: may have carried" || row[1] != "" {
+					t.Errorf("killed-personal: %v", row)
+				}
+				continue
+			}
 			if row[7] != "client_rut" || row[8] != "complete" {
 				t.Errorf("%s: columns %q, outcome %q; want client_rut (the personal columns sent), complete", row[2], row[7], row[8])
 			}
@@ -380,6 +386,18 @@ VALUES ($1, $2, $3, 'token-a', '127.0.0.1', '/x', 'general-report', 'contract_id
 	}
 	if got := report(start.Add(90 * time.Second)); !slices.Equal(got, want[2:]) {
 		t.Errorf("report since: %v, want %v", got, want[2:])
+	}
+	// Responses that never finished (open records): one that could carry
+	// personal columns is named, as one that may have carried the person;
+	// one without any is not.
+	later := start.Add(time.Hour)
+	if _, err := pool.Exec(ctx, `INSERT INTO audit_records (started_at, request_id, principal, path, dataset, columns, instance)
+VALUES ($1, 'killed-personal', 'token-a', '/x', 'general-report', 'contract_id,client_email', 'test'),
+       ($1, 'killed-plain', 'token-a', '/x', 'general-report', 'contract_id,task_status', 'test')`, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := report(later); !slices.Equal(got, []string{"killed-personal"}) {
+		t.Errorf("report of unfinished responses: %v, want [killed-personal]", got)
 	}
 }
 

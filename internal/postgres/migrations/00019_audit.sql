@@ -95,6 +95,8 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+-- Only roles granted it may prune (the owner, and whom it grants).
+REVOKE EXECUTE ON FUNCTION audit_prune(timestamptz, text, text) FROM PUBLIC;
 
 -- The record as a dataset (audit, OData AuditLog), read under the
 -- audit:read scope: the typed view and its text rendering, as every
