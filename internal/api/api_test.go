@@ -63,14 +63,19 @@ type testServer struct {
 	Token  string // carries every scope
 }
 
-// newServer serves the API over pool, with a token carrying every scope.
+// newServer serves the API over pool, recording every read, with a token
+// carrying the default scopes.
 func newServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 	tb.Helper()
-	ts := serve(tb, &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+	s := &api.Server{
+		Report:  source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
-	})
+	}
+	// Every read is recorded, as informe serve records it, so that every
+	// test of a door passes through the audit too.
+	audited(tb, pool, s)
+	ts := serve(tb, s)
 	ts.Pool = pool
 	ts.Token = ts.newToken(tb, "all", nil, time.Time{})
 	return ts

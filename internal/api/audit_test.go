@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,14 +19,17 @@ import (
 	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/subjects"
 )
 
-// audited makes s record every read on pool under the required mode, and
-// returns the log, whose writer runs until the test ends.
+// audited makes s record every read in pool's database, through a pool
+// of its own as informe serve's, under the required mode, and returns the
+// log, whose writer runs until the test ends.
 func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
 	tb.Helper()
-	log := audit.New(pool, audit.Required, "test", nil)
+	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); log.Run(ctx) }()
@@ -300,4 +304,141 @@ func (ts *testServer) principal(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return name
+}
+
+// TestAuditSubjectsReport sends 200 mixed requests through the doors and
+// checks that informe subjects report names exactly the responses whose
+// bodies carried a chosen client's RUT, as their clients received them.
+func TestAuditSubjectsReport(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	var log *audit.Log
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	ctx := context.Background()
+	var clientRUT string
+	var clientID, contractID, contracts int64
+	if err := pool.QueryRow(ctx, `SELECT c.rut, c.id, min(k.id), (SELECT count(*) FROM contracts)
+FROM clients c JOIN contracts k ON k.client_id = c.id WHERE c.rut <> ''
+GROUP BY c.id, c.rut ORDER BY c.id LIMIT 1 OFFSET 3`).Scan(&clientRUT, &clientID, &contractID, &contracts); err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for i := range 200 {
+		var target string
+		switch i % 8 {
+		case 0:
+			target = fmt.Sprintf("/api/general-report?result_per_page=100&page=%d&columns=contract_id,client_rut", 1+i%13)
+		case 1:
+			target = fmt.Sprintf("/api/general-report?contract_id=%d&format=csv", contractID+int64(i%5)-2)
+		case 2:
+			target = fmt.Sprintf("/odata/GeneralReport?$top=50&$skip=%d&$select=contract_id,client_rut", (i%9)*50)
+		case 3:
+			target = fmt.Sprintf("/api/clients/export?format=ndjson&$filter=client_id%%20ge%%20%d%%20and%%20client_id%%20lt%%20%d", clientID-1+int64(i%3), clientID+1+int64(i%3))
+		case 4:
+			target = fmt.Sprintf("/api/general-report?result_per_page=100&page=%d&columns=contract_id,task_status", 1+i%13)
+		case 5:
+			target = fmt.Sprintf("/odata/Contracts?$filter=contract_id%%20eq%%20%d", contractID+int64(i%4)-1)
+		case 6:
+			target = fmt.Sprintf("/odata/Clients(%d)", clientID+int64(i%3)-1)
+		case 7:
+			target = "/odata/Clients/$count"
+		}
+		targets = append(targets, target)
+	}
+	carried := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, target := range targets {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			id := fmt.Sprintf("subjects-%03d", i)
+			r := ts.get(t, target, "Accept-Encoding", "identity", "X-Request-Id", id)
+			if r.Status != http.StatusOK {
+				t.Errorf("%s: status %d: %.200s", target, r.Status, r.Body)
+				return
+			}
+			if bytes.Contains(r.Body, []byte(clientRUT)) {
+				mu.Lock()
+				carried[id] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	flush(t, log)
+	if len(carried) == 0 || len(carried) == len(targets) {
+		t.Fatalf("%d of %d responses carried the client's RUT: the requests do not tell the report anything", len(carried), len(targets))
+	}
+	r, err := rut.Parse(clientRUT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := subjects.Report(ctx, pool, r, time.Time{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, row := range rows[1:] {
+		named[row[2]] = true
+		if !strings.Contains(row[7], "rut") {
+			t.Errorf("%s: personal columns %q", row[2], row[7])
+		}
+	}
+	for id := range carried {
+		if !named[id] {
+			t.Errorf("%s carried the client's RUT, and the report does not name it", id)
+		}
+	}
+	for id := range named {
+		if !carried[id] {
+			t.Errorf("the report names %s, which did not carry the client's RUT", id)
+		}
+	}
+	t.Logf("%d of %d responses carried the client; the report named %d", len(carried), len(targets), len(named))
+}
+
+// TestAuditLogDoors reads the audit log through its doors with a token
+// carrying audit:read, and checks that a token without it cannot.
+func TestAuditLogDoors(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	var log *audit.Log
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	if r := ts.get(t, "/api/general-report?result_per_page=3", "X-Request-Id", "read-before"); r.Status != http.StatusOK {
+		t.Fatalf("status %d", r.Status)
+	}
+	flush(t, log)
+	dpo := ts.newToken(t, "dpo", []dataset.Scope{dataset.AuditRead}, time.Time{})
+	as := func(token, target string) response {
+		return ts.do(t, http.MethodGet, target, "Authorization", "Bearer "+token, "X-Request-Id", "dpo-read")
+	}
+	for _, target := range []string{"/api/audit/export?format=csv", "/odata/AuditLog?$filter=request_id%20eq%20'read-before'", "/odata/AuditLog/$count"} {
+		r := as(dpo, target)
+		if r.Status != http.StatusOK {
+			t.Errorf("%s: status %d: %.300s", target, r.Status, r.Body)
+			continue
+		}
+		if !strings.HasSuffix(target, "$count") && !bytes.Contains(r.Body, []byte("read-before")) {
+			t.Errorf("%s: the earlier read is not in %.500s", target, r.Body)
+		}
+		if r := as(ts.Token, target); r.Status != http.StatusForbidden {
+			t.Errorf("%s without audit:read: status %d", target, r.Status)
+		}
+	}
+	if r := ts.get(t, "/odata/"); bytes.Contains(r.Body, []byte("AuditLog")) {
+		t.Errorf("the service document offers AuditLog to a token without audit:read")
+	}
+	flush(t, log)
+	// Reading the log is recorded too.
+	if recs := records(t, pool, "dpo-read"); len(recs) != 3 {
+		t.Errorf("%d records of the audit log's reads, want 3 (the refused ones counted apart)", len(recs))
+	}
 }

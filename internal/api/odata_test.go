@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
@@ -205,9 +207,25 @@ func TestODataProtocol(t *testing.T) {
 	ts := newServer(t, pgtest.Seeded(t))
 
 	t.Run("ServiceDocument", func(t *testing.T) {
+		// The token's scopes are the default ones: ScheduleRuns and
+		// AuditLog, which need schedules:read and audit:read, are not
+		// offered to it.
 		r, p := ts.odataGet(t, "/odata/")
-		if r.Status != 200 || !strings.HasSuffix(p.Context, "/odata/$metadata") || len(p.Value) != 8 {
+		if r.Status != 200 || !strings.HasSuffix(p.Context, "/odata/$metadata") || len(p.Value) != 7 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		every := ts.newToken(t, "every-scope", auth.Known, time.Time{})
+		r = ts.do(t, http.MethodGet, "/odata/", "Authorization", "Bearer "+every)
+		for _, set := range []string{`"ScheduleRuns"`, `"AuditLog"`} {
+			if !strings.Contains(string(r.Body), set) {
+				t.Errorf("a token with every scope is not offered %s: %s", set, r.Body)
+			}
+		}
+		if m := ts.do(t, http.MethodGet, "/odata/$metadata", "Authorization", "Bearer "+every); !strings.Contains(string(m.Body), `Name="AuditLog"`) {
+			t.Errorf("$metadata for every scope lacks AuditLog")
+		}
+		if m := ts.get(t, "/odata/$metadata"); strings.Contains(string(m.Body), `Name="AuditLog"`) {
+			t.Errorf("$metadata for the default scopes has AuditLog")
 		}
 	})
 	t.Run("Metadata", func(t *testing.T) {

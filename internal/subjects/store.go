@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -151,23 +153,24 @@ SELECT ARRAY(SELECT id FROM client),
 
 // Report writes, as CSV with a header, every response recorded in
 // audit_records since since (the zero time for all) whose subjects met
-// the person of r: when it started and ended, its request id, to whom,
-// from where, through which path and dataset. Records are read in the
-// order they started.
+// the person of r: when it started and ended (empty: it never finished),
+// its request id, to whom, from where, through which path and dataset,
+// which personal columns it sent, and how it ended. Records are read in
+// the order they started.
 func Report(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, since time.Time, w io.Writer) error {
 	person, err := Resolve(ctx, pool, r)
 	if err != nil {
 		return err
 	}
 	c := csv.NewWriter(w)
-	c.Write([]string{"started_at", "ended_at", "request_id", "principal", "client_address", "path", "dataset"})
+	c.Write([]string{"started_at", "ended_at", "request_id", "principal", "client_address", "path", "dataset", "columns", "outcome"})
 	if person.Len() == 0 {
 		c.Flush()
 		return c.Error()
 	}
-	rows, err := pool.Query(ctx, `SELECT started_at, ended_at, coalesce(request_id, ''), coalesce(principal, ''),
-  coalesce(client_address, ''), coalesce(path, ''), coalesce(dataset, ''), subjects
-FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY started_at, request_id`, since)
+	rows, err := pool.Query(ctx, `SELECT started_at, ended_at, request_id, principal, coalesce(client_address, ''), path,
+  coalesce(dataset, ''), coalesce(columns, ''), CASE WHEN outcome = 'open' THEN 'unfinished' ELSE outcome END, subjects
+FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY started_at, id`, since)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -175,9 +178,9 @@ FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY star
 	for rows.Next() {
 		var started time.Time
 		var ended *time.Time
-		var id, principal, addr, path, ds string
+		var id, principal, addr, path, ds, cols, outcome string
 		var enc []byte
-		if err := rows.Scan(&started, &ended, &id, &principal, &addr, &path, &ds, &enc); err != nil {
+		if err := rows.Scan(&started, &ended, &id, &principal, &addr, &path, &ds, &cols, &outcome, &enc); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		carried, err := Decode(enc)
@@ -191,11 +194,30 @@ FROM audit_records WHERE subjects IS NOT NULL AND started_at >= $1 ORDER BY star
 		if ended != nil {
 			end = ended.UTC().Format(time.RFC3339Nano)
 		}
-		c.Write([]string{started.UTC().Format(time.RFC3339Nano), end, id, principal, addr, path, ds})
+		c.Write([]string{started.UTC().Format(time.RFC3339Nano), end, id, principal, addr, path, ds, personalColumns(ds, cols), outcome})
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	c.Flush()
 	return c.Error()
+}
+
+// personalColumns returns those of cols (comma-separated, as a record
+// keeps them) that are personal in one of the datasets named in ds.
+func personalColumns(ds, cols string) string {
+	var out []string
+	for _, name := range strings.Split(cols, ",") {
+		for _, dn := range strings.Split(ds, ",") {
+			d := dataset.Named(dn)
+			if d == nil {
+				continue
+			}
+			if i := slices.IndexFunc(d.Columns, func(c dataset.Column) bool { return c.Name == name }); i >= 0 && d.Columns[i].Personal != dataset.NotPersonal {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }

@@ -294,10 +294,6 @@ func TestReport(t *testing.T) {
 	pool := pgtest.SmallSeeded(t)
 	store := dataset.NewStore(pool)
 	client, _, _ := persons(t, pool)
-	if _, err := pool.Exec(ctx, `CREATE TABLE audit_records (started_at timestamptz, ended_at timestamptz, request_id text,
-		principal text, client_address text, path text, dataset text, subjects bytea)`); err != nil {
-		t.Fatal(err)
-	}
 	clientID := pgtest.Int(t, pool, "SELECT id FROM clients WHERE rut = $1", client.rut)
 	other := pgtest.Int(t, pool, "SELECT min(id) FROM clients WHERE id <> $1", clientID)
 	read := func(d *dataset.Dataset, cols []string, cond func(q *dataset.Query)) []byte {
@@ -344,7 +340,9 @@ func TestReport(t *testing.T) {
 			t.Errorf("%s: set of %d bytes", r.id, len(r.subj))
 		}
 		at := start.Add(time.Duration(i) * time.Minute)
-		if _, err := pool.Exec(ctx, `INSERT INTO audit_records VALUES ($1, $2, $3, 'token-a', '127.0.0.1', '/x', 'd', $4)`,
+		if _, err := pool.Exec(ctx, `INSERT INTO audit_records (started_at, ended_at, request_id, principal, client_address,
+  path, dataset, columns, outcome, instance, subjects)
+VALUES ($1, $2, $3, 'token-a', '127.0.0.1', '/x', 'general-report', 'contract_id,client_rut,task_status', 'complete', 'test', $4)`,
 			at, at.Add(time.Second), r.id, r.subj); err != nil {
 			t.Fatal(err)
 		}
@@ -359,12 +357,15 @@ func TestReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Join(rows[0], ",") != "started_at,ended_at,request_id,principal,client_address,path,dataset" {
+		if strings.Join(rows[0], ",") != "started_at,ended_at,request_id,principal,client_address,path,dataset,columns,outcome" {
 			t.Fatalf("header %v", rows[0])
 		}
 		var ids []string
 		for _, row := range rows[1:] {
 			ids = append(ids, row[2])
+			if row[7] != "client_rut" || row[8] != "complete" {
+				t.Errorf("%s: columns %q, outcome %q; want client_rut (the personal columns sent), complete", row[2], row[7], row[8])
+			}
 		}
 		return ids
 	}
