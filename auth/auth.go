@@ -110,6 +110,7 @@ func (p Principal) Allows(scope dataset.Scope) bool { return slices.Contains(p.S
 // turns; see [Store.Check].
 type Store struct {
 	pool    *pgxpool.Pool
+	db      querier // pool, or the transaction of [Store.Atomic]
 	now     func() time.Time
 	refused *ring[refusal]
 	known   *ring[struct{}]
@@ -121,11 +122,41 @@ type Store struct {
 func NewStore(pool *pgxpool.Pool) *Store {
 	return &Store{
 		pool:    pool,
+		db:      pool,
 		now:     time.Now,
 		refused: newRing[refusal](refusalsHeld),
 		known:   newRing[struct{}](knownHeld),
 		unseen:  newGate(unseenAtOnce, unseenEvery, unseenBurst),
 	}
+}
+
+// querier runs statements: a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Atomic runs change with a Store whose changes ([Store.Create],
+// [Store.SetRules], [Store.SetMaxExports], [Store.Revoke]) are made in one
+// transaction, tx, committed when change returns nil and rolled back
+// otherwise: what change writes through tx besides (the audit record of
+// the change) is committed with the change or not at all. It returns
+// change's error, or the transaction's, classified as the database's.
+func (s *Store) Atomic(ctx context.Context, change func(tokens *Store, tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return postgres.Classify(fmt.Errorf("auth: begin: %w", err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	in := &Store{pool: s.pool, db: tx, now: s.now, refused: s.refused, known: s.known, unseen: s.unseen}
+	if err := change(in, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return postgres.Classify(fmt.Errorf("auth: commit: %w", err))
+	}
+	return nil
 }
 
 // Option is a setting of a token given to [Store.Create].
@@ -171,7 +202,7 @@ func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope,
 		exp = &expires
 	}
 	r := ruleValues(set.rules)
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db.Exec(ctx,
 		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports, "+ruleColumns+
 			") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
 		name, hash[:], scopeStrings(scopes), exp, set.maxExports, r[0], r[1], r[2], r[3], r[4])
@@ -209,7 +240,7 @@ func (s *Store) Get(ctx context.Context, name string) (Token, error) {
 
 // tokens reads the tokens that the SQL after FROM, where, selects.
 func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token, error) {
-	rows, err := s.pool.Query(ctx,
+	rows, err := s.db.Query(ctx,
 		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens "+where, args...)
 	if err != nil {
 		return nil, err
@@ -232,7 +263,7 @@ func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token,
 // server applies it from the token's next request. An unknown name is a
 // failure.NotFound.
 func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
+	tag, err := s.db.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
 	}
@@ -264,7 +295,7 @@ const maxExportsLimit = 1000
 // Revoke revokes the token named name. An unknown name, or a token already
 // revoked, is a failure.NotFound.
 func (s *Store) Revoke(ctx context.Context, name string) error {
-	tag, err := s.pool.Exec(ctx,
+	tag, err := s.db.Exec(ctx,
 		"UPDATE api_tokens SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL", name)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: revoke: %w", err))
@@ -357,7 +388,7 @@ func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
 		revokedAt *time.Time
 	)
 	var rs ruleScan
-	err := s.pool.QueryRow(ctx,
+	err := s.db.QueryRow(ctx,
 		"SELECT name, scopes, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens WHERE token_hash = $1",
 		hash[:]).Scan(append([]any{&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports}, rs.dest()...)...)
 	p.Rules = rs.rules()
@@ -407,7 +438,7 @@ func scopeStrings(scopes []dataset.Scope) []string {
 // Delete removes the token named name, if there is one. The demo uses it to
 // replace its token on every start.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if _, err := s.pool.Exec(ctx, "DELETE FROM api_tokens WHERE name = $1", name); err != nil {
+	if _, err := s.db.Exec(ctx, "DELETE FROM api_tokens WHERE name = $1", name); err != nil {
 		return postgres.Classify(fmt.Errorf("auth: delete: %w", err))
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
@@ -171,5 +173,65 @@ func TestParseScope(t *testing.T) {
 	var fe *failure.Error
 	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "report:read") {
 		t.Errorf("ParseScope(admin) = %v, want an error naming the known scopes", err)
+	}
+}
+
+// TestAtomic checks that the changes made through Store.Atomic are
+// committed with what else its transaction writes, or not at all, and
+// that a token created without scopes gets the data's only: never
+// audit:read or schedules:read.
+func TestAtomic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	tokens := auth.NewStore(pool)
+	errRecord := errors.New("the record could not be written")
+	for _, tt := range []struct {
+		name   string
+		record error // what the change's record gives
+		want   error
+	}{
+		{"Commit", nil, nil},
+		{"ErrRollback", errRecord, errRecord},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tokens.Atomic(ctx, func(in *auth.Store, tx pgx.Tx) error {
+				if _, err := in.Create(ctx, tt.name, nil, time.Time{}); err != nil {
+					return err
+				}
+				if err := in.Revoke(ctx, tt.name); err != nil {
+					return err
+				}
+				// What the caller writes besides, in the same transaction.
+				if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+					return err
+				}
+				return tt.record
+			})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Atomic = %v, want %v", err, tt.want)
+			}
+			got, err := tokens.Get(ctx, tt.name)
+			if tt.want != nil {
+				if failure.CodeOf(err) != failure.NotFound {
+					t.Errorf("Get after a rolled back change = %+v, %v: want no token", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.RevokedAt == nil {
+				t.Error("the revocation made in the transaction was not committed")
+			}
+			for _, s := range []dataset.Scope{dataset.AuditRead, dataset.SchedulesRead} {
+				if slices.Contains(got.Scopes, s) {
+					t.Errorf("a token created without scopes has %s: %v", s, got.Scopes)
+				}
+			}
+			if !slices.Equal(got.Scopes, auth.Scopes) {
+				t.Errorf("scopes %v, want the default %v", got.Scopes, auth.Scopes)
+			}
+		})
 	}
 }

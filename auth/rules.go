@@ -72,7 +72,7 @@ func (rs *ruleScan) rules() *dataset.Rules {
 // failure.NotFound.
 func (s *Store) SetRules(ctx context.Context, name string, r *dataset.Rules) error {
 	v := ruleValues(r)
-	tag, err := s.pool.Exec(ctx,
+	tag, err := s.db.Exec(ctx,
 		"UPDATE api_tokens SET ("+ruleColumns+") = ($2, $3, $4, $5, $6) WHERE name = $1", name, v[0], v[1], v[2], v[3], v[4])
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set rules: %w", err))

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/urfave/cli/v3"
 
@@ -92,6 +94,7 @@ func command() *cli.Command {
 			seedCommand(),
 			exportCommand(),
 			tokenCommand(),
+			auditCommand(),
 			subjectsCommand(),
 			scheduleCommand(),
 			demoCommand(),
@@ -259,7 +262,19 @@ func tokenCommand() *cli.Command {
 					if expiresIn > 0 {
 						expires = time.Now().Add(expiresIn)
 					}
-					secret, err := auth.NewStore(pool).Create(ctx, name, scopes, expires, auth.MaxExports(createLimit), auth.WithRules(createdRules))
+					var secret string
+					err := auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
+						var err error
+						secret, err = tokens.Create(ctx, name, scopes, expires, auth.MaxExports(createLimit), auth.WithRules(createdRules))
+						if err != nil {
+							return err
+						}
+						query := create.given("database-url")
+						if !create.set("scope") {
+							query["scope"] = scopeStrings(auth.Scopes) // the scopes given by default
+						}
+						return recordToken(ctx, pool, tx, "informe token create", query, createdRules)
+					})
 					if err != nil {
 						return err
 					}
@@ -293,34 +308,59 @@ func tokenCommand() *cli.Command {
 				Flags: append([]cli.Flag{databaseFlag(change, &changeDB), change.text("name", "", "", &changeName, "the token's `name`, if not given as NAME"),
 					tokenMaxExports(change, &changeMax)}, changeRules.flags(change)...),
 				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					store := auth.NewStore(pool)
-					if changeRules.given(change) {
-						t, err := store.Get(ctx, changeName)
+					return auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
+						t, err := tokens.Get(ctx, changeName)
 						if err != nil {
 							return err
 						}
-						r := changeRules.apply(change, t.Rules)
-						if err := change.err(); err != nil {
-							return err
+						rules := t.Rules
+						if changeRules.given(change) {
+							rules = changeRules.apply(change, t.Rules)
+							if err := change.err(); err != nil {
+								return err
+							}
+							if err := tokens.SetRules(ctx, changeName, rules); err != nil {
+								return err
+							}
 						}
-						if err := store.SetRules(ctx, changeName, r); err != nil {
-							return err
+						if change.set("max-exports") {
+							if err := tokens.SetMaxExports(ctx, changeName, changeLimit); err != nil {
+								return err
+							}
 						}
-					}
-					if !change.set("max-exports") {
-						return nil
-					}
-					return store.SetMaxExports(ctx, changeName, changeLimit)
+						query := change.given("database-url", "name")
+						query.Set("name", changeName)
+						return recordToken(ctx, pool, tx, "informe token change", query, rules)
+					})
 				}),
 			},
 			{
 				Name: "revoke", Usage: "revoke the token called NAME", ArgsUsage: "NAME", Flags: []cli.Flag{databaseFlag(revoke, &revokeDB)},
 				Action: withPool(revoke, &revokeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return auth.NewStore(pool).Revoke(ctx, cmd.Args().First())
+					name := cmd.Args().First()
+					return auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
+						if err := tokens.Revoke(ctx, name); err != nil {
+							return err
+						}
+						t, err := tokens.Get(ctx, name)
+						if err != nil {
+							return err
+						}
+						return recordToken(ctx, pool, tx, "informe token revoke", url.Values{"name": {name}}, t.Rules)
+					})
 				}),
 			},
 		},
 	}
+}
+
+// scopeStrings returns scopes as their names.
+func scopeStrings(scopes []dataset.Scope) []string {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	return names
 }
 
 // scopeList names scopes for a flag's usage: "report:read, users:read".

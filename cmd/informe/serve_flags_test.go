@@ -40,7 +40,8 @@ func TestServingFlagsFillConfig(t *testing.T) {
 		"--export-wait", "4s", "--export-parts", "7", "--shutdown-timeout", "6s", "--ready-when-busy=false",
 		"--spool-memory", "8", "--spool-disk", "9", "--spool-disk-total", "10", "--spool-dir", "/d", "--stall-timeout", "7s",
 		"--tls-cert", "c", "--tls-key", "k", "--acme-domain", "x", "--acme-domain", "y", "--acme-cache", "ac",
-		"--acme-directory", "ad", "--acme-email", "ae", "--http-addr", "h:3", "--hsts-max-age", "8s"})
+		"--acme-directory", "ad", "--acme-email", "ae", "--http-addr", "h:3", "--hsts-max-age", "8s",
+		"--audit", "best-effort", "--audit-database-url", "postgres://audit@h:5432/records"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +54,7 @@ func TestServingFlagsFillConfig(t *testing.T) {
 		SpoolDiskTotal: 10,
 		TLS: server.TLS{CertFile: "c", KeyFile: "k", ACMEDomains: []string{"x", "y"}, ACMECache: "ac",
 			ACMEDirectory: "ad", ACMEEmail: "ae", HTTPAddr: "h:3", HSTSMaxAge: 8 * time.Second},
+		Audit: "best-effort", AuditDatabaseURL: "postgres://audit@h:5432/records",
 	}
 	if !reflect.DeepEqual(s.Config, want) {
 		t.Errorf("server.Config =\n%+v\nwant\n%+v", s.Config, want)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -27,10 +26,6 @@ func TestSubjectsCommands(t *testing.T) {
 	wrong := rut.RUT{Body: r.Body, Check: rut.CheckDigit(r.Body + 1)}
 	if wrong.Check == r.Check {
 		wrong.Check = rut.CheckDigit(r.Body + 2)
-	}
-	if _, err := pool.Exec(context.Background(), `CREATE TABLE audit_records (started_at timestamptz, ended_at timestamptz,
-		request_id text, principal text, client_address text, path text, dataset text, subjects bytea)`); err != nil {
-		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name   string

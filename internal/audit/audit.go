@@ -502,13 +502,42 @@ func (l *Log) Event(ctx context.Context, principal, path, query, rules string) e
 	if l == nil {
 		return nil
 	}
-	now := l.now()
-	_, err := l.pool.Exec(ctx, `INSERT INTO audit_records (started_at, ended_at, request_id, principal, path, query, rules, outcome, instance)
-VALUES ($1, $1, 'event', $2, $3, $4, $5, 'recorded', $6)`, now, principal, path, nullable(query), nullable(rules), l.instance)
+	if err := l.event(ctx, l.pool, principal, path, query, rules); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// Executor runs a statement: a pool, or the transaction of the change an
+// event records.
+type Executor interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// EventIn records an event as [Log.Event] does, but through db: given the
+// transaction that makes the change, the record is committed with the
+// change or not at all. Under [Off] it records nothing. A database whose
+// audit_records table is missing (not migrated) gives a failure.Unavailable
+// that says to run informe migrate; any other error is wrapped.
+func (l *Log) EventIn(ctx context.Context, db Executor, principal, path, query, rules string) error {
+	if l.Mode() == Off {
+		return nil
+	}
+	err := l.event(ctx, db, principal, path, query, rules)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+		return failure.Wrap(failure.Unavailable, err, "the audit table audit_records is missing: the database is not migrated (run informe migrate)")
+	}
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
+}
+
+func (l *Log) event(ctx context.Context, db Executor, principal, path, query, rules string) error {
+	_, err := db.Exec(ctx, `INSERT INTO audit_records (started_at, ended_at, request_id, principal, path, query, rules, outcome, instance)
+VALUES ($1, $1, 'event', $2, $3, $4, $5, 'recorded', $6)`, l.now(), principal, path, nullable(query), nullable(rules), l.instance)
+	return err
 }
 
 // Prune deletes the records that started before before, and records that
