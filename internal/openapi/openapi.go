@@ -1,11 +1,14 @@
 // Package openapi builds informe's OpenAPI 3.1 document: every path,
 // parameter, format, header, security scheme and error of the API, the
-// OData service included, with the row schemas generated from the one
-// column lists ([dataset.GeneralReport] and [dataset.Users]) so that the document
-// cannot drift from the rows the encoders write.
+// OData service included, with the row schemas generated from the
+// datasets' column lists ([dataset.Dataset]) so that the document cannot
+// drift from the rows the encoders write.
 //
-// [JSON] returns the document. The server serves it at GET /openapi.json,
-// authenticated like every other path, and docs/openapi.json is a copy
+// [For] returns the document of the datasets it is given: the server
+// answers GET /openapi.json, authenticated like every other path, with
+// the document of what the request's token may read, its datasets as its
+// rules restrict them. [JSON] is the document of every dataset, which a
+// token with every scope and no rules reads; docs/openapi.json is a copy
 // that a test keeps identical to it. After changing the API or a column
 // list, regenerate the copy with
 //
@@ -22,6 +25,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -239,7 +243,7 @@ func (v *view) paths() object {
 		p = append(p, member{d.ExportPath, listingPath(listing{
 			op: d.OData.Name + "Export", tag: "entities", scope: string(d.Scope),
 			summary:     "Every " + d.One + ", once",
-			description: d.About + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
+			description: about(d) + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
 			params:      listingParams(d, d.Params),
 			headers:     []string{"X-Total-Count"},
 			json:        obj("type", "array", "items", ref("schemas", d.OData.TypeName)),
@@ -313,6 +317,43 @@ func listingParams(d *dataset.Dataset, spec []string) []any {
 		params = append(params, ref("parameters", p))
 	}
 	return append(params, ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster"))
+}
+
+// about describes a row of d: its declaration's About, or, when that
+// names (in backquotes) a column d lacks, one hidden from the reader, only
+// what a row is.
+func about(d *dataset.Dataset) string {
+	for _, m := range quoted.FindAllStringSubmatch(d.About, -1) {
+		if !slices.Contains(dataset.Names(d.Columns), m[1]) {
+			return "One row per " + d.One + "."
+		}
+	}
+	return d.About
+}
+
+// quoted matches a name in backquotes.
+var quoted = regexp.MustCompile("`([^`]*)`")
+
+// userAbout describes a user whose columns are cols: the values that may
+// be null named.
+func userAbout(cols []dataset.Column) string {
+	desc := "A user. Every value is a string"
+	if slices.ContainsFunc(cols, func(c dataset.Column) bool { return c.Name == "id" }) {
+		desc += ", `id` included"
+	}
+	var nullable []string
+	for _, c := range cols {
+		if c.Nullable {
+			nullable = append(nullable, "`"+c.Name+"`")
+		}
+	}
+	switch len(nullable) {
+	case 0:
+		return desc + "."
+	case 1:
+		return desc + "; " + nullable[0] + " is `null` when absent."
+	}
+	return desc + "; " + strings.Join(nullable[:len(nullable)-1], ", ") + " and " + nullable[len(nullable)-1] + " are `null` when absent."
 }
 
 // columnsParam names the component of d's columns parameter.
@@ -482,12 +523,10 @@ func (v *view) schemas() object {
 		)...)
 	}
 	if d := v.named(dataset.Users.Name); d != nil {
-		s = append(s, member{"User", rowSchema("User",
-			"A user. Every value is a string, `id` included; `last_entry` and `updated_at` are `null` when absent.",
-			d.Columns, false)})
+		s = append(s, member{"User", rowSchema("User", userAbout(d.Columns), d.Columns, false)})
 	}
 	for _, d := range v.entities() {
-		s = append(s, member{d.OData.TypeName, rowSchema(d.OData.TypeName, d.About+" Every value is a string; an absent value is `null`.", d.Columns, false)})
+		s = append(s, member{d.OData.TypeName, rowSchema(d.OData.TypeName, about(d)+" Every value is a string; an absent value is `null`.", d.Columns, false)})
 	}
 	s = append(s, obj(
 		"Error", obj(
