@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"runtime"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/openapi"
 )
 
@@ -54,7 +58,40 @@ func writeStatus(w http.ResponseWriter, code int, status string) {
 	}{status})
 }
 
-// openAPI serves GET /openapi.json, the OpenAPI 3.1 document of the API.
+// openAPI serves GET /openapi.json, the OpenAPI 3.1 document of what the
+// token may read: the datasets of [Server.feedsOf], as its scopes allow
+// and its rules restrict them (a hidden column is in no schema, a masked
+// one is marked). A token that reads everything as it is gets the whole
+// document.
 func (s *Server) openAPI(c *gin.Context) {
-	c.Data(http.StatusOK, "application/json; charset=utf-8", openapi.JSON())
+	f := s.feedsOf(c)
+	if f == s.feeds {
+		c.Data(http.StatusOK, "application/json; charset=utf-8", openapi.JSON())
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIOf(f))
+}
+
+// openAPIDocs keeps the document of each token's feeds while those feeds
+// live: made at the token's first request for it, made again when its
+// scopes or rules change (feedsOf then makes new feeds), dropped with the
+// feeds it describes. Keyed by a weak pointer, so that it keeps no feeds
+// alive.
+var openAPIDocs sync.Map // weak.Pointer[feeds] -> []byte
+
+// openAPIOf returns the OpenAPI document of f's datasets.
+func openAPIOf(f *feeds) []byte {
+	key := weak.Make(f)
+	if doc, ok := openAPIDocs.Load(key); ok {
+		return doc.([]byte)
+	}
+	datasets := make([]*dataset.Dataset, len(f.all))
+	for i, src := range f.all {
+		datasets[i] = src.Dataset
+	}
+	doc, loaded := openAPIDocs.LoadOrStore(key, openapi.For(datasets))
+	if !loaded {
+		runtime.AddCleanup(f, func(k weak.Pointer[feeds]) { openAPIDocs.Delete(k) }, key)
+	}
+	return doc.([]byte)
 }

@@ -13,6 +13,13 @@ import (
 // check the document against the column lists.
 const kindKeyword = "x-informe-kind"
 
+// maskKeyword is the schema keyword (a specification extension) that
+// marks a column the reader sees masked, with its mask
+// ([dataset.Mask.String]: "rut", "email", "phone", "name", "withheld",
+// "other"): its values are written masked, and $filter and $orderby do
+// not take it. Only a document for a token with rules has it.
+const maskKeyword = "x-masked"
+
 // kindText says how a value of each kind is written, for descriptions.
 var kindText = map[dataset.Kind]string{
 	dataset.Text:        "Text.",
@@ -67,6 +74,9 @@ func valueSchema(c dataset.Column, emptyAllowed bool) object {
 	if c.Personal != dataset.NotPersonal {
 		// Whose personal data it holds: client, payer or user.
 		s = s.with("x-personal", c.Personal.String())
+	}
+	if c.Mask != dataset.Unmasked {
+		s = s.with(maskKeyword, c.Mask.String())
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/informe/informe/internal/dataset"
@@ -10,7 +11,7 @@ import (
 )
 
 // This file describes the OData service, whose entity sets are those of
-// the datasets' declarations (dataset.All), as the server's. The tests
+// the datasets a document describes ([view]), as the server's. The tests
 // check the schemas against package odata's own feeds, errors and
 // $metadata, and internal/api's TestOpenAPI against the server's.
 
@@ -24,16 +25,6 @@ type odataSet struct {
 	Scope string
 }
 
-// odataSets are the entity sets of the OData service, in the order of the
-// service document: those of dataset.All.
-var odataSets = func() []odataSet {
-	sets := make([]odataSet, len(dataset.All))
-	for i, d := range dataset.All {
-		sets[i] = odataSet{d.EntitySet(), string(d.Scope)}
-	}
-	return sets
-}()
-
 // syntheticKey reports whether s's key is made of RowKey rather than a
 // column.
 func (s odataSet) syntheticKey() bool { return len(s.RowKey) > 0 }
@@ -46,6 +37,21 @@ func (s odataSet) propertyNames() []string {
 		names = append(names, s.Key)
 	}
 	return append(names, dataset.Names(s.Columns)...)
+}
+
+// orderNames returns the names $orderby takes on s: its properties but
+// the masked columns, which neither $filter nor $orderby may name.
+func (s odataSet) orderNames() []string {
+	var names []string
+	if s.syntheticKey() {
+		names = append(names, s.Key)
+	}
+	for _, c := range s.Columns {
+		if c.Mask == dataset.Unmasked {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // odataValueSchema returns the schema of property c of s in an OData
@@ -90,7 +96,11 @@ func odataValueSchema(s odataSet, c dataset.Column) object {
 	if nullable {
 		desc += " `null` when absent."
 	}
-	return sch.with("description", desc, kindKeyword, c.Kind.String())
+	sch = sch.with("description", desc, kindKeyword, c.Kind.String())
+	if c.Mask != dataset.Unmasked {
+		sch = sch.with(maskKeyword, c.Mask.String())
+	}
+	return sch
 }
 
 // odataEntitySchema returns the schema of an entity of s: in a feed, or,
@@ -147,10 +157,10 @@ func odataEntitySchema(s odataSet, byKey, related bool) object {
 	)
 }
 
-func odataSchemas() object {
+func (v *view) odataSchemas() object {
 	o := object{}
-	for _, s := range odataSets {
-		if len(s.Navigations) > 0 || isTarget(s.Name) {
+	for _, s := range v.sets {
+		if len(s.Navigations) > 0 || v.isTarget(s.Name) {
 			o = append(o, member{"OData" + s.Name + "Related", odataEntitySchema(s, false, true)})
 		}
 		o = append(o,
@@ -184,9 +194,9 @@ func odataSchemas() object {
 					"required", []string{"name", "kind", "url"},
 					"additionalProperties", false,
 					"properties", obj(
-						"name", obj("type", "string", "enum", odataSetNames()),
+						"name", obj("type", "string", "enum", v.odataSetNames()),
 						"kind", obj("const", "EntitySet"),
-						"url", obj("type", "string", "enum", odataSetNames()),
+						"url", obj("type", "string", "enum", v.odataSetNames()),
 					),
 				)),
 			),
@@ -250,9 +260,9 @@ func odataCodes() []string {
 	return codes
 }
 
-// isTarget reports whether a navigation leads to the set named name.
-func isTarget(name string) bool {
-	for _, s := range odataSets {
+// isTarget reports whether a navigation of v leads to the set named name.
+func (v *view) isTarget(name string) bool {
+	for _, s := range v.sets {
 		for _, n := range s.Navigations {
 			if n.Target == name {
 				return true
@@ -262,20 +272,20 @@ func isTarget(name string) bool {
 	return false
 }
 
-func odataSetNames() []string {
-	var names []string
-	for _, s := range odataSets {
+func (v *view) odataSetNames() []string {
+	names := []string{}
+	for _, s := range v.sets {
 		names = append(names, s.Name)
 	}
 	return names
 }
 
-func odataParameters() object {
-	return obj(
-		"odata.filter", obj("name", "$filter", "in", "query",
+func (v *view) odataParameters() object {
+	p := obj(
+		"odata.filter", v.example(obj("name", "$filter", "in", "query",
 			"description", "A condition on any properties, compared by their typed values: `eq`, `ne`, `gt`, `ge`, `lt`, `le`, `in (...)`, `and`, `or`, `not`, parentheses, `eq null`/`ne null`, and the functions contains, startswith, endswith, tolower, toupper, trim, length, concat, indexof, substring, year, month, day, hour, minute and second. Literals of the property's type: integers and decimals bare, dates as `2024-03-05`, date-times with an offset as `2024-03-05T14:07:09Z`, strings in single quotes with `''` for a quote. Malformed syntax, an unknown property or a literal of the wrong type is a 400; arithmetic, other functions, lambdas and parameter aliases are a 501.",
-			"schema", obj("type", "string", "minLength", 1),
-			"example", "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and startswith(client_email,'a')"),
+			"schema", obj("type", "string", "minLength", 1)),
+			"task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and startswith(client_email,'a')", "task_end_date", "client_email"),
 		"odata.top", obj("name", "$top", "in", "query",
 			"description", "The most entities to return over all pages.",
 			"schema", obj("type", "integer", "format", "int64", "minimum", 0)),
@@ -292,15 +302,30 @@ func odataParameters() object {
 			"description", "`json`, or `application/json` with OData format parameters (`odata.metadata=minimal`, `IEEE754Compatible=true` or `false`); it wins over `Accept`. Write `;` as `%3B`. Another format, `odata.metadata=full` or `none`, is a 406.",
 			"schema", obj("type", "string"),
 			"example", "application/json;IEEE754Compatible=true"),
-		"odata.expand", obj("name", "$expand", "in", "query",
-			"description", "Navigation properties, comma-separated, each optionally with a nested `$select` in parentheses, one level: each entity then carries its related entity (or `null`) or its related entities (an array) under the navigation's name. Only the entity sets at their own grain have navigation properties (see `$metadata`). An unknown navigation is a 400; other nested options, nested `$expand`, `*` and paths are a 501. Write `;` as `%3B`.",
-			"schema", obj("type", "string", "minLength", 1),
-			"example", "Client($select=client_rut,client_region),Processes"),
 		"odata.prefer", obj("name", "Prefer", "in", "header",
 			"description", fmt.Sprintf("`odata.maxpagesize=N` (1 to %d) makes pages of at most N entities and is echoed in `Preference-Applied`; pages hold at most %d entities anyway. Other preferences are ignored.", odata.MaxPageSize-1, odata.MaxPageSize),
 			"schema", obj("type", "string"),
 			"example", "odata.maxpagesize=1000"),
 	)
+	// $expand, where a set has navigations; its example where they and
+	// the columns it names are there.
+	var navs []string
+	for _, s := range v.sets {
+		for _, n := range s.Navigations {
+			navs = append(navs, n.Name)
+		}
+	}
+	if len(navs) == 0 {
+		return p
+	}
+	expand := obj("name", "$expand", "in", "query",
+		"description", "Navigation properties, comma-separated, each optionally with a nested `$select` in parentheses, one level: each entity then carries its related entity (or `null`) or its related entities (an array) under the navigation's name. Only the entity sets at their own grain have navigation properties (see `$metadata`). An unknown navigation is a 400; other nested options, nested `$expand`, `*` and paths are a 501. Write `;` as `%3B`.",
+		"schema", obj("type", "string", "minLength", 1))
+	if slices.Contains(navs, "Client") && slices.Contains(navs, "Processes") {
+		expand = v.example(expand, "Client($select=client_rut,client_region),Processes", "client_rut", "client_region")
+	}
+	i := slices.IndexFunc(p, func(m member) bool { return m.key == "odata.prefer" })
+	return slices.Insert(p, i, member{"odata.expand", expand})
 }
 
 func odataHeaders() object {
@@ -424,7 +449,7 @@ func odataOperations(id, summary, desc, scope string, params []any, ok object, e
 	)
 }
 
-func odataPaths() object {
+func (v *view) odataPaths() object {
 	errs := []string{"BadRequest", "Unauthorized", "Forbidden", "NotAcceptable", "TooManyRequests", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"}
 	okHeaders := headerRefs("X-Request-Id", "Cache-Control", "OData-Version")
 	service := func(id string) object {
@@ -446,13 +471,13 @@ func odataPaths() object {
 				"content", obj(metadataMediaType(), obj("schema", obj("type", "string")))),
 			"BadRequest", "Unauthorized", "NotAcceptable", "RequestHeaderFieldsTooLarge", "InternalServerError", "ServiceUnavailable"),
 	)
-	for _, s := range odataSets {
+	for _, s := range v.sets {
 		params := []any{
 			selectParameter(s),
 			ref("parameters", "odata.filter"),
 			obj("name", "$orderby", "in", "query",
 				"description", "Properties, comma-separated, each optionally followed by `asc` or `desc`; nulls come first ascending and last descending. Without it entities come in the order "+strings.Join(s.OrderBy, ", ")+". Next links resume after the last entity's sort values and key, so paging stays exact under any order. An expression is a 501.",
-				"schema", obj("type", "string", "pattern", orderByPattern(s.propertyNames()))),
+				"schema", obj("type", "string", "pattern", orderByPattern(s.orderNames()))),
 		}
 		if len(s.Navigations) > 0 {
 			params = append(params, ref("parameters", "odata.expand"))

@@ -21,11 +21,11 @@ import (
 	"github.com/informe/informe/internal/odata"
 )
 
-// odataEntitySets returns the checked entity sets of odataSets.
+// odataEntitySets returns the checked entity sets of fullView.sets.
 func odataEntitySets(t *testing.T) []*odata.EntitySet {
 	t.Helper()
 	var sets []*odata.EntitySet
-	for _, s := range odataSets {
+	for _, s := range fullView.sets {
 		set, err := odata.NewEntitySet(s.EntitySet)
 		if err != nil {
 			t.Fatal(err)
@@ -101,12 +101,12 @@ func TestODataMetadata(t *testing.T) {
 	if err := xml.Unmarshal(odata.Metadata(odataEntitySets(t)...), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Types) != len(odataSets) {
-		t.Fatalf("%d entity types, want %d", len(doc.Types), len(odataSets))
+	if len(doc.Types) != len(fullView.sets) {
+		t.Fatalf("%d entity types, want %d", len(doc.Types), len(fullView.sets))
 	}
 	for i, et := range doc.Types {
-		s := schemaOf(t, "OData"+odataSets[i].Name+"Entity")
-		names := propertyOrder(t, "OData"+odataSets[i].Name+"Entity")
+		s := schemaOf(t, "OData"+fullView.sets[i].Name+"Entity")
+		names := propertyOrder(t, "OData"+fullView.sets[i].Name+"Entity")
 		var want []string
 		for _, p := range et.Props {
 			want = append(want, p.Name)
@@ -190,7 +190,7 @@ func sampleRows(s odataSet) [][][]byte {
 // IEEE754Compatible format and pages with a next link.
 func TestODataFeeds(t *testing.T) {
 	sets := odataEntitySets(t)
-	for i, s := range odataSets {
+	for i, s := range fullView.sets {
 		feed := schemaOf(t, "OData"+s.Name+"Feed")
 		props := s.propertyNames()
 		for _, tt := range []struct {

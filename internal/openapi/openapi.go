@@ -1,11 +1,14 @@
 // Package openapi builds informe's OpenAPI 3.1 document: every path,
 // parameter, format, header, security scheme and error of the API, the
-// OData service included, with the row schemas generated from the one
-// column lists ([dataset.GeneralReport] and [dataset.Users]) so that the document
-// cannot drift from the rows the encoders write.
+// OData service included, with the row schemas generated from the
+// datasets' column lists ([dataset.Dataset]) so that the document cannot
+// drift from the rows the encoders write.
 //
-// [JSON] returns the document. The server serves it at GET /openapi.json,
-// authenticated like every other path, and docs/openapi.json is a copy
+// [For] returns the document of the datasets it is given: the server
+// answers GET /openapi.json, authenticated like every other path, with
+// the document of what the request's token may read, its datasets as its
+// rules restrict them. [JSON] is the document of every dataset, which a
+// token with every scope and no rules reads; docs/openapi.json is a copy
 // that a test keeps identical to it. After changing the API or a column
 // list, regenerate the copy with
 //
@@ -22,6 +25,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,53 +39,141 @@ import (
 // Path is where the server serves the document.
 const Path = "/openapi.json"
 
-// JSON returns the OpenAPI 3.1 document as indented JSON ending in a
-// newline: the same bytes on every call and every build of the same code.
-// Serve it as application/json. Each call returns a new copy.
+// JSON returns the OpenAPI 3.1 document of everything informe serves
+// ([For] of every dataset of [dataset.All]): the same bytes on every call
+// and every build of the same code. Each call returns a new copy.
 func JSON() []byte { return bytes.Clone(documentJSON()) }
 
-var documentJSON = sync.OnceValue(func() []byte {
+var documentJSON = sync.OnceValue(func() []byte { return For(dataset.All) })
+
+// For returns the OpenAPI 3.1 document of the API as it serves datasets,
+// as indented JSON ending in a newline: the paths, parameters and schemas
+// of those datasets only, each with its columns as given (a token's
+// restricted datasets, from source.Restrict, describe what the token
+// sees: a hidden column is in no schema, parameter or example, a masked
+// one is marked x-masked), and the OData service of their entity sets.
+// The paths the API spec defines (the general report's, /users) are
+// there when their dataset is given. For of [dataset.All] is [JSON]'s
+// document. Serve it as application/json.
+func For(datasets []*dataset.Dataset) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(document()); err != nil {
+	if err := enc.Encode(newView(datasets).document()); err != nil {
 		// Only strings, numbers, booleans, slices and objects go in: a
 		// failure is a bug that every test of the package shows.
 		panic(fmt.Sprintf("openapi: %v", err))
 	}
 	return b.Bytes()
-})
+}
 
-func document() object {
+// view is what one document describes: datasets, in the order given, and
+// their OData entity sets.
+type view struct {
+	datasets []*dataset.Dataset
+	sets     []odataSet
+}
+
+// newView returns the view of datasets. A navigation whose target set is
+// not among them is left out, as $metadata leaves it out.
+func newView(datasets []*dataset.Dataset) *view {
+	v := &view{datasets: datasets}
+	for _, d := range datasets {
+		v.sets = append(v.sets, odataSet{d.EntitySet(), string(d.Scope)})
+	}
+	for i := range v.sets {
+		s := &v.sets[i]
+		s.Navigations = slices.DeleteFunc(slices.Clone(s.Navigations), func(n dataset.Navigation) bool {
+			return !slices.ContainsFunc(v.sets, func(t odataSet) bool { return t.Name == n.Target })
+		})
+	}
+	return v
+}
+
+// named returns the dataset of v called name, or nil.
+func (v *view) named(name string) *dataset.Dataset {
+	for _, d := range v.datasets {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// uses reports whether a listing of v takes the spec's query parameter p.
+func (v *view) uses(p string) bool {
+	for _, d := range v.datasets {
+		if slices.Contains(d.Params, p) || slices.Contains(d.PageParams, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// plain reports whether every name is a column of a dataset of v that
+// is not masked: one that $filter and $orderby may name, and an example
+// may show.
+func (v *view) plain(names ...string) bool {
+	for _, n := range names {
+		if !slices.ContainsFunc(v.datasets, func(d *dataset.Dataset) bool {
+			return slices.ContainsFunc(d.Columns, func(c dataset.Column) bool { return c.Name == n && c.Mask == dataset.Unmasked })
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// example returns o with the example ex when v shows every column it
+// names (see [view.plain]), else o: an example never names a column
+// the reader may not see.
+func (v *view) example(o object, ex any, names ...string) object {
+	if !v.plain(names...) {
+		return o
+	}
+	return o.with("example", ex)
+}
+
+func (v *view) document() object {
+	tags := []object{}
+	if v.named(dataset.GeneralReport.Name) != nil {
+		tags = append(tags, obj("name", "report", "description", "The general report: one row per task of a process of a contract."))
+	}
+	if v.named(dataset.Users.Name) != nil {
+		tags = append(tags, obj("name", "users", "description", "The users of the system."))
+	}
+	if len(v.entities()) > 0 {
+		tags = append(tags, obj("name", "entities", "description", "Contracts, processes, tasks, clients and services, each at its own grain: one row per entity, so that a column sums to the right total."))
+	}
+	tags = append(tags,
+		obj("name", "odata", "description", "The same data as an OData 4.0 service, for Excel and Power BI (Get Data → OData feed)."),
+		obj("name", "meta", "description", "This document."),
+	)
 	return obj(
 		"openapi", "3.1.0",
 		"info", obj(
 			"title", "informe",
 			"version", "1",
 			"summary", "The reporting API of a legal-services management system: users and the general report, as JSON, NDJSON, CSV, XLSX, Parquet and Arrow, and as an OData service.",
-			"description", infoDescription,
+			"description", v.infoDescription(),
 		),
 		// Every path needs a valid token; the listings also need a scope,
 		// stated by their own security requirements.
 		"security", securityRequirements(""),
-		"tags", []object{
-			obj("name", "report", "description", "The general report: one row per task of a process of a contract."),
-			obj("name", "users", "description", "The users of the system."),
-			obj("name", "entities", "description", "Contracts, processes, tasks, clients and services, each at its own grain: one row per entity, so that a column sums to the right total."),
-			obj("name", "odata", "description", "The same data as an OData 4.0 service, for Excel and Power BI (Get Data → OData feed)."),
-			obj("name", "meta", "description", "This document."),
-		},
-		"paths", paths(),
-		"components", components(),
+		"tags", tags,
+		"paths", v.paths(),
+		"components", v.components(),
 	)
 }
 
-var infoDescription = `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX (and Parquet and Arrow, with typed columns, for data tools), and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
+// infoDescription is the document's introduction.
+func (v *view) infoDescription() string {
+	return `informe serves the general report of the legal-services system (contracts, clients, payers, services, processes and their tasks) and its users, to API clients that read JSON and to people who work in spreadsheets: the same paths stream JSON, NDJSON, CSV and XLSX (and Parquet and Arrow, with typed columns, for data tools), and an OData service feeds Excel and Power BI. Rows go from the database straight to the client, so a page of up to 10,000 rows never sits whole in memory.
 
 ## Authentication
 
-Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + scopeSentence() + `; a token without the scope gets a 403.
+Every path, this document and unknown paths included, needs a valid token: without one, every request is a 401 ` + "`{\"message\":\"Invalid Token\"}`" + ` whatever its path (so an unknown path is a 404 only with a valid token). Send the token as ` + "`Authorization: Bearer <token>`" + `, as the password of Basic credentials (any user name; Excel's credential dialogs offer Basic), or, for tools that cannot set headers, in the ` + "`access_token`" + ` query parameter (RFC 6750 §2.3). The header wins when both are present. Tokens carry scopes: ` + v.scopeSentence() + `; a token without the scope gets a 403.
 
 ## Formats
 
@@ -119,12 +212,10 @@ Every error is ` + "`{\"message\": \"...\"}`" + ` as ` + "`application/json`" + 
 | 503 | the database cannot be reached, or the server is at capacity; ` + "`Retry-After`" + ` says when to try again |
 
 The status is decided before the first byte of the body. A failure after it cannot change the status: the server then cuts the connection before the chunked body is terminated, so no client can take a truncated body for a complete one.`
+}
 
-// The scopes the listings need.
-var (
-	reportScope = string(dataset.GeneralReport.Scope)
-	usersScope  = string(dataset.Users.Scope)
-)
+// reportScope is the scope of the example of a 403.
+var reportScope = string(dataset.GeneralReport.Scope)
 
 // securityRequirements returns the three ways to present a token, any
 // one of which suffices, each needing scope ("" for none). Scopes on
@@ -140,52 +231,20 @@ func securityRequirements(scope string) []object {
 // ref returns a reference to the component of the given type and name.
 func ref(typ, name string) object { return obj("$ref", "#/components/"+typ+"/"+name) }
 
-func paths() object {
-	p := obj(
-		dataset.GeneralReport.PagePath, listingPath(listing{
-			op: "GeneralReport", tag: "report", scope: reportScope,
-			summary: "One page of the general report",
-			description: "One row per task of a process of a contract, ordered by contract id, process id and task id, stable across pages. A contract without processes, or a process without tasks, still has exactly one row. Filters combine with AND. The count and the page are read in one snapshot, so `totalPages` never disagrees with the rows; a page past the end is a 200 without rows.\n\n" +
-				"Paging travels in headers too, in every format: `X-Total-Count`, `X-Total-Pages`, `X-Current-Page` and `Link`.",
-			params: []any{ref("parameters", "contract_id"), ref("parameters", "code_contract"), ref("parameters", "client_id"), ref("parameters", "rut"), ref("parameters", "page"), ref("parameters", "result_per_page"), ref("parameters", "reportColumns"),
-				ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
-			headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
-			json:    ref("schemas", "GeneralReportPage"),
-			row:     "GeneralReportRow",
-			file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-			sheet:   "general-report",
-		}),
-		dataset.GeneralReport.ExportPath, listingPath(listing{
-			op: "GeneralReportExport", tag: "report", scope: reportScope,
-			summary:     "Every row of the general report",
-			description: "Every row matching the filters, in the order of the paged report (or of `$orderby`), in one response read from one snapshot: for exports and spreadsheet data connections that want the whole report. The JSON format is a bare array of rows. `page` and `result_per_page` are a 400 here: an export has no pages.",
-			params: []any{ref("parameters", "contract_id"), ref("parameters", "code_contract"), ref("parameters", "client_id"), ref("parameters", "rut"), ref("parameters", "reportColumns"),
-				ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
-			headers: []string{"X-Total-Count"},
-			json:    obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
-			row:     "GeneralReportRow",
-			file:    "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-			sheet:   "general-report",
-		}),
-		dataset.Users.ExportPath, listingPath(listing{
-			op: "Users", tag: "users", scope: usersScope,
-			summary:     "The users",
-			description: "Every user matching `$filter`, ordered by id (or by `$orderby`). `X-Total-Count` gives their number.",
-			params:      []any{ref("parameters", "usersColumns"), ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
-			headers:     []string{"X-Total-Count"},
-			json:        obj("type", "array", "items", ref("schemas", "User")),
-			row:         "User",
-			file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-			sheet:       "users",
-		}),
-		Path, documentPath(),
-	)
-	for _, d := range entities() {
+func (v *view) paths() object {
+	var p object
+	for _, d := range v.datasets {
+		if d.Spec {
+			p = append(p, specPaths(d)...)
+		}
+	}
+	p = append(p, member{Path, documentPath()})
+	for _, d := range v.entities() {
 		p = append(p, member{d.ExportPath, listingPath(listing{
 			op: d.OData.Name + "Export", tag: "entities", scope: string(d.Scope),
 			summary:     "Every " + d.One + ", once",
-			description: d.About + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
-			params:      []any{ref("parameters", d.Name+"Columns"), ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster")},
+			description: about(d) + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
+			params:      listingParams(d, d.Params),
 			headers:     []string{"X-Total-Count"},
 			json:        obj("type", "array", "items", ref("schemas", d.OData.TypeName)),
 			row:         d.OData.TypeName,
@@ -193,15 +252,124 @@ func paths() object {
 			sheet:       d.Name,
 		})})
 	}
-	return append(p, odataPaths()...)
+	return append(p, v.odataPaths()...)
 }
 
-// entities are the datasets of dataset.All that the API spec does not
-// define (the general report's and the users' paths are written above):
-// the entities at their own grain, each described from its declaration.
-func entities() []*dataset.Dataset {
+// specPaths returns the paths the API spec defines for d (the general
+// report's page and export, the users), with the parameters d takes.
+func specPaths(d *dataset.Dataset) object {
+	switch d.Name {
+	case dataset.GeneralReport.Name:
+		return obj(
+			d.PagePath, listingPath(listing{
+				op: "GeneralReport", tag: "report", scope: string(d.Scope),
+				summary: "One page of the general report",
+				description: "One row per task of a process of a contract, ordered by contract id, process id and task id, stable across pages. A contract without processes, or a process without tasks, still has exactly one row. Filters combine with AND. The count and the page are read in one snapshot, so `totalPages` never disagrees with the rows; a page past the end is a 200 without rows.\n\n" +
+					"Paging travels in headers too, in every format: `X-Total-Count`, `X-Total-Pages`, `X-Current-Page` and `Link`.",
+				params:  listingParams(d, d.PageParams),
+				headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
+				json:    ref("schemas", "GeneralReportPage"),
+				row:     "GeneralReportRow",
+				file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
+				sheet:   "general-report",
+			}),
+			d.ExportPath, listingPath(listing{
+				op: "GeneralReportExport", tag: "report", scope: string(d.Scope),
+				summary:     "Every row of the general report",
+				description: "Every row matching the filters, in the order of the paged report (or of `$orderby`), in one response read from one snapshot: for exports and spreadsheet data connections that want the whole report. The JSON format is a bare array of rows. `page` and `result_per_page` are a 400 here: an export has no pages.",
+				params:      listingParams(d, d.Params),
+				headers:     []string{"X-Total-Count"},
+				json:        obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
+				row:         "GeneralReportRow",
+				file:        "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
+				sheet:       "general-report",
+			}),
+		)
+	case dataset.Users.Name:
+		return obj(
+			d.ExportPath, listingPath(listing{
+				op: "Users", tag: "users", scope: string(d.Scope),
+				summary:     "The users",
+				description: "Every user matching `$filter`, ordered by id (or by `$orderby`). `X-Total-Count` gives their number.",
+				params:      listingParams(d, d.Params),
+				headers:     []string{"X-Total-Count"},
+				json:        obj("type", "array", "items", ref("schemas", "User")),
+				row:         "User",
+				file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
+				sheet:       "users",
+			}),
+		)
+	}
+	// A dataset of the spec whose paths are not written here: a test of
+	// the package fails on it.
+	panic("openapi: no paths written for the spec's dataset " + d.Name)
+}
+
+// listingParams returns the parameters of a listing of d that takes the
+// spec's parameters spec ("columns" being d's own columns parameter),
+// then $filter, $orderby, $select and the cache-buster.
+func listingParams(d *dataset.Dataset, spec []string) []any {
+	var params []any
+	for _, p := range spec {
+		if p == "columns" {
+			p = columnsParam(d)
+		}
+		params = append(params, ref("parameters", p))
+	}
+	return append(params, ref("parameters", "odata.filter"), ref("parameters", "orderby"), ref("parameters", "select"), ref("parameters", "cacheBuster"))
+}
+
+// about describes a row of d: its declaration's About, or, when that
+// names (in backquotes) a column d lacks, one hidden from the reader, only
+// what a row is.
+func about(d *dataset.Dataset) string {
+	for _, m := range quoted.FindAllStringSubmatch(d.About, -1) {
+		if !slices.Contains(dataset.Names(d.Columns), m[1]) {
+			return "One row per " + d.One + "."
+		}
+	}
+	return d.About
+}
+
+// quoted matches a name in backquotes.
+var quoted = regexp.MustCompile("`([^`]*)`")
+
+// userAbout describes a user whose columns are cols: the values that may
+// be null named.
+func userAbout(cols []dataset.Column) string {
+	desc := "A user. Every value is a string"
+	if slices.ContainsFunc(cols, func(c dataset.Column) bool { return c.Name == "id" }) {
+		desc += ", `id` included"
+	}
+	var nullable []string
+	for _, c := range cols {
+		if c.Nullable {
+			nullable = append(nullable, "`"+c.Name+"`")
+		}
+	}
+	switch len(nullable) {
+	case 0:
+		return desc + "."
+	case 1:
+		return desc + "; " + nullable[0] + " is `null` when absent."
+	}
+	return desc + "; " + strings.Join(nullable[:len(nullable)-1], ", ") + " and " + nullable[len(nullable)-1] + " are `null` when absent."
+}
+
+// columnsParam names the component of d's columns parameter.
+func columnsParam(d *dataset.Dataset) string {
+	if d.Name == dataset.GeneralReport.Name {
+		return "reportColumns"
+	}
+	return d.Name + "Columns"
+}
+
+// entities are the datasets of v that the API spec does not define (the
+// general report's and the users' paths are written in specPaths): the
+// entities at their own grain, each described from its declaration.
+func (v *view) entities() []*dataset.Dataset {
 	var out []*dataset.Dataset
-	for _, d := range dataset.All {
+	for _, d := range v.datasets {
 		if !d.Spec {
 			out = append(out, d)
 		}
@@ -317,10 +485,10 @@ func headerRefs(names ...string) object {
 	return o
 }
 
-func components() object {
+func (v *view) components() object {
 	return obj(
-		"schemas", schemas(),
-		"parameters", parameters(),
+		"schemas", v.schemas(),
+		"parameters", v.parameters(),
 		"headers", headers(),
 		"responses", responses(),
 		"securitySchemes", obj(
@@ -334,28 +502,31 @@ func components() object {
 	)
 }
 
-func schemas() object {
-	s := obj(
-		"GeneralReportRow", rowSchema("General report row",
-			"One task of a process of a contract, with its contract, payer, service, process and client. Every value is a string; an absent value is `\"\"`.",
-			dataset.GeneralReport.Columns, true),
-		"GeneralReportPage", obj(
-			"title", "General report page",
-			"type", "object",
-			"required", []string{"data", "totalPages", "currentPage"},
-			"additionalProperties", false,
-			"properties", obj(
-				"data", obj("type", "array", "items", ref("schemas", "GeneralReportRow"), "description", "The rows of the page."),
-				"totalPages", obj("type", "integer", "minimum", 0, "description", "ceil(matching rows / result_per_page); 0 when no row matches."),
-				"currentPage", obj("type", "integer", "minimum", 1, "description", "The page asked for."),
+func (v *view) schemas() object {
+	s := object{}
+	if d := v.named(dataset.GeneralReport.Name); d != nil {
+		s = append(s, obj(
+			"GeneralReportRow", rowSchema("General report row",
+				"One task of a process of a contract, with its contract, payer, service, process and client. Every value is a string; an absent value is `\"\"`.",
+				d.Columns, true),
+			"GeneralReportPage", obj(
+				"title", "General report page",
+				"type", "object",
+				"required", []string{"data", "totalPages", "currentPage"},
+				"additionalProperties", false,
+				"properties", obj(
+					"data", obj("type", "array", "items", ref("schemas", "GeneralReportRow"), "description", "The rows of the page."),
+					"totalPages", obj("type", "integer", "minimum", 0, "description", "ceil(matching rows / result_per_page); 0 when no row matches."),
+					"currentPage", obj("type", "integer", "minimum", 1, "description", "The page asked for."),
+				),
 			),
-		),
-		"User", rowSchema("User",
-			"A user. Every value is a string, `id` included; `last_entry` and `updated_at` are `null` when absent.",
-			dataset.Users.Columns, false),
-	)
-	for _, d := range entities() {
-		s = append(s, member{d.OData.TypeName, rowSchema(d.OData.TypeName, d.About+" Every value is a string; an absent value is `null`.", d.Columns, false)})
+		)...)
+	}
+	if d := v.named(dataset.Users.Name); d != nil {
+		s = append(s, member{"User", rowSchema("User", userAbout(d.Columns), d.Columns, false)})
+	}
+	for _, d := range v.entities() {
+		s = append(s, member{d.OData.TypeName, rowSchema(d.OData.TypeName, about(d)+" Every value is a string; an absent value is `null`.", d.Columns, false)})
 	}
 	s = append(s, obj(
 		"Error", obj(
@@ -381,7 +552,7 @@ func schemas() object {
 			"properties", obj("message", obj("const", auth.InvalidToken)),
 		),
 	)...)
-	return append(s, odataSchemas()...)
+	return append(s, v.odataSchemas()...)
 }
 
 // integerParam returns the schema of a query parameter holding a
@@ -397,39 +568,54 @@ func integerParam(name, desc string, max, def int64) object {
 	return obj("name", name, "in", "query", "description", desc+" Digits only.", "schema", s)
 }
 
-func parameters() object {
-	p := obj(
-		"contract_id", integerParam("contract_id", "Only the rows of this contract.", 0, 0),
-		"code_contract", obj("name", "code_contract", "in", "query",
+func (v *view) parameters() object {
+	p := object{}
+	// The spec's filters, where a listing takes them.
+	for _, f := range []member{
+		{"contract_id", integerParam("contract_id", "Only the rows of this contract.", 0, 0)},
+		{"code_contract", obj("name", "code_contract", "in", "query",
 			"description", "Only the rows of contracts with exactly this code.",
-			"schema", obj("type", "string", "minLength", 1)),
-		"client_id", integerParam("client_id", "Only the rows of this client's contracts.", 0, 0),
-		"rut", obj("name", "rut", "in", "query",
+			"schema", obj("type", "string", "minLength", 1))},
+		{"client_id", integerParam("client_id", "Only the rows of this client's contracts.", 0, 0)},
+		{"rut", obj("name", "rut", "in", "query",
 			"description", "Only the rows of the client with this RUT, written as people type it: `12.345.678-5`, `12345678-5` or `123456785`, the check character `k` or `K`; it matches whatever form the RUT is stored in. A malformed RUT or a wrong check digit is a 400.",
 			"schema", obj("type", "string", "pattern", `^ *[0-9.]*[0-9][0-9.]*-?[0-9kK] *$`),
-			"example", "12.345.678-5"),
-		"page", integerParam("page", "The page to return, from 1.", 0, 1),
+			"example", "12.345.678-5")},
+		{"page", integerParam("page", "The page to return, from 1.", 0, 1)},
+	} {
+		if v.uses(f.key) {
+			p = append(p, f)
+		}
+	}
+	p = append(p, obj(
 		"ifNoneMatch", obj("name", "If-None-Match", "in", "header",
 			"description", "`*` or entity tags (`\"...\"`, `W/\"...\"`, comma-separated) from earlier responses' `ETag`: when one is the current tag, the answer is a 304 without a body. Compared weakly. Anything else is a 400.",
 			"schema", obj("type", "string"),
 			"example", `"3q9Zb0l2Qm1xN2s0cFhRcWxB"`),
-		"select", obj("name", "$select", "in", "query",
+		"select", v.example(obj("name", "$select", "in", "query",
 			"description", "OData's `$select`: the fields to return, comma-separated, in that order; `*` is all of them. The same choice as `columns`: giving both is a 400.",
-			"schema", obj("type", "string", "minLength", 1),
-			"example", "contract_id,task_status"),
-		"orderby", obj("name", "$orderby", "in", "query",
+			"schema", obj("type", "string", "minLength", 1)),
+			"contract_id,task_status", "contract_id", "task_status"),
+		"orderby", v.example(obj("name", "$orderby", "in", "query",
 			"description", "OData's `$orderby`: fields, comma-separated, each optionally followed by `asc` or `desc`; nulls come first ascending and last descending, ties in the path's own order. An export in an order no index gives is sorted whole by PostgreSQL before its first row.",
-			"schema", obj("type", "string", "minLength", 1),
-			"example", "task_end_date desc"),
+			"schema", obj("type", "string", "minLength", 1)),
+			"task_end_date desc", "task_end_date"),
 		"cacheBuster", obj("name", "_", "in", "query",
 			"description", "Ignored: the cache-buster that jQuery's `ajax` adds with `cache: false`. Any other parameter a path does not list is a 400 that names it.",
 			"schema", obj("type", "string")),
-		"result_per_page", integerParam("result_per_page", "Rows per page.", report.MaxPerPage, report.MaxPerPage),
-		"reportColumns", columnsParameter(dataset.GeneralReport.Columns, "the `GeneralReportRow` schema and docs/columns.md"),
-		"usersColumns", columnsParameter(dataset.Users.Columns, "the `User` schema and docs/columns.md"),
-	)
-	for _, d := range entities() {
-		p = append(p, member{d.Name + "Columns", columnsParameter(d.Columns, "the `"+d.OData.TypeName+"` schema and docs/columns.md")})
+	)...)
+	if v.uses("result_per_page") {
+		p = append(p, member{"result_per_page", integerParam("result_per_page", "Rows per page.", report.MaxPerPage, report.MaxPerPage)})
+	}
+	for _, d := range v.datasets {
+		row := d.OData.TypeName
+		switch d.Name {
+		case dataset.GeneralReport.Name:
+			row = "GeneralReportRow"
+		case dataset.Users.Name:
+			row = "User"
+		}
+		p = append(p, member{columnsParam(d), columnsParameter(d.Columns, "the `"+row+"` schema and docs/columns.md")})
 	}
 	p = append(p, obj(
 		"format", obj("name", "format", "in", "query",
@@ -451,7 +637,7 @@ func parameters() object {
 			"description", "CSV and TSV: `comma` writes the decimal columns' values with a comma as decimal separator and no thousands separator (`12500,5`), as Excel and LibreOffice read numbers with Chilean regional settings. It needs `delimiter=semicolon` or `delimiter=tab` (a 400 beside the comma delimiter), and is a 400 in any other format.",
 			"schema", obj("type", "string", "enum", []string{"point", "comma"}, "default", "point")),
 	)...)
-	return append(p, odataParameters()...)
+	return append(p, v.odataParameters()...)
 }
 
 // formatNames returns the names the format parameter takes.
@@ -552,18 +738,20 @@ func responses() object {
 	return append(r, odataResponses()...)
 }
 
-// scopeSentence says which datasets each scope reads: "`report:read` for
-// general-report, contracts, ...; `users:read` for users; ...".
-func scopeSentence() string {
+// scopeSentence says which datasets of v each scope reads: "`report:read`
+// for general-report, contracts, ...; `users:read` for users; ...".
+func (v *view) scopeSentence() string {
 	var parts []string
 	for _, sc := range dataset.Scopes() {
 		var names []string
-		for _, d := range dataset.All {
+		for _, d := range v.datasets {
 			if d.Scope == sc {
 				names = append(names, d.Name)
 			}
 		}
-		parts = append(parts, "`"+string(sc)+"` for "+strings.Join(names, ", "))
+		if len(names) > 0 {
+			parts = append(parts, "`"+string(sc)+"` for "+strings.Join(names, ", "))
+		}
 	}
 	return strings.Join(parts, "; ")
 }

@@ -76,6 +76,7 @@ func (s *Source) restrict(r *dataset.Rules) *Source {
 	}
 	d := *s.Dataset
 	d.Columns = visible
+	d.OData.Navigations = nil // as its set's, below: what describes d (OpenAPI) says so too
 	d.Params = slices.DeleteFunc(slices.Clone(d.Params), func(p string) bool { return !paramAllowed(p, plain) })
 	d.PageParams = slices.DeleteFunc(slices.Clone(d.PageParams), func(p string) bool { return !paramAllowed(p, plain) })
 	def := d.EntitySet()
