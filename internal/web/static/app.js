@@ -1334,11 +1334,12 @@
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
     // The catalogue's columns come as arrays (internal/web's packedColumn),
-    // and leave out the words of a column the general report has too:
-    // they are the report's.
+    // their types by kind, a description that is the label left out, and
+    // leave out the words of a column the general report has too: they
+    // are the report's.
     const text = (a) => a && { es: a[0], en: a[1] };
     for (const d of cat.datasets) for (const g of d.groups) {
-      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: a[2], width: a[3], label: text(a[4]), about: text(a[5]), values: a[6] || undefined }));
+      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: cat.types[a[1]], width: a[2], label: text(a[3]), about: text(a[4] || a[3]), values: a[5] || undefined }));
     }
     const known = {};
     for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
