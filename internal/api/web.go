@@ -49,16 +49,65 @@ func (s *Server) asset(c *gin.Context) {
 // icon serves the page's icon at /favicon.ico.
 func (s *Server) icon(c *gin.Context) { s.Site.Icon(c.Writer, c.Request) }
 
-// session describes the page's session: the signed-in token's name and
-// scopes, or, signed out, why (Reason: "" when the page never signed in or
-// signed out, else "expired", "revoked" or "unknown" for the cookie's
-// token), with the message to show in Message.
+// session describes the page's session: the signed-in token's name,
+// scopes and what it may see (Datasets), or, signed out, why (Reason: ""
+// when the page never signed in or signed out, else "expired", "revoked"
+// or "unknown" for the cookie's token), with the message to show in
+// Message.
 type session struct {
 	SignedIn bool            `json:"signed_in"`
 	Name     string          `json:"name,omitempty"`
 	Scopes   []dataset.Scope `json:"scopes,omitempty"`
+	Datasets []sessionSet    `json:"datasets,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
 	Message  string          `json:"message,omitempty"`
+}
+
+// sessionSet is a dataset as the signed-in token sees it, so that the
+// page, whose catalogue (cached, the same for everyone) lists every
+// dataset and column, offers only what the token may read: Source names
+// the dataset (the catalogue's "source"); Columns are the columns it
+// sees, masked ones included, whose masks Masked gives (dataset.Mask's
+// names); Filters are the spec's filters it may give (a filter on a
+// column it does not see, or sees masked, is not one); Related are the
+// collection navigations its conditions may go through. Anything the
+// token may not see is simply absent, as if it did not exist.
+type sessionSet struct {
+	Source  string            `json:"source"`
+	Columns []string          `json:"columns"`
+	Masked  map[string]string `json:"masked,omitempty"`
+	Filters []string          `json:"filters,omitempty"`
+	Related []string          `json:"related,omitempty"`
+}
+
+// signedIn returns the session of the principal of c, who is signed in:
+// its datasets are those of feedsOf(c), as its scopes and rules let it
+// see them.
+func (s *Server) signedIn(c *gin.Context) session {
+	p := state(c).principal
+	out := session{SignedIn: true, Name: p.Name, Scopes: p.Scopes}
+	for _, src := range s.feedsOf(c).all {
+		v := sessionSet{Source: src.Name}
+		for _, col := range src.Columns {
+			v.Columns = append(v.Columns, col.Name)
+			if col.Mask != dataset.Unmasked {
+				if v.Masked == nil {
+					v.Masked = map[string]string{}
+				}
+				v.Masked[col.Name] = col.Mask.String()
+			}
+		}
+		for _, p := range src.Params {
+			if p != "columns" {
+				v.Filters = append(v.Filters, p)
+			}
+		}
+		for _, n := range src.Set.Collections() {
+			v.Related = append(v.Related, n.Name)
+		}
+		out.Datasets = append(out.Datasets, v)
+	}
+	return out
 }
 
 // currentSession serves GET /web/session: who the page is signed in as, by
@@ -83,8 +132,8 @@ func (s *Server) currentSession(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	state(c).principal = &p // for the log line
-	c.JSON(http.StatusOK, session{SignedIn: true, Name: p.Name, Scopes: p.Scopes})
+	state(c).principal = &p // for the log line, and what it sees
+	c.JSON(http.StatusOK, s.signedIn(c))
 }
 
 // signIn serves POST /web/sign-in: it checks the token in the JSON body
@@ -127,9 +176,9 @@ func (s *Server) signIn(c *gin.Context) {
 		s.fail(c, failure.Errorf(failure.Forbidden, "%s", web.SignInMessage("scope", lang)))
 		return
 	}
-	state(c).principal = &p // for the log line
+	state(c).principal = &p // for the log line, and what it sees
 	web.SetSession(c.Writer, token, c.Request.TLS != nil)
-	c.JSON(http.StatusOK, session{SignedIn: true, Name: p.Name, Scopes: p.Scopes})
+	c.JSON(http.StatusOK, s.signedIn(c))
 }
 
 // signOut serves POST /web/sign-out: the browser forgets the cookie.

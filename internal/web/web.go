@@ -53,9 +53,14 @@ func New() (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	types, err := kindTypes(sets)
+	if err != nil {
+		return nil, err
+	}
 	cat, err := json.Marshal(struct {
-		Datasets []packedSet `json:"datasets"`
-	}{packed(compact(sets))})
+		Types    map[string]string `json:"types"`
+		Datasets []packedSet       `json:"datasets"`
+	}{types, packed(compact(sets))})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
@@ -340,9 +345,10 @@ func inString(b []byte) bool {
 }
 
 // packedColumn is a column of the catalogue as the page's script reads
-// it, an array rather than an object: [name, kind, type, width, label,
-// about, values], each text as [Spanish, English], the trailing empty
-// ones left out. The column names of every dataset take a third of the
+// it, an array rather than an object: [name, kind, width, label, about,
+// values], each text as [Spanish, English], the trailing empty ones left
+// out, the description too when it is the label; its analyst's type is the catalogue's "types" of its kind (see
+// [kindTypes]). The column names of every dataset take a third of the
 // page's weight as objects' keys.
 type packedColumn catalog.Column
 
@@ -353,14 +359,36 @@ func (c packedColumn) MarshalJSON() ([]byte, error) {
 		}
 		return [2]string{t.ES, t.EN}
 	}
-	a := []any{c.Name, c.Kind, c.Type, c.Width, text(c.Label), text(c.About), c.Values}
+	about := text(c.About)
+	if c.About == c.Label {
+		about = nil
+	}
+	a := []any{c.Name, c.Kind, c.Width, text(c.Label), about, c.Values}
 	if c.Values == nil {
-		a = a[:6]
-		for len(a) > 4 && a[len(a)-1] == nil {
+		a = a[:5]
+		for len(a) > 3 && a[len(a)-1] == nil {
 			a = a[:len(a)-1]
 		}
 	}
 	return json.Marshal(a)
+}
+
+// kindTypes returns the analyst's type of each kind of the columns of
+// sets ([catalog.Column].Type), which the page reads once rather than on
+// every column; an error if one kind had two types, which the tests catch.
+func kindTypes(sets []catalog.Dataset) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range sets {
+		for _, g := range d.Groups {
+			for _, c := range g.Columns {
+				if t, ok := out[c.Kind]; ok && t != c.Type {
+					return nil, fmt.Errorf("web: kind %s is both %s and %s: the catalogue cannot give it once", c.Kind, t, c.Type)
+				}
+				out[c.Kind] = c.Type
+			}
+		}
+	}
+	return out, nil
 }
 
 // packedGroup is a group whose columns are packed.

@@ -23,7 +23,8 @@
   };
 
   let lang = document.documentElement.lang === "en" ? "en" : "es";
-  let catalog = null;
+  let full = null; // the catalogue of every dataset, as served
+  let catalog = null; // what the signed-in token sees of it (seen)
   let principal = null;
   let token = ""; // only when signed in on this page load, never stored
   let revealed = false;
@@ -152,9 +153,30 @@
     $("token").focus();
   }
 
+  // seen returns the catalogue as the token of session p sees it
+  // (p.datasets): only its datasets and their columns, the masked ones
+  // with their mask, the filters it may give and the related rows its
+  // conditions may reach. What it may not see is absent, as if it did not
+  // exist.
+  function seen(p) {
+    const out = [];
+    for (const d of full.datasets) {
+      const v = (p.datasets || []).find((x) => x.source === d.source);
+      if (!v) continue;
+      const masked = v.masked || {};
+      const groups = d.groups.map((g) => Object.assign({}, g, {
+        columns: g.columns.filter((c) => v.columns.includes(c.name)).map((c) => Object.assign({}, c, { mask: masked[c.name] })),
+      })).filter((g) => g.columns.length);
+      out.push(Object.assign({}, d, { groups: groups, filterNames: v.filters || [], related: (d.related || []).filter((r) => (v.related || []).includes(r.nav)) }));
+    }
+    for (const d of out) d.related = d.related.filter((r) => out.some((x) => x.name === r.dataset));
+    return { datasets: out };
+  }
+
   function showBuilder(p) {
     principal = p;
-    const allowed = catalog.datasets.filter((d) => p.scopes.includes(d.scope));
+    catalog = seen(p);
+    const allowed = catalog.datasets;
     const issues = [];
     if (!state.ds || !allowed.some((d) => d.name === state.ds)) {
       const keep = state.ds;
@@ -173,8 +195,9 @@
     const badConds = state.where.filter((w) => !condColumn(w.col) || !opsFor(condColumn(w.col)).includes(w.op));
     if (badConds.length) issues.push(t("linkConds", { list: badConds.map((w) => [w.col, w.op, w.v].join(" ")).join("; ") }));
     state.where = state.where.filter((w) => !badConds.includes(w));
-    const badFilters = dataset().filters ? [] : Object.keys(state.filters);
+    const badFilters = Object.keys(state.filters).filter((f) => !dataset().filterNames.includes(f));
     if (badFilters.length) issues.push(t("linkFilters", { ds: ds, list: badFilters.map((f) => f + "=" + state.filters[f]).join(", ") }));
+    for (const f of badFilters) delete state.filters[f];
     if (link && link.values.length) issues.push(t("linkValue", { list: link.values.join(", ") }));
     if (link && link.unknown.length) issues.push(t("linkUnknown", { list: link.unknown.join(", ") }));
     link = null;
@@ -272,7 +295,7 @@
   const shownColumns = () => (state.chosen.length ? state.chosen : allColumns()).map(column);
 
   function renderBuilder() {
-    const allowed = catalog.datasets.filter((d) => principal.scopes.includes(d.scope));
+    const allowed = catalog.datasets;
     const box = $("datasets");
     // Arrow keys move among the radios, each move a change that renders
     // them again: the focus stays on the one chosen.
@@ -289,7 +312,7 @@
     renderOrder();
     renderFilters();
     renderConds();
-    $("filters").hidden = !dataset().filters;
+    $("filters").hidden = !dataset().filterNames.length;
     changed(true);
   }
 
@@ -299,7 +322,7 @@
   function switchGrain(name) {
     const from = dataset();
     if (name === from.name) return;
-    const label = (n) => { const c = condColumn(n, from) || { label: { es: n, en: n } }; return condLabel(c); };
+    const label = (n) => { const c = columnsOf(from).find((k) => k.name === n) || condColumn(n, from) || { label: { es: n, en: n } }; return condLabel(c); };
     if (from.filters) {
       for (const f of FILTERS) {
         const v = state.filters[f];
@@ -319,7 +342,7 @@
       // A RUT compares in any typed form only where informe normalizes it
       // (the report, clients): elsewhere the filter is not a condition.
       const keep = c && opsFor(c).includes(w.op) && !(w.filter === "rut" && d.name !== "clients");
-      if (keep && w.filter && d.filters) { state.filters[w.filter] = w.v; return false; }
+      if (keep && w.filter && d.filterNames.includes(w.filter)) { state.filters[w.filter] = w.v; return false; }
       if (!keep) dropped.push(w.filter ? t(w.filter) : label(w.col));
       delete w.filter;
       return keep;
@@ -336,7 +359,7 @@
     const d = dataset();
     const amounts = d.name === "report" ? state.chosen.map(column).filter((c) => c && c.type === "amount") : [];
     const better = amounts.length && catalog.datasets.find((x) => x.name !== d.name && x.name !== "report" &&
-      principal.scopes.includes(x.scope) && amounts.every((c) => columnsOf(x).some((k) => k.name === c.name)));
+      amounts.every((c) => columnsOf(x).some((k) => k.name === c.name)));
     $("grain-warn").hidden = !better;
     if (!better) return;
     $("grain-warn-text").textContent = t("grainWarn", { cols: amounts.map((c) => words(c.label)).join(", "), ds: words(better.title) });
@@ -363,6 +386,12 @@
             el("span", { className: "label", textContent: words(c.label) }), " ",
             el("span", { className: "kind", textContent: t("kinds")[c.type] || c.type }));
           const about = el("span", { id: id + "-about", className: "about" }, words(c.about), " ", el("code", { textContent: c.name }));
+          // A masked column says so in its name (what a screen reader
+          // reads for the box) and how in its description and tooltip.
+          if (c.mask) {
+            label.append(" ", el("span", { className: "masked", title: maskHow(c), textContent: t("masked") }));
+            about.append(" ", el("span", { className: "mask-how", textContent: maskHow(c) }));
+          }
           return el("li", {}, box, el("span", { className: "col" }, label, about));
         });
       shown += rows.length;
@@ -373,6 +402,9 @@
     $("groups").hidden = !shown;
     $("search-empty").textContent = shown ? "" : t("noMatch", { q: raw });
   }
+
+  // maskHow says how the token sees masked column c («12.***.***-5»).
+  const maskHow = (c) => t("maskHow", { how: t("masks")[c.mask] || "***" });
 
   // renderOrder lists the chosen columns in their order, each with buttons
   // to move it up or down and to remove it.
@@ -420,7 +452,7 @@
   }
 
   function renderFilters() {
-    $("filters").replaceChildren(...FILTERS.map((name) => {
+    $("filters").replaceChildren(...dataset().filterNames.filter((f) => FILTERS.includes(f)).map((name) => {
       const id = "f-" + name;
       const input = el("input", { id: id, name: name, value: state.filters[name] || "", autocomplete: "off" });
       if (name.endsWith("_id")) input.inputMode = "numeric";
@@ -452,12 +484,15 @@
   function condColumn(name, d) {
     d = d || dataset();
     const i = name.indexOf("/");
-    if (i < 0) return columnsOf(d).find((c) => c.name === name);
+    if (i < 0) return condColumns(d).find((c) => c.name === name);
     const rel = (d.related || []).find((r) => r.nav === name.slice(0, i));
     const target = rel && catalog.datasets.find((x) => x.name === rel.dataset);
-    const c = target && columnsOf(target).find((k) => k.name === name.slice(i + 1));
+    const c = target && condColumns(target).find((k) => k.name === name.slice(i + 1));
     return c && Object.assign({}, c, { nav: rel.nav, rel: rel });
   }
+  // condColumns are the columns of d a condition may name: a masked one
+  // may not (its condition would tell its values), as if it did not exist.
+  const condColumns = (d) => columnsOf(d).filter((c) => !c.mask);
   const condLabel = (c) => c.rel ? words(c.rel.title) + ": " + words(c.label) : words(c.label);
   const isDate = (c) => c.type === "date" || c.type === "datetime";
   // foldable: a text typed freely, compared ignoring accents and capitals
@@ -599,9 +634,9 @@
 
   function renderConds(focus) {
     const d = dataset();
-    const own = columnsOf(d).map((k) => el("option", { value: k.name, textContent: words(k.label) }));
+    const own = condColumns(d).map((k) => el("option", { value: k.name, textContent: words(k.label) }));
     const rel = (d.related || []).map((r) => el("optgroup", { label: words(r.title) },
-      ...columnsOf(catalog.datasets.find((x) => x.name === r.dataset)).map((k) =>
+      ...condColumns(catalog.datasets.find((x) => x.name === r.dataset)).map((k) =>
         el("option", { value: r.nav + "/" + k.name, textContent: words(r.title) + ": " + words(k.label) }))));
     $("conds").replaceChildren(...state.where.map((w, i) => {
       const n = i + 1;
@@ -900,7 +935,8 @@
   function renderPreview(rows) {
     const cols = shownColumns();
     const table = $("preview");
-    table.tHead.replaceChildren(el("tr", {}, ...cols.map((c) => el("th", { scope: "col", textContent: words(c.label), title: c.name }))));
+    table.tHead.replaceChildren(el("tr", {}, ...cols.map((c) => el("th", { scope: "col", textContent: words(c.label), title: c.mask ? maskHow(c) : c.name },
+      ...(c.mask ? [" ", el("span", { className: "masked", textContent: t("masked") })] : [])))));
     // Values are shown as the file holds them, but a trailing line break
     // (task_detail's) would show as an empty line.
     table.tBodies[0].replaceChildren(...rows.map((r) =>
@@ -1278,7 +1314,7 @@
       $("download-status").textContent = t("dlCancelled");
     });
     $("add-cond").addEventListener("click", () => {
-      const c = columnsOf(dataset())[0];
+      const c = condColumns(dataset())[0];
       state.where.push({ col: c.name, op: opsFor(c)[0], v: "", fold: foldable(c) });
       renderConds("w" + (state.where.length - 1) + "-col");
       changed(true);
@@ -1298,18 +1334,19 @@
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
     // The catalogue's columns come as arrays (internal/web's packedColumn),
-    // and leave out the words of a column the general report has too:
-    // they are the report's.
+    // their types by kind, a description that is the label left out, and
+    // leave out the words of a column the general report has too: they
+    // are the report's.
     const text = (a) => a && { es: a[0], en: a[1] };
     for (const d of cat.datasets) for (const g of d.groups) {
-      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: a[2], width: a[3], label: text(a[4]), about: text(a[5]), values: a[6] || undefined }));
+      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: cat.types[a[1]], width: a[2], label: text(a[3]), about: text(a[4] || a[3]), values: a[5] || undefined }));
     }
     const known = {};
     for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
     for (const d of cat.datasets) for (const g of d.groups) for (const c of g.columns) {
       if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
     }
-    catalog = cat;
+    full = cat;
     if (who.signed_in) {
       showBuilder(who);
       if (returnTo) goBack();

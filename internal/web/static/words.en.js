@@ -27,6 +27,8 @@
     counting: "Counting…", checking: "Checking the filters…",
     size: "Estimated size: {list}.", sizeWarn: "The {f} file would be about {s}. Consider filtering or choosing fewer columns before downloading.",
     signedInAs: "Token: {name}", sessionEnded: "The session has ended. Sign in again; your choice is kept.",
+    masked: "masked", maskHow: "This token sees it masked: {how}.",
+    masks: { rut: "12.***.***-5, the first two digits and the check digit", email: "c***@dominio.cl, the initial and the domain", phone: "***78, the last two digits", name: "C***, the initial", withheld: "empty, the value is not sent", other: "***, the text is not sent" },
     kinds: { date: "date", datetime: "date and time", number: "number", amount: "amount", text: "text" },
     contract_id: "Contract id", code_contract: "Contract code", client_id: "Client id", rut: "Client's RUT",
     rutHint: "12.345.678-5, 12345678-5 or 123456785",

@@ -27,6 +27,8 @@
     counting: "Contando…", checking: "Revisando los filtros…",
     size: "Tamaño estimado: {list}.", sizeWarn: "El archivo {f} tendría unos {s}. Considere filtrar o elegir menos columnas antes de descargar.",
     signedInAs: "Token: {name}", sessionEnded: "La sesión terminó. Ingrese de nuevo; su elección se conserva.",
+    masked: "enmascarado", maskHow: "Este token lo ve enmascarado: {how}.",
+    masks: { rut: "12.***.***-5, los dos primeros dígitos y el verificador", email: "c***@dominio.cl, la inicial y el dominio", phone: "***78, los dos últimos dígitos", name: "C***, la inicial", withheld: "vacío, el valor no se envía", other: "***, el texto no se envía" },
     kinds: { date: "fecha", datetime: "fecha y hora", number: "número", amount: "monto", text: "texto" },
     contract_id: "Número de contrato", code_contract: "Código de contrato", client_id: "Número de cliente", rut: "RUT del cliente",
     rutHint: "12.345.678-5, 12345678-5 o 123456785",
