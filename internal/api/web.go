@@ -59,8 +59,11 @@ type session struct {
 	Name     string          `json:"name,omitempty"`
 	Scopes   []dataset.Scope `json:"scopes,omitempty"`
 	Datasets []sessionSet    `json:"datasets,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-	Message  string          `json:"message,omitempty"`
+	// More are the catalogue's entries of the datasets it may read that
+	// the common catalogue leaves out (web.Site.More).
+	More    []json.RawMessage `json:"more,omitempty"`
+	Reason  string            `json:"reason,omitempty"`
+	Message string            `json:"message,omitempty"`
 }
 
 // sessionSet is a dataset as the signed-in token sees it, so that the
@@ -86,6 +89,7 @@ type sessionSet struct {
 func (s *Server) signedIn(c *gin.Context) session {
 	p := state(c).principal
 	out := session{SignedIn: true, Name: p.Name, Scopes: p.Scopes}
+	var names []string
 	for _, src := range s.feedsOf(c).all {
 		v := sessionSet{Source: src.Name}
 		for _, col := range src.Columns {
@@ -106,6 +110,10 @@ func (s *Server) signedIn(c *gin.Context) session {
 			v.Related = append(v.Related, n.Name)
 		}
 		out.Datasets = append(out.Datasets, v)
+		names = append(names, src.Name)
+	}
+	if s.Site != nil {
+		out.More = s.Site.More(names)
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/catalog"
 	"github.com/informe/informe/internal/compress"
 )
@@ -33,6 +34,11 @@ const AssetPrefix = "/assets/"
 
 // Site is the page and its assets, ready to serve.
 type Site struct {
+	// more are the catalogue's datasets that only tokens given a scope
+	// beyond the default ones read (the run history, the audit log), by
+	// name: the session of a token that may read one carries it, so that
+	// the catalogue every page loads stays small.
+	more   map[string]json.RawMessage
 	page   *template.Template
 	assets map[string]asset // by hashed name
 	urls   map[string]string
@@ -57,14 +63,26 @@ func New() (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Site{assets: map[string]asset{}, urls: map[string]string{}, more: map[string]json.RawMessage{}}
+	var common []packedSet
+	for _, d := range packed(compact(sets)) {
+		if slices.Contains(auth.Scopes, d.Scope) {
+			common = append(common, d)
+			continue
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+		s.more[d.Source] = b
+	}
 	cat, err := json.Marshal(struct {
 		Types    map[string]string `json:"types"`
 		Datasets []packedSet       `json:"datasets"`
-	}{types, packed(compact(sets))})
+	}{types, common})
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	s := &Site{assets: map[string]asset{}, urls: map[string]string{}}
 	files := map[string][]byte{"catalog.json": cat}
 	for _, name := range []string{"app.js", "words.es.js", "words.en.js", "app.css", "icon.svg"} {
 		b, err := static.ReadFile("static/" + name)
@@ -268,6 +286,19 @@ func Language(r *http.Request) string {
 }
 
 func isLanguage(s string) bool { return slices.Contains(Languages, s) }
+
+// More returns the catalogue's entries, as the page reads them, of those
+// of the datasets named (their [catalog.Dataset].Source) that the common
+// catalogue leaves out: those read under a scope no token gets by default.
+func (s *Site) More(sources []string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, name := range sources {
+		if b, ok := s.more[name]; ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
 
 // compact returns sets with the words of a column left out wherever the
 // first dataset (the general report) has a column of the same name with

@@ -173,8 +173,34 @@
     return { datasets: out };
   }
 
+  // unpack reads sets, datasets of catalogue cat as internal/web packs
+  // them: their columns come as arrays (packedColumn), their types by
+  // kind, a description that is the label left out, and leave out the
+  // words of a column the general report (cat's first) has too: they are
+  // the report's.
+  function unpack(cat, sets) {
+    const text = (a) => a && { es: a[0], en: a[1] };
+    for (const d of sets) for (const g of d.groups) {
+      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: cat.types[a[1]], width: a[2], label: text(a[3]), about: text(a[4] || a[3]), values: a[5] || undefined }));
+    }
+    const known = {};
+    for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
+    for (const d of sets) for (const g of d.groups) for (const c of g.columns) {
+      if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
+    }
+  }
+
+  // addMore adds to the catalogue the datasets session p carries beside
+  // it (p.more: those read under a scope no token gets by default).
+  function addMore(p) {
+    const more = (p.more || []).filter((d) => !full.datasets.some((x) => x.source === d.source));
+    unpack(full, more);
+    full.datasets.push(...more);
+  }
+
   function showBuilder(p) {
     principal = p;
+    addMore(p);
     catalog = seen(p);
     const allowed = catalog.datasets;
     const issues = [];
@@ -1333,19 +1359,7 @@
       fetch($("app").dataset.catalog).then((r) => r.json()),
       fetch("/web/session").then((r) => r.json()).catch(() => ({})),
     ]);
-    // The catalogue's columns come as arrays (internal/web's packedColumn),
-    // their types by kind, a description that is the label left out, and
-    // leave out the words of a column the general report has too: they
-    // are the report's.
-    const text = (a) => a && { es: a[0], en: a[1] };
-    for (const d of cat.datasets) for (const g of d.groups) {
-      g.columns = g.columns.map((a) => ({ name: a[0], kind: a[1], type: cat.types[a[1]], width: a[2], label: text(a[3]), about: text(a[4] || a[3]), values: a[5] || undefined }));
-    }
-    const known = {};
-    for (const g of cat.datasets[0].groups) for (const c of g.columns) known[c.name] = c;
-    for (const d of cat.datasets) for (const g of d.groups) for (const c of g.columns) {
-      if (!c.label) { c.label = known[c.name].label; c.about = known[c.name].about; }
-    }
+    unpack(cat, cat.datasets);
     full = cat;
     if (who.signed_in) {
       showBuilder(who);
