@@ -353,7 +353,7 @@ func (l *Log) Run(ctx context.Context) {
 	for {
 		select {
 		case c := <-l.closes:
-			l.writeCloses(ctx, c)
+			l.writeCloses(ctx, c, closeGather)
 		case <-tick.C:
 			l.writeRefusals(ctx)
 		case <-ctx.Done():
@@ -362,7 +362,7 @@ func (l *Log) Run(ctx context.Context) {
 			for {
 				select {
 				case c := <-l.closes:
-					l.writeCloses(final, c)
+					l.writeCloses(final, c, 0)
 					continue
 				default:
 				}
@@ -377,6 +377,11 @@ func (l *Log) Run(ctx context.Context) {
 // maxBatch is the most closes written by one statement.
 const maxBatch = 512
 
+// closeGather is how long the closes that follow one are waited for, to
+// be written with it: a record is closed at most this long after its
+// response ends (and at once on Flush and at shutdown).
+const closeGather = 25 * time.Millisecond
+
 const closeSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
 UPDATE audit_records a SET ended_at = v.ended_at, rows = v.rows, bytes = v.bytes, status = v.status,
   outcome = v.outcome, reason = v.reason, subjects = v.subjects, dataset = v.dataset, format = v.format
@@ -386,16 +391,40 @@ WHERE a.id = v.id`
 
 // writeCloses writes first and the closes queued behind it, in batches,
 // and tells the flushes among them.
-func (l *Log) writeCloses(ctx context.Context, first closing) {
+//
+// With gather, the closes that arrive within gather of first (and before
+// a flush) join the batch: one statement then closes the records of many
+// responses, which costs the database far less than one each.
+func (l *Log) writeCloses(ctx context.Context, first closing, gather time.Duration) {
 	batch := []closing{first}
+	var deadline <-chan time.Time
+	if gather > 0 && first.flushed == nil {
+		t := time.NewTimer(gather)
+		defer t.Stop()
+		deadline = t.C
+	}
+collect:
 	for len(batch) < maxBatch {
+		if deadline == nil {
+			select {
+			case c := <-l.closes:
+				batch = append(batch, c)
+				continue
+			default:
+				break collect
+			}
+		}
 		select {
 		case c := <-l.closes:
 			batch = append(batch, c)
-			continue
-		default:
+			if c.flushed != nil {
+				deadline = nil
+			}
+		case <-deadline:
+			deadline = nil
+		case <-ctx.Done():
+			deadline = nil
 		}
-		break
 	}
 	var (
 		ids      []int64
@@ -623,7 +652,7 @@ func (l *Log) Do(ctx context.Context, rec *Record, read func(context.Context) (r
 		rec.Outcome, rec.Reason = Failed, cmpOr(failure.ReasonOf(err), "error")
 	}
 	done := make(chan error, 1)
-	l.writeCloses(context.WithoutCancel(ctx), closing{r: rec, flushed: done})
+	l.writeCloses(context.WithoutCancel(ctx), closing{r: rec, flushed: done}, 0)
 	if cerr := <-done; cerr != nil && err == nil && l.mode == Required {
 		return fmt.Errorf("audit: the record of this read could not be closed: %w", cerr)
 	}
