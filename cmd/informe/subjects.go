@@ -3,29 +3,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/user"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/urfave/cli/v3"
 
+	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/subjects"
 )
-
-// operator names who runs a command that is recorded: the operating
-// system's user and host.
-func operator() string {
-	name := "unknown"
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return name + "@" + host
-}
 
 // subjectRUT is the --rut of a subjects command, checked as the API
 // checks a RUT.
@@ -84,14 +70,14 @@ func subjectsCommand() *cli.Command {
 				Flags: []cli.Flag{databaseFlag(block, &blockDB), rutFlag(block, &blockRUT),
 					block.text("reason", "INFORME_SUBJECT_REASON", "", &reason, "why, as recorded with the block (required)")},
 				Action: withPool(block, &blockDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return subjects.Block(ctx, pool, blockR, reason, operator())
+					return subjects.Block(ctx, pool, blockR, reason, audit.Command())
 				}),
 			},
 			{
 				Name: "unblock", Usage: "serve the personal data of the person of a RUT again",
 				Flags: []cli.Flag{databaseFlag(unblock, &unblockDB), rutFlag(unblock, &unblockRUT)},
 				Action: withPool(unblock, &unblockDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return subjects.Unblock(ctx, pool, unblockR, operator())
+					return subjects.Unblock(ctx, pool, unblockR, audit.Command())
 				}),
 			},
 			{

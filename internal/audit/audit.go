@@ -16,6 +16,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,7 +197,10 @@ func Command() string {
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	host, _ := os.Hostname()
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
 	return name + "@" + host
 }
 
@@ -647,9 +651,9 @@ func (l *Log) Do(ctx context.Context, rec *Record, read func(context.Context) (r
 	case err == nil:
 		rec.Outcome = Complete
 	case bytes > 0:
-		rec.Outcome, rec.Reason = Cut, cmpOr(failure.ReasonOf(err), "error")
+		rec.Outcome, rec.Reason = Cut, cmp.Or(failure.ReasonOf(err), "error")
 	default:
-		rec.Outcome, rec.Reason = Failed, cmpOr(failure.ReasonOf(err), "error")
+		rec.Outcome, rec.Reason = Failed, cmp.Or(failure.ReasonOf(err), "error")
 	}
 	done := make(chan error, 1)
 	l.writeCloses(context.WithoutCancel(ctx), closing{r: rec, flushed: done}, 0)
@@ -657,11 +661,4 @@ func (l *Log) Do(ctx context.Context, rec *Record, read func(context.Context) (r
 		return fmt.Errorf("audit: the record of this read could not be closed: %w", cerr)
 	}
 	return err
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
