@@ -100,7 +100,7 @@ func exportCommand() *cli.Command {
 				rules = t.Rules
 			}
 			mode, _ := audit.ParseMode(auditMode) // checked by exportPlan
-			records := audit.New(pool, mode, audit.Instance(), nil)
+			records := audit.New(pool, mode, audit.Instance(), nil).OnReads()
 			rec := &audit.Record{
 				RequestID: "export", Principal: audit.Command(), Path: "informe export",
 				Query: exportQuery(datasetName, params, flags), Format: plan.Format(), Rules: audit.RulesText(rules),

@@ -29,7 +29,7 @@ import (
 // log, whose writer runs until the test ends.
 func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
 	tb.Helper()
-	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil)
+	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil).OnReads()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); log.Run(ctx) }()

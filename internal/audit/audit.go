@@ -35,6 +35,7 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/subjects"
 )
 
@@ -146,6 +147,7 @@ type Log struct {
 	instance string
 	logger   *slog.Logger
 	now      func() time.Time
+	onReads  bool
 
 	closes chan closing
 	stop   chan struct{}
@@ -215,20 +217,22 @@ func errUnrecorded(err error) error {
 var errNoRecord = failure.Errorf(failure.Internal, "a read was made without an audit record")
 
 // Reading is [dataset.Store]'s hook: it begins recording the read of q on
-// d under the record ctx carries and returns the func that waits for the
-// record, which the store calls before it hands out the read's cursor. A
-// record is inserted once, at its first read; further reads under it add
-// their dataset.
-func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query) func() error {
+// d under the record ctx carries, and asks the read to wait for the
+// record before it hands out its cursor. A record is inserted once, at its
+// first read; further reads under it add their dataset. The insert rides
+// in the read's first round trip ([postgres.Prelude]) when l writes to the
+// reads' database ([Log.OnReads]), and runs beside the read, through l's
+// own pool, when not.
+func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query) dataset.Told {
 	if l.Mode() == Off {
-		return nil
+		return dataset.Told{}
 	}
 	r := FromContext(ctx)
 	if r == nil {
 		if l.mode == Required {
-			return func() error { return errNoRecord }
+			return dataset.Told{Wait: func() error { return errNoRecord }}
 		}
-		return nil
+		return dataset.Told{}
 	}
 	first := false
 	r.once.Do(func() {
@@ -267,10 +271,9 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		q.Carried = r.carried
 	}
 	if !first {
-		return func() error { return l.failed(r.err) }
+		return dataset.Told{Wait: func() error { return l.failed(r.err) }}
 	}
-	go l.open(ctx, r)
-	return func() error {
+	wait := func() error {
 		select {
 		case <-r.opened:
 		case <-ctx.Done():
@@ -278,6 +281,32 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		}
 		return l.failed(r.err)
 	}
+	if !l.onReads {
+		go l.open(ctx, r)
+		return dataset.Told{Wait: wait}
+	}
+	before := &postgres.Prelude{SQL: insertSQL, Args: insertArgs(r, l.instance), Done: func(id []byte, err error) {
+		if errors.Is(err, postgres.ErrPreludeNotRun) {
+			// The read failed before its snapshot began: the record,
+			// of a read that failed, is written beside.
+			go l.open(ctx, r)
+			return
+		}
+		if err == nil {
+			r.id, err = strconv.ParseInt(string(id), 10, 64)
+		}
+		l.inserted(ctx, r, err)
+	}}
+	return dataset.Told{Before: before, Wait: wait}
+}
+
+// OnReads makes l insert each record on its read's own connection, in
+// the round trip that begins the read's snapshot: for a Log whose
+// database is the reads' (no --audit-database-url). A record then costs
+// the read no round trip, connection or backend of its own. It returns l.
+func (l *Log) OnReads() *Log {
+	l.onReads = true
+	return l
 }
 
 // failed returns what a read whose record's insert ended with err gets:
@@ -289,27 +318,59 @@ func (l *Log) failed(err error) error {
 	return errUnrecorded(err)
 }
 
+// insertSQL inserts a record, open. Its parameters are cast, so that they
+// can be sent as text ([insertArgs]). The record's commit is asynchronous
+// (synchronous_commit off, for its transaction only): it is visible at
+// once, and durable within PostgreSQL's WAL writer delay.
 const insertSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
 INSERT INTO audit_records (started_at, request_id, principal, client_address, user_agent, path,
   dataset, query, rules, format, columns, instance)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM c RETURNING id`
+SELECT $1::timestamptz, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text,
+  $9::text, $10::text, $11::text, $12::text FROM c RETURNING id`
 
-// open inserts r's record and tells r.opened. The record's commit is
-// asynchronous (synchronous_commit off, for this transaction only): it is
-// visible at once, and durable within PostgreSQL's WAL writer delay.
+// insertArgs returns [insertSQL]'s parameters for r, as text (nil for
+// NULL).
+func insertArgs(r *Record, instance string) [][]byte {
+	text := func(s string) []byte {
+		if s == "" {
+			return nil
+		}
+		return []byte(s)
+	}
+	return [][]byte{
+		[]byte(r.Started.Format("2006-01-02 15:04:05.999999Z07:00")),
+		[]byte(r.RequestID), []byte(r.Principal), text(r.ClientAddress), text(r.UserAgent), []byte(r.Path),
+		[]byte(strings.Join(r.datasets, ",")), text(r.Query), text(r.Rules), text(r.Format),
+		text(strings.Join(r.columns, ",")), []byte(instance),
+	}
+}
+
+// open inserts r's record through l's pool.
 func (l *Log) open(ctx context.Context, r *Record) {
-	defer close(r.opened)
 	ctx = context.WithoutCancel(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := l.pool.QueryRow(ctx, insertSQL, r.Started, r.RequestID, r.Principal, nullable(r.ClientAddress),
-		nullable(r.UserAgent), r.Path, strings.Join(r.datasets, ","), nullable(r.Query), nullable(r.Rules),
-		nullable(r.Format), nullable(strings.Join(r.columns, ",")), l.instance).Scan(&r.id)
+	args := insertArgs(r, l.instance)
+	vals := make([]any, len(args))
+	for i, a := range args {
+		if a != nil {
+			vals[i] = string(a)
+		}
+	}
+	var id int64
+	err := l.pool.QueryRow(ctx, insertSQL, vals...).Scan(&id)
+	r.id = id
+	l.inserted(ctx, r, err)
+}
+
+// inserted tells r.opened that r's insert ended, with err.
+func (l *Log) inserted(ctx context.Context, r *Record, err error) {
 	if err != nil {
-		r.err = err
+		r.id, r.err = 0, err
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "an audit record could not be written",
 			slog.String("request_id", r.RequestID), slog.String("audit", l.mode.String()), slog.String("error", errText(err)))
 	}
+	close(r.opened)
 }
 
 // Close queues r's close: its end, rows, bytes, status, outcome and

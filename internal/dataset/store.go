@@ -56,10 +56,20 @@ type Store struct {
 
 // Reading is told of each read as it opens, with its context and query
 // (which it may change before the rows are read: the persons they carry,
-// [Query.Carried]); the func it returns, unless nil, is called before the
-// read's cursors are handed out, and its error fails the read. The audit
+// [Query.Carried]), and says what the read must do for it. The audit
 // records every read through it (internal/audit).
-type Reading func(ctx context.Context, d *Dataset, q *Query) func() error
+type Reading func(ctx context.Context, d *Dataset, q *Query) Told
+
+// Told is what a [Reading] asks of the read it was told of.
+type Told struct {
+	// Before, unless nil, is run on the read's first connection in the
+	// round trip that begins its snapshot ([postgres.BeginWith]), or
+	// abandoned when the read ends before that.
+	Before *postgres.Prelude
+	// Wait, unless nil, is called once the read has opened, before its
+	// cursors are handed out; its error fails the read.
+	Wait func() error
+}
 
 // NewStore returns a Store reading from pool.
 func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
@@ -67,11 +77,11 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // Told returns a copy of s that tells r of every read.
 func (s *Store) Told(r Reading) *Store { return &Store{pool: s.pool, reading: r} }
 
-// begin tells s's Reading of the read of q on d, and returns the func to
-// call before its cursors are handed out.
-func (s *Store) begin(ctx context.Context, d *Dataset, q *Query) func() error {
+// begin tells s's Reading of the read of q on d, and returns what it
+// asks of the read.
+func (s *Store) begin(ctx context.Context, d *Dataset, q *Query) Told {
 	if s.reading == nil {
-		return nil
+		return Told{}
 	}
 	return s.reading(ctx, d, q)
 }
@@ -238,9 +248,10 @@ func (c *Cursor) NotModified() bool { return c.notModified }
 // failure.Unavailable; the cursor's queries are cancelled with ctx.
 func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (*Cursor, error) {
 	told := s.begin(ctx, d, &q)
-	c, err := s.open(ctx, d, q)
-	if err == nil && told != nil {
-		if err = told(); err != nil {
+	c, err := s.open(ctx, d, q, told.Before)
+	told.Before.Abandon()
+	if err == nil && told.Wait != nil {
+		if err = told.Wait(); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -249,8 +260,8 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (*Cursor, error) 
 }
 
 // open is [Store.Open] untold.
-func (s *Store) open(ctx context.Context, d *Dataset, q Query) (_ *Cursor, err error) {
-	snap, err := postgres.Begin(ctx, s.pool)
+func (s *Store) open(ctx context.Context, d *Dataset, q Query, pre *postgres.Prelude) (_ *Cursor, err error) {
+	snap, err := postgres.BeginWith(ctx, s.pool, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -463,9 +474,10 @@ type Parts struct {
 func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) ([]*Cursor, error) {
 	q.Skip, q.Limit, q.Count = 0, -1, true
 	told := s.begin(ctx, d, &q)
-	curs, err := s.openParts(ctx, d, q, p)
-	if err == nil && told != nil {
-		if err = told(); err != nil {
+	curs, err := s.openParts(ctx, d, q, p, told.Before)
+	told.Before.Abandon()
+	if err == nil && told.Wait != nil {
+		if err = told.Wait(); err != nil {
 			for _, c := range curs {
 				c.Close()
 			}
@@ -476,9 +488,10 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) ([]
 }
 
 // openParts is [Store.OpenParts] untold.
-func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ []*Cursor, err error) {
+func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre *postgres.Prelude) (_ []*Cursor, err error) {
 	one := func() ([]*Cursor, error) {
-		cur, err := s.open(ctx, d, q)
+		// pre, if the first connection ran it, is not run again.
+		cur, err := s.open(ctx, d, q, pre)
 		if err != nil {
 			return nil, err
 		}
@@ -487,7 +500,7 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts) (_ 
 	if p.Max <= 1 || d.Plain == nil || !q.Plain() || q.Filtered() {
 		return one()
 	}
-	first, err := postgres.Begin(ctx, s.pool)
+	first, err := postgres.BeginWith(ctx, s.pool, pre)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +26,8 @@ import (
 // snapshot. It holds a pool connection until [Snapshot.Close].
 type Snapshot struct {
 	conn *pgxpool.Conn
-	tx   pgx.Tx
 	ctx  context.Context
+	open bool // until Close
 }
 
 type (
@@ -59,14 +63,22 @@ const BusyMessage = "Service Unavailable: every database connection is busy; try
 // The snapshot's queries run under ctx: cancelling it cancels them.
 // Connection failures come back as failure.Unavailable.
 func Begin(ctx context.Context, pool *pgxpool.Pool) (*Snapshot, error) {
-	return begin(ctx, pool, "")
+	return begin(ctx, pool, "", nil)
+}
+
+// BeginWith is [Begin] that runs pre, unless already run, in the round
+// trip that begins the snapshot. pre's Done hears of it whatever happens
+// once the connection is acquired; when Begin fails before, call
+// [Prelude.Abandon].
+func BeginWith(ctx context.Context, pool *pgxpool.Pool, pre *Prelude) (*Snapshot, error) {
+	return begin(ctx, pool, "", pre)
 }
 
 // BeginAt is [Begin] in the snapshot that another transaction exported
 // ([Snapshot.Export]), which must still be open: SET TRANSACTION
 // SNAPSHOT, before any other statement of the transaction.
 func BeginAt(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
-	return begin(ctx, pool, id)
+	return begin(ctx, pool, id, nil)
 }
 
 // Export makes the snapshot importable by [BeginAt] on other connections
@@ -100,7 +112,7 @@ func Acquiring(ctx context.Context, pool *pgxpool.Pool, d time.Duration, f func(
 	return err
 }
 
-func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error) {
+func begin(ctx context.Context, pool *pgxpool.Pool, id string, pre *Prelude) (*Snapshot, error) {
 	d, _ := ctx.Value(acquireTimeoutKey{}).(time.Duration)
 	var conn *pgxpool.Conn
 	err := Acquiring(ctx, pool, d, func(actx context.Context) (err error) {
@@ -113,28 +125,15 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error
 	if err != nil {
 		return nil, ClassifyIn(ctx, fmt.Errorf("acquire: %w", err))
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		conn.Release()
-		return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
-	}
-	snap := &Snapshot{conn: conn, tx: tx, ctx: ctx}
-	if id != "" {
-		// An identifier, not a value: SET takes no parameters. Only ids
-		// from pg_export_snapshot get here.
-		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
-			snap.Close()
-			return nil, ClassifyIn(ctx, fmt.Errorf("import snapshot: %w", err))
-		}
-	}
-	// Transaction-level settings (set_config's is_local), which PgBouncer in
-	// transaction pooling passes through, in one round trip. JIT compiling the report's expressions costs a whole export more
-	// backend CPU than it saves, and informe's pages are too short for it:
-	// off for informe's transactions only.
+	// Transaction-level settings (set_config's is_local), which PgBouncer
+	// in transaction pooling passes through. JIT compiling the report's
+	// expressions costs a whole export more backend CPU than it saves, and
+	// informe's pages are too short for it: off for informe's transactions
+	// only.
 	sets := []string{"set_config('jit', 'off', true)"}
-	var args []any
+	var args [][]byte
 	if d, ok := ctx.Value(statementTimeoutKey{}).(time.Duration); ok && d > 0 {
-		args = append(args, strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+		args = append(args, strconv.AppendInt(nil, max(d.Milliseconds(), 1), 10))
 		sets = append(sets, "set_config('statement_timeout', $1, true)")
 	}
 	if checksClient(conn.Conn().PgConn()) {
@@ -142,11 +141,149 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string) (*Snapshot, error
 		// ends within a second even while it sends nothing.
 		sets = append(sets, "set_config('client_connection_check_interval', '1000', true)")
 	}
-	if _, err := tx.Exec(ctx, "SELECT "+strings.Join(sets, ", "), args...); err != nil {
-		snap.Close()
-		return nil, ClassifyIn(ctx, fmt.Errorf("transaction settings: %w", err))
+	stmts := []string{"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}
+	if id != "" {
+		// An identifier, not a value: SET takes no parameters. Only ids
+		// from pg_export_snapshot get here.
+		stmts = append(stmts, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id))
 	}
-	return snap, nil
+	stmts = append(stmts, "SELECT "+strings.Join(sets, ", "))
+	if pre != nil && pre.ran {
+		pre = nil
+	}
+	var stmt string
+	if pre != nil {
+		// Prepared once per connection, the prelude is not parsed and
+		// planned again at each read.
+		stmt = pre.name()
+		if _, err := conn.Conn().Prepare(ctx, stmt, pre.SQL); err != nil {
+			conn.Release()
+			pre.ran = true
+			pre.Done(nil, err)
+			return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
+		}
+	}
+	if err := pipeline(ctx, conn.Conn().PgConn(), pre, stmt, stmts, args); err != nil {
+		// The connection is not known to be idle: pgxpool closes one
+		// released in a transaction, or broken.
+		if conn.Conn().PgConn().TxStatus() == 'T' || conn.Conn().PgConn().TxStatus() == 'E' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+		conn.Release()
+		return nil, ClassifyIn(ctx, fmt.Errorf("begin: %w", err))
+	}
+	return &Snapshot{conn: conn, ctx: ctx, open: true}, nil
+}
+
+// pipeline runs, in one round trip, pre in a transaction of its own (when
+// not nil), then stmts, the last with args, in the transaction the first
+// begins. pre.Done hears of pre's outcome; the error returned is stmts'.
+func pipeline(ctx context.Context, c *pgconn.PgConn, pre *Prelude, stmt string, stmts []string, args [][]byte) error {
+	p := c.StartPipeline(ctx)
+	if pre != nil {
+		pre.ran = true
+		p.SendQueryPrepared(stmt, pre.Args, nil, nil)
+		p.SendPipelineSync()
+	}
+	for i, st := range stmts {
+		if i == len(stmts)-1 {
+			p.SendQueryParams(st, args, nil, nil, nil)
+		} else {
+			p.SendQueryParams(st, nil, nil, nil, nil)
+		}
+	}
+	p.SendPipelineSync()
+	var (
+		value     []byte
+		preErr    error
+		err       error
+		inPrelude = pre != nil
+	)
+	fail := func(e error) {
+		if inPrelude {
+			preErr = cmp.Or(preErr, e)
+		} else {
+			err = cmp.Or(err, e)
+		}
+	}
+	if ferr := p.Flush(); ferr != nil {
+		fail(ferr)
+	} else {
+		for {
+			res, rerr := p.GetResults()
+			if rerr != nil {
+				fail(rerr)
+				var pe *pgconn.PgError
+				if !errors.As(rerr, &pe) { // the connection is gone
+					break
+				}
+				continue
+			}
+			if res == nil {
+				break
+			}
+			switch r := res.(type) {
+			case *pgconn.ResultReader:
+				for r.NextRow() {
+					if inPrelude && value == nil && len(r.Values()) > 0 {
+						value = bytes.Clone(r.Values()[0])
+					}
+				}
+				if _, cerr := r.Close(); cerr != nil {
+					fail(cerr)
+				}
+			case *pgconn.PipelineSync:
+				inPrelude = false
+			}
+		}
+	}
+	if cerr := p.Close(); cerr != nil && preErr == nil && err == nil {
+		err = cerr
+	}
+	if pre != nil {
+		if preErr == nil && err != nil && value == nil {
+			// The round trip failed before the prelude's answer came.
+			preErr = err
+		}
+		pre.Done(value, preErr)
+	}
+	return err
+}
+
+// Prelude is a statement run on a snapshot's connection just before the
+// snapshot begins, in the same round trip, in a transaction of its own
+// that commits first: a write that must be in the database before the
+// read it comes with (the audit's record of the read), at the cost of no
+// round trip of its own. Its parameters are sent as text, nil for NULL.
+type Prelude struct {
+	SQL  string
+	Args [][]byte
+	// Done hears, exactly once, of the prelude's outcome: the first
+	// column of its first row as text, or the error that ended it, or
+	// [ErrPreludeNotRun] from [Prelude.Abandon].
+	Done func(value []byte, err error)
+	ran  bool
+}
+
+// name returns the name p's statement is prepared under.
+func (p *Prelude) name() string {
+	sum := sha256.Sum256([]byte(p.SQL))
+	return "informe_prelude_" + hex.EncodeToString(sum[:8])
+}
+
+// ErrPreludeNotRun is what a [Prelude]'s Done hears when no snapshot ran
+// it.
+var ErrPreludeNotRun = errors.New("the prelude was not run")
+
+// Abandon tells p's Done, if no snapshot ran p, that none will: for the
+// reader of a read that ended before it began a snapshot. It is safe to
+// call on nil and more than once.
+func (p *Prelude) Abandon() {
+	if p == nil || p.ran {
+		return
+	}
+	p.ran = true
+	p.Done(nil, ErrPreludeNotRun)
 }
 
 // checksClient reports whether the server has client_connection_check_interval
@@ -159,7 +296,7 @@ func checksClient(c *pgconn.PgConn) bool {
 
 // QueryRow runs sql, which returns one row, and scans it into dest.
 func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
-	if err := s.tx.QueryRow(s.ctx, sql, args...).Scan(dest...); err != nil {
+	if err := s.conn.QueryRow(s.ctx, sql, args...).Scan(dest...); err != nil {
 		return ClassifyIn(s.ctx, err)
 	}
 	return nil
@@ -168,7 +305,7 @@ func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 // Query runs sql and returns a [Cursor] over its rows that closes the
 // snapshot when it is closed.
 func (s *Snapshot) Query(sql string, args []any) (*Cursor, error) {
-	rows, err := s.tx.Query(s.ctx, sql, args...)
+	rows, err := s.conn.Query(s.ctx, sql, args...)
 	if err != nil {
 		return nil, ClassifyIn(s.ctx, fmt.Errorf("query: %w", err))
 	}
@@ -196,15 +333,20 @@ func (s *Snapshot) Empty() *Cursor { return &Cursor{snap: s} }
 // Close ends the transaction and returns its connection to the pool. It is
 // safe to call more than once.
 func (s *Snapshot) Close() error {
-	if s.tx == nil {
+	if !s.open {
 		return nil
 	}
+	s.open = false
 	// Nothing was written: a rollback ends a read-only transaction as well
-	// as a commit, and still works after the request's context is gone.
-	err := s.tx.Rollback(context.WithoutCancel(s.ctx))
-	s.tx = nil
+	// as a commit, and still works after the request's context is gone. A
+	// connection that is not idle after it (broken, or cut mid-answer) is
+	// closed by pgxpool rather than reused.
+	var err error
+	if !s.conn.Conn().PgConn().IsClosed() {
+		_, err = s.conn.Exec(context.WithoutCancel(s.ctx), "ROLLBACK")
+	}
 	s.conn.Release()
-	if err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+	if err != nil {
 		return Classify(fmt.Errorf("rollback: %w", err))
 	}
 	return nil

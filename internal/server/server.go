@@ -264,6 +264,11 @@ func openAudit(ctx context.Context, pool *pgxpool.Pool, cfg Config, logger *slog
 		return nil, nil, fmt.Errorf("audit: %w", err)
 	}
 	log := audit.New(apool, mode, audit.Instance(), logger)
+	if cfg.AuditDatabaseURL == "" {
+		// The reads' database keeps the records: each rides in its read's
+		// first round trip.
+		log.OnReads()
+	}
 	err = log.Event(ctx, audit.Command(), "informe serve", "audit="+mode.String(), "")
 	switch {
 	case err != nil && mode == audit.Required:
