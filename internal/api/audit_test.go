@@ -24,12 +24,23 @@ import (
 	"github.com/informe/informe/internal/subjects"
 )
 
-// audited makes s record every read in pool's database, through a pool
-// of its own as informe serve's, under the required mode, and returns the
-// log, whose writer runs until the test ends.
+// audited makes s record every read in pool's database as informe serve
+// does when that database keeps the records (each inserted in its read's
+// first round trip), under the required mode, and returns the log, whose
+// writer runs until the test ends.
 func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
+	return auditedHow(tb, pool, s, true)
+}
+
+// auditedHow is [audited], with onReads false as informe serve does with
+// --audit-database-url: each record inserted beside its read, through the
+// log's own pool.
+func auditedHow(tb testing.TB, pool *pgxpool.Pool, s *api.Server, onReads bool) *audit.Log {
 	tb.Helper()
-	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil).OnReads()
+	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil)
+	if onReads {
+		log.OnReads()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); log.Run(ctx) }()
@@ -38,6 +49,12 @@ func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
 	s.Audit = log
 	return log
 }
+
+// recordWays are the two ways a record is inserted, as tests name them.
+var recordWays = []struct {
+	name    string
+	onReads bool
+}{{"on-reads", true}, {"beside", false}}
 
 // record is an audit record as a test reads it.
 type record struct {
@@ -87,9 +104,18 @@ func flush(tb testing.TB, log *audit.Log) {
 // closed record whose rows and bytes are what its client received.
 func TestAuditConcurrent(t *testing.T) {
 	t.Parallel()
+	for _, way := range recordWays {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			testAuditConcurrent(t, way.onReads)
+		})
+	}
+}
+
+func testAuditConcurrent(t *testing.T, onReads bool) {
 	pool := pgtest.SmallSeeded(t)
 	var log *audit.Log
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = auditedHow(t, pool, s, onReads) }, nil)
 	// Each door, with how to count the rows its body carries.
 	lines := func(b []byte) int64 { return int64(bytes.Count(b, []byte("\n"))) }
 	csvRows := func(b []byte) int64 { return lines(b) - 1 }
@@ -204,8 +230,17 @@ func TestAuditTokenRedacted(t *testing.T) {
 // that read nothing are served as before.
 func TestAuditUnwritable(t *testing.T) {
 	t.Parallel()
+	for _, way := range recordWays {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			testAuditUnwritable(t, way.onReads)
+		})
+	}
+}
+
+func testAuditUnwritable(t *testing.T, onReads bool) {
 	pool := pgtest.SmallSeeded(t)
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { audited(t, pool, s) }, nil)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { auditedHow(t, pool, s, onReads) }, nil)
 	_, err := pool.Exec(context.Background(), `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
   $$ BEGIN RAISE EXCEPTION 'the disk is full'; END $$;
 CREATE TRIGGER refuse BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION refuse()`)

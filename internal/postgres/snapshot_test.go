@@ -2,8 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/pgserver/pgtest"
@@ -38,5 +41,87 @@ func TestStatementTimeout(t *testing.T) {
 	defer snap.Close()
 	if err := snap.QueryRow("SHOW statement_timeout", nil, &setting); err != nil || setting != "0" {
 		t.Fatalf("statement_timeout after = %q, %v; want the server's 0", setting, err)
+	}
+}
+
+// TestBeginWithPrelude checks that a prelude runs before its snapshot, in
+// a transaction of its own that has committed (another connection sees
+// its row while the snapshot is open, and the snapshot, begun after it,
+// sees it too), that the snapshot is REPEATABLE READ, READ ONLY as
+// Begin's, that a failed prelude leaves the snapshot working, and that a
+// prelude is run once and heard of once.
+func TestBeginWithPrelude(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, "CREATE TABLE preludes (id bigint GENERATED ALWAYS AS IDENTITY, note text NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	type heard struct {
+		value string
+		err   error
+	}
+	var got []heard
+	pre := &postgres.Prelude{SQL: "INSERT INTO preludes (note) VALUES ($1) RETURNING id", Args: [][]byte{[]byte("before")},
+		Done: func(v []byte, err error) { got = append(got, heard{string(v), err}) }}
+	snap, err := postgres.BeginWith(ctx, pool, pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].err != nil || got[0].value != "1" {
+		t.Fatalf("Done heard %+v; want once, id 1", got)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM preludes WHERE note = 'before'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("another connection counts %d, %v; want the prelude's row, committed", n, err)
+	}
+	var iso, ro string
+	if err := snap.QueryRow("SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only')", nil, &iso, &ro); err != nil ||
+		iso != "repeatable read" || ro != "on" {
+		t.Fatalf("snapshot is %q, read only %q, %v", iso, ro, err)
+	}
+	if err := snap.QueryRow("SELECT count(*) FROM preludes", nil, &n); err != nil || n != 1 {
+		t.Fatalf("the snapshot counts %d, %v; want the prelude's row", n, err)
+	}
+	snap.Close()
+
+	// Run, a prelude is not run again, nor heard of again.
+	pre.Abandon()
+	snap, err = postgres.BeginWith(ctx, pool, pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Close()
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM preludes").Scan(&n); err != nil || n != 1 || len(got) != 1 {
+		t.Fatalf("%d rows, Done heard %d times; want the prelude run and heard of once", n, len(got))
+	}
+
+	// A failed prelude is heard of; the snapshot is as good.
+	got = nil
+	bad := &postgres.Prelude{SQL: "INSERT INTO preludes (note) VALUES ($1) RETURNING id", Args: [][]byte{nil},
+		Done: func(v []byte, err error) { got = append(got, heard{string(v), err}) }}
+	snap, err = postgres.BeginWith(ctx, pool, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *pgconn.PgError
+	if len(got) != 1 || !errors.As(got[0].err, &pe) || pe.Code != "23502" {
+		t.Fatalf("Done heard %+v; want the not-null violation", got)
+	}
+	if err := snap.QueryRow("SELECT count(*) FROM preludes", nil, &n); err != nil || n != 1 {
+		t.Fatalf("after a failed prelude the snapshot counts %d, %v", n, err)
+	}
+	snap.Close()
+
+	// A prelude no snapshot ran is abandoned, once.
+	got = nil
+	idle := &postgres.Prelude{SQL: "SELECT 1", Done: func(v []byte, err error) { got = append(got, heard{string(v), err}) }}
+	idle.Abandon()
+	idle.Abandon()
+	if len(got) != 1 || !errors.Is(got[0].err, postgres.ErrPreludeNotRun) {
+		t.Fatalf("abandoned, Done heard %+v; want ErrPreludeNotRun once", got)
+	}
+	if s := pool.Stat(); s.AcquiredConns() != 0 {
+		t.Fatalf("%d connections still acquired", s.AcquiredConns())
 	}
 }
