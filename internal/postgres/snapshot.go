@@ -152,9 +152,11 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string, pre *Prelude) (*S
 		pre = nil
 	}
 	var stmt string
-	if pre != nil {
+	if pre != nil && conn.Conn().Config().DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
 		// Prepared once per connection, the prelude is not parsed and
-		// planned again at each read.
+		// planned again at each read; where pgx prepares nothing (through
+		// a PgBouncer that keeps no prepared statements, say), it is sent
+		// unnamed, as the other queries are.
 		stmt = pre.name()
 		if _, err := conn.Conn().Prepare(ctx, stmt, pre.SQL); err != nil {
 			conn.Release()
@@ -182,7 +184,11 @@ func pipeline(ctx context.Context, c *pgconn.PgConn, pre *Prelude, stmt string, 
 	p := c.StartPipeline(ctx)
 	if pre != nil {
 		pre.ran = true
-		p.SendQueryPrepared(stmt, pre.Args, nil, nil)
+		if stmt != "" {
+			p.SendQueryPrepared(stmt, pre.Args, nil, nil)
+		} else {
+			p.SendQueryParams(pre.SQL, pre.Args, nil, nil, nil)
+		}
 		p.SendPipelineSync()
 	}
 	for i, st := range stmts {
