@@ -445,7 +445,7 @@ const maxBatch = 512
 // closeGather is how long the closes that follow one are waited for, to
 // be written with it: a record is closed at most this long after its
 // response ends (and at once on Flush and at shutdown).
-const closeGather = 25 * time.Millisecond
+const closeGather = 250 * time.Millisecond
 
 const closeSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
 UPDATE audit_records a SET ended_at = v.ended_at, rows = v.rows, bytes = v.bytes, status = v.status,
