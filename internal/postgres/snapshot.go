@@ -166,9 +166,10 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string, pre *Prelude) (*S
 		}
 	}
 	if err := pipeline(ctx, conn.Conn().PgConn(), pre, stmt, stmts, args); err != nil {
-		// The connection is not known to be idle: pgxpool closes one
-		// released in a transaction, or broken.
-		if conn.Conn().PgConn().TxStatus() == 'T' || conn.Conn().PgConn().TxStatus() == 'E' {
+		// A transaction the failure left open (a setting refused) is
+		// ended, so the connection can serve again; one still not idle
+		// (broken) is closed by pgxpool on release.
+		if st := conn.Conn().PgConn().TxStatus(); st == 'T' || st == 'E' {
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 		conn.Release()
