@@ -3,6 +3,7 @@ package postgres
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -51,17 +52,21 @@ SELECT ARRAY(SELECT oid FROM rules ORDER BY oid)::oid[], ARRAY(SELECT oid FROM c
 // they are now (each row's xmin: the transaction that last wrote it), the
 // fingerprint that tells whether what was found still holds; then each
 // table's name and the statements that wrote it. Each part is an index
-// lookup, or a scan of data_changes' few rows.
+// lookup, or a scan of data_changes' few rows. Its %[1]s to %[4]s are the
+// resolution's rules, calls, tables and tables' oids, written into the
+// text by [resolution.versionSQL]: a statement without parameters keeps
+// one plan per connection, where one with array parameters was planned
+// again at every read.
 const versionSQL = `SELECT
-    coalesce((SELECT string_agg(ev_class::text || ':' || oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_rewrite WHERE oid = ANY($1::oid[])), '')
-    || ' calls ' || coalesce((SELECT string_agg(oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc WHERE oid = ANY($2::oid[])), '')
+    coalesce((SELECT string_agg(ev_class::text || ':' || oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_rewrite WHERE oid = ANY(%[1]s::oid[])), '')
+    || ' calls ' || coalesce((SELECT string_agg(oid::text || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc WHERE oid = ANY(%[2]s::oid[])), '')
     || ' triggers ' || coalesce((SELECT string_agg(tgrelid::text || ':' || xmin::text || ':' || tgenabled::text, ',' ORDER BY tgrelid) FROM pg_trigger
-        WHERE tgrelid = ANY($4::oid[]) AND tgname = 'data_version'), ''),
+        WHERE tgrelid = ANY(%[4]s::oid[]) AND tgname = 'data_version'), ''),
     (SELECT key FROM data_version_key) || ' ' ||
     (SELECT oid::text FROM pg_database WHERE datname = current_database()) || ' ' ||
     coalesce((SELECT string_agg(t.name || '=' || t.statements::text, ' ' ORDER BY t.name) FROM (
         SELECT n.name, coalesce(sum(d.statements), 0) AS statements
-        FROM unnest($3::text[]) n(name) LEFT JOIN data_changes d ON d.table_name = n.name GROUP BY n.name) t), '')`
+        FROM unnest(%[3]s::text[]) n(name) LEFT JOIN data_changes d ON d.table_name = n.name GROUP BY n.name) t), '')`
 
 // resolution is what [resolveSQL] found for a list of views, and the
 // fingerprint [versionSQL] gave right after, in the same snapshot.
@@ -70,6 +75,25 @@ type resolution struct {
 	tables                  []string
 	watched                 bool
 	fingerprint             string
+	version                 string // versionSQL with these values
+}
+
+// versionSQL returns [versionSQL] with r's values. Its arrays are
+// literals (oids, and names quoted as literals), never text a client
+// gave.
+func (r *resolution) versionSQL() string {
+	oids := func(ids []uint32) string {
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = strconv.FormatUint(uint64(id), 10)
+		}
+		return "'{" + strings.Join(s, ",") + "}'"
+	}
+	names := make([]string, len(r.tables))
+	for i, t := range r.tables {
+		names[i] = quoteLiteral(t)
+	}
+	return fmt.Sprintf(versionSQL, oids(r.rules), oids(r.calls), "ARRAY["+strings.Join(names, ", ")+"]::text[]", oids(r.tableOIDs))
 }
 
 // resolved keeps, per list of views, what they read: finding it walks the
@@ -105,9 +129,10 @@ func (s *Snapshot) DataVersion(views []string) (string, error) {
 			if err := s.QueryRow(resolveSQL, []any{views}, &res.rules, &res.calls, &res.tables, &res.tableOIDs, &res.watched); err != nil {
 				return "", fmt.Errorf("data version: %w", err)
 			}
+			res.version = res.versionSQL()
 		}
 		var fingerprint, version string
-		if err := s.QueryRow(versionSQL, []any{res.rules, res.calls, res.tables, res.tableOIDs}, &fingerprint, &version); err != nil {
+		if err := s.QueryRow(res.version, nil, &fingerprint, &version); err != nil {
 			return "", fmt.Errorf("data version: %w", err)
 		}
 		switch {
