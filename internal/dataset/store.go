@@ -141,6 +141,9 @@ func newCursor(cur *postgres.Cursor, st Statement, d *Dataset, cols []Column, to
 	if err != nil {
 		return nil, err
 	}
+	for i := len(cols) - hidden; i < len(cols); i++ {
+		row.Pass(i) // read raw by c.pass, then stripped
+	}
 	if typed {
 		row.Typed()
 	}

@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 
@@ -63,10 +62,21 @@ func (s *Set) Len() int {
 
 // NameID is the id of a user named name in free text: its 64-bit FNV-1a
 // hash, so that the name itself is never stored.
-func NameID(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return int64(h.Sum64())
+func NameID(name string) int64 { return nameID(name) }
+
+// nameID is [NameID] of a string or of bytes, without allocating: it is
+// computed for every row that names a user.
+func nameID[T string | []byte](name T) int64 {
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= prime64
+	}
+	return int64(h)
 }
 
 // The encodings of one part of a Set.
@@ -257,9 +267,7 @@ func (c *Collector) Carry(kind dataset.IDKind, id int64) {
 
 // CarryName adds the user named name in free text.
 func (c *Collector) CarryName(name []byte) {
-	h := fnv.New64a()
-	h.Write(name)
-	c.Carry(dataset.UserName, int64(h.Sum64()))
+	c.Carry(dataset.UserName, nameID(name))
 }
 
 // Set returns the set of the persons collected so far.
