@@ -138,7 +138,7 @@ type querier interface {
 }
 
 // Atomic runs change with a Store whose changes ([Store.Create],
-// [Store.SetRules], [Store.SetMaxExports], [Store.Revoke]) are made in one
+// [Store.SetRules], [Store.SetScopes], [Store.SetMaxExports], [Store.Revoke]) are made in one
 // transaction, tx, committed when change returns nil and rolled back
 // otherwise: what change writes through tx besides (the audit record of
 // the change) is committed with the change or not at all. It returns
@@ -228,7 +228,18 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 // Get returns the token named name, revoked or expired. An unknown name
 // is a failure.NotFound.
 func (s *Store) Get(ctx context.Context, name string) (Token, error) {
-	tokens, err := s.tokens(ctx, "WHERE name = $1", name)
+	return s.get(ctx, name, "")
+}
+
+// GetForChange is [Store.Get] that locks the token's row until the
+// transaction of [Store.Atomic] ends, so that a change made from what it
+// read is never lost to another change of the same token made at once.
+func (s *Store) GetForChange(ctx context.Context, name string) (Token, error) {
+	return s.get(ctx, name, " FOR UPDATE")
+}
+
+func (s *Store) get(ctx context.Context, name, lock string) (Token, error) {
+	tokens, err := s.tokens(ctx, "WHERE name = $1"+lock, name)
 	if err != nil {
 		return Token{}, postgres.Classify(fmt.Errorf("auth: get: %w", err))
 	}
@@ -266,6 +277,23 @@ func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
 	tag, err := s.db.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
+	}
+	if tag.RowsAffected() == 0 {
+		return failure.Errorf(failure.NotFound, "no token named %q", name)
+	}
+	return nil
+}
+
+// SetScopes replaces the scopes of the token named name (none: the
+// default [Scopes], as [Store.Create] gives); a server applies them from
+// the token's next request. An unknown name is a failure.NotFound.
+func (s *Store) SetScopes(ctx context.Context, name string, scopes []dataset.Scope) error {
+	if len(scopes) == 0 {
+		scopes = Scopes
+	}
+	tag, err := s.db.Exec(ctx, "UPDATE api_tokens SET scopes = $2 WHERE name = $1", name, scopeStrings(scopes))
+	if err != nil {
+		return postgres.Classify(fmt.Errorf("auth: set scopes: %w", err))
 	}
 	if tag.RowsAffected() == 0 {
 		return failure.Errorf(failure.NotFound, "no token named %q", name)

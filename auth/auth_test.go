@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,5 +234,88 @@ func TestAtomic(t *testing.T) {
 				t.Errorf("scopes %v, want the default %v", got.Scopes, auth.Scopes)
 			}
 		})
+	}
+}
+
+// TestChangeScopesLocked checks that a token's scopes are changed from its
+// next request, and that a change reads the token locked (GetForChange):
+// a second change of the same token made at once waits for the first and
+// starts from what it wrote, so that neither is lost.
+func TestChangeScopesLocked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	tokens := auth.NewStore(pool)
+	secret, err := tokens.Create(ctx, "hoja", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tokens.Atomic(ctx, func(in *auth.Store, _ pgx.Tx) error {
+		return in.SetScopes(ctx, "hoja", []dataset.Scope{dataset.UsersRead})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := auth.NewStore(pool).Authenticate(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Allows(dataset.ReportRead) || !p.Allows(dataset.UsersRead) {
+		t.Errorf("after the change, scopes = %v, want users:read only", p.Scopes)
+	}
+	if err := tokens.SetScopes(ctx, "nadie", nil); failure.CodeOf(err) != failure.NotFound {
+		t.Errorf("SetScopes of an unknown token: %v, want not found", err)
+	}
+
+	// The first change holds the token's row; the second, begun while it
+	// does, must wait for it and read its max exports.
+	first, firstRead := make(chan struct{}), make(chan struct{})
+	goOn := sync.OnceFunc(func() { close(first) })
+	defer goOn() // a failure below must not leave the first change waiting
+	done := make(chan error, 1)
+	go func() {
+		done <- tokens.Atomic(ctx, func(in *auth.Store, _ pgx.Tx) error {
+			if _, err := in.GetForChange(ctx, "hoja"); err != nil {
+				return err
+			}
+			close(firstRead)
+			<-first
+			n := 5
+			return in.SetMaxExports(ctx, "hoja", &n)
+		})
+	}()
+	<-firstRead
+	second := make(chan *int, 1)
+	go func() {
+		err := tokens.Atomic(ctx, func(in *auth.Store, _ pgx.Tx) error {
+			tk, err := in.GetForChange(ctx, "hoja")
+			second <- tk.MaxExports
+			return err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	// The second change is seen waiting for the row's lock before the
+	// first one goes on.
+	for waiting := false; !waiting; {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if !waiting {
+			select {
+			case n := <-second:
+				t.Fatalf("the second change read the token (max exports %v) while the first held it", n)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	goOn()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := <-second; n == nil || *n != 5 {
+		t.Errorf("the second change read max exports %v, want the first change's 5", n)
 	}
 }

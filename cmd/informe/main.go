@@ -216,8 +216,8 @@ func tokenCommand() *cli.Command {
 	var createDB, listDB, showDB, changeDB, revokeDB, name, showName, changeName, createMax, changeMax string
 	var createRules, changeRules ruleFlags
 	var createdRules *dataset.Rules
-	var scopeNames []string
-	var scopes []dataset.Scope
+	var scopeNames, changeScopeNames []string
+	var scopes, changeScopes []dataset.Scope
 	var expiresIn time.Duration
 	var createLimit, changeLimit *int
 	create.validate = func(*cli.Command) {
@@ -236,9 +236,14 @@ func tokenCommand() *cli.Command {
 	show.validate = func(cmd *cli.Command) { oneName(show, cmd, &showName) }
 	change.validate = func(cmd *cli.Command) {
 		oneName(change, cmd, &changeName)
-		if !change.set("max-exports") && !changeRules.given(change) {
-			change.extra = append(change.extra, "nothing to change: give --max-exports or a rule (--columns, --no-personal, --mask, --rows, --max-rows)")
+		if !change.set("scope") && !change.set("max-exports") && !changeRules.given(change) {
+			change.extra = append(change.extra, "nothing to change: give --scope, --max-exports or a rule (--columns, --no-personal, --mask, --rows, --max-rows)")
 			return
+		}
+		if change.set("scope") {
+			var err error
+			changeScopes, err = auth.ParseScopes(changeScopeNames)
+			change.check("scope", err)
 		}
 		if change.set("max-exports") {
 			changeLimit = maxExports(change, changeMax)
@@ -306,12 +311,18 @@ func tokenCommand() *cli.Command {
 			{
 				Name: "change", Usage: "change the settings of the token called NAME", ArgsUsage: "NAME",
 				Flags: append([]cli.Flag{databaseFlag(change, &changeDB), change.text("name", "", "", &changeName, "the token's `name`, if not given as NAME"),
+					change.list("scope", "", &changeScopeNames, "the token's scopes from now on ("+scopeList(auth.Known)+"), in place of its scopes; repeat for several"),
 					tokenMaxExports(change, &changeMax)}, changeRules.flags(change)...),
 				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
 					return auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
-						t, err := tokens.Get(ctx, changeName)
+						t, err := tokens.GetForChange(ctx, changeName)
 						if err != nil {
 							return err
+						}
+						if change.set("scope") {
+							if err := tokens.SetScopes(ctx, changeName, changeScopes); err != nil {
+								return err
+							}
 						}
 						rules := t.Rules
 						if changeRules.given(change) {

@@ -115,6 +115,19 @@ func TestCLI(t *testing.T) {
 		t.Errorf("after change: token show nightly = %q, want max exports: 0", show)
 	}
 	run(t, bin, dbURL, "token", "change", "nightly", "--max-exports", "default")
+	// Its scopes, replaced; an unknown scope is named and changes nothing.
+	run(t, bin, dbURL, "token", "change", "nightly", "--scope", "users:read", "--scope", "audit:read")
+	if show := run(t, bin, dbURL, "token", "show", "nightly"); !regexp.MustCompile(`\nscopes: +users:read,audit:read\n`).MatchString(show) {
+		t.Errorf("after --scope: token show nightly = %q, want scopes: users:read,audit:read", show)
+	}
+	bad := exec.Command(bin, "token", "change", "nightly", "--scope", "report:write")
+	bad.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "--scope") || !strings.Contains(string(out), `unknown scope "report:write"`) {
+		t.Errorf("token change --scope report:write: %v, %s; want a refusal naming --scope and the scope", err, out)
+	}
+	if show := run(t, bin, dbURL, "token", "show", "nightly"); !regexp.MustCompile(`\nscopes: +users:read,audit:read\n`).MatchString(show) {
+		t.Errorf("after a refused --scope: token show nightly = %q, want its scopes unchanged", show)
+	}
 	if show := run(t, bin, dbURL, "token", "show", "ci"); !strings.Contains(show, "max exports: default") || strings.Contains(show, token) {
 		t.Errorf("token show ci = %q, want max exports: default and never the secret", show)
 	}

@@ -208,7 +208,7 @@ func TestFlagsCheckedFirst(t *testing.T) {
 			want: []string{`token create: --max-exports (from INFORME_TOKEN_MAX_EXPORTS): must be default or a whole number`}},
 		{name: "ErrTokenChangeMaxExports", args: []string{"token", "change", "nightly", "--max-exports", "1001"},
 			want: []string{`token change: --max-exports: must be default or a whole number from 0 (no limit of its own) to 1000, got "1001"`}},
-		{name: "ErrTokenChangeNothing", args: []string{"token", "change", "nightly"}, want: []string{"token change: nothing to change: give --max-exports"}},
+		{name: "ErrTokenChangeNothing", args: []string{"token", "change", "nightly"}, want: []string{"token change: nothing to change: give --scope, --max-exports"}},
 		{name: "ErrTokenChangeNoName", args: []string{"token", "change", "--max-exports", "many"},
 			want: []string{"token change: --max-exports: must be default", "token change: takes exactly one NAME"}},
 		{name: "ErrTokenShow", args: []string{"token", "show", "a", "b"}, want: []string{"token show: takes exactly one NAME"}},
