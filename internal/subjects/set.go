@@ -249,7 +249,14 @@ type Collector struct {
 	mu   sync.Mutex
 	ids  [parts][]int64
 	last [parts]int64
+	// compactAt is the length at which ids are sorted and deduplicated,
+	// so that they grow with the persons, not with the rows.
+	compactAt [parts]int
 }
+
+// minCompact is the fewest ids a Collector holds of one kind before it
+// sorts and deduplicates them.
+const minCompact = 4096
 
 // NewCollector returns an empty Collector.
 func NewCollector() *Collector { return &Collector{} }
@@ -262,7 +269,13 @@ func (c *Collector) Carry(kind dataset.IDKind, id int64) {
 	if len(ids) > 0 && c.last[kind] == id { // rows of one person come together
 		return
 	}
-	c.ids[kind], c.last[kind] = append(ids, id), id
+	ids = append(ids, id)
+	if len(ids) >= max(c.compactAt[kind], minCompact) {
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		c.compactAt[kind] = 2 * len(ids)
+	}
+	c.ids[kind], c.last[kind] = ids, id
 }
 
 // CarryName adds the user named name in free text.
