@@ -248,7 +248,11 @@ func decodeBitmap(b []byte) ([]int64, error) {
 type Collector struct {
 	mu   sync.Mutex
 	ids  [parts][]int64
-	last [parts]int64
+	// recent are the last ids added of each kind, recent[kind][next[kind]]
+	// the next to be replaced: the rows of one person come together, and a
+	// row names a few (a contract's client and payer, two users).
+	recent [parts][4]int64
+	next   [parts]uint8
 	// compactAt is the length at which ids are sorted and deduplicated,
 	// so that they grow with the persons, not with the rows.
 	compactAt [parts]int
@@ -266,16 +270,18 @@ func (c *Collector) Carry(kind dataset.IDKind, id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := c.ids[kind]
-	if len(ids) > 0 && c.last[kind] == id { // rows of one person come together
+	if len(ids) > 0 && slices.Contains(c.recent[kind][:min(len(ids), 4)], id) {
 		return
 	}
+	c.recent[kind][c.next[kind]] = id
+	c.next[kind] = (c.next[kind] + 1) % 4
 	ids = append(ids, id)
 	if len(ids) >= max(c.compactAt[kind], minCompact) {
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		c.compactAt[kind] = 2 * len(ids)
 	}
-	c.ids[kind], c.last[kind] = ids, id
+	c.ids[kind] = ids
 }
 
 // CarryName adds the user named name in free text.
