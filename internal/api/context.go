@@ -32,6 +32,9 @@ type request struct {
 	// server keeps none; failed is the reason of the error it answered.
 	audit  *audit.Record
 	failed string
+	// slot is a big response's share of the cores (see [share]), nil for
+	// other requests.
+	slot *slot
 }
 
 type requestKey struct{}

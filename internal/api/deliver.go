@@ -154,7 +154,16 @@ func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b b
 		h.Set("Content-Encoding", o.Coding.String())
 	}
 	c.Status(http.StatusOK)
+	var row func(int64)
+	if sl := state(c).slot; sl != nil {
+		row = func(n int64) {
+			if n%shareChunk == 0 {
+				sl.yield()
+			}
+		}
+	}
 	res, err := delivery.Deliver(s.destination(c), b.encoding, o, cur, b.parts, delivery.Hooks{
+		Row: row,
 		Read: func(err, closeErr error) error {
 			done()
 			if err == nil && closeErr != nil {

@@ -440,6 +440,9 @@ func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func()
 		ctx = postgres.WithStatementTimeout(ctx, s.Limits.StatementTimeout)
 	}
 	done := func() {}
+	if !isBig {
+		done = s.share.smallStarts()
+	}
 	if isBig && s.turns != nil {
 		token, limit := turnsOf(ctx)
 		start := time.Now()
@@ -458,6 +461,11 @@ func (s *Server) admit(ctx context.Context, isBig bool) (context.Context, func()
 		}
 		if err != nil {
 			return ctx, nil, err
+		}
+		if r, ok := ctx.Value(requestKey{}).(*request); ok {
+			sl, turn := s.share.bigStarts(token), done
+			r.slot = sl
+			done = func() { sl.give(); turn() }
 		}
 	}
 	if s.Limits.RequestTimeout > 0 {

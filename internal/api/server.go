@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ type Server struct {
 	Audit *audit.Log
 
 	turns    *turns // of big responses, made by Handler
+	share    *share // of the cores, among big responses and small requests; made by Handler with turns
 	feeds    *feeds // the OData entity sets, made by Handler
 	ruled    ruledFeeds
 	draining atomic.Bool
@@ -94,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	s.turns = newTurns(s.Limits)
 	if s.turns != nil {
 		s.turns.queued = s.Metrics.TurnWaiting
+		s.share = newShare(runtime.GOMAXPROCS(0), sharePause)
 	}
 	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
