@@ -28,6 +28,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
+	"github.com/informe/informe/internal/source"
 )
 
 func main() {
@@ -193,6 +194,15 @@ func oneName(f *form, cmd *cli.Command, name ...*string) {
 	}
 }
 
+// warnMaskGaps says on stderr, after a token's rules were set, which
+// columns give away a column they mask (source.MaskGaps): the rules stand
+// as given, since a column beside a masked one may be meant to be seen.
+func warnMaskGaps(command string, r *dataset.Rules) {
+	for _, gap := range source.MaskGaps(r) {
+		fmt.Fprintf(os.Stderr, "informe: %s: warning: %s; mask it too (--mask) or leave it out (--columns)\n", command, gap)
+	}
+}
+
 // tokenMaxExports is token create's and change's --max-exports, read into
 // dst as written; [maxExports] checks it.
 func tokenMaxExports(f *form, dst *string) cli.Flag {
@@ -284,6 +294,7 @@ func tokenCommand() *cli.Command {
 						return err
 					}
 					fmt.Println(secret)
+					warnMaskGaps("token create", createdRules)
 					return nil
 				}),
 			},
@@ -314,7 +325,8 @@ func tokenCommand() *cli.Command {
 					change.list("scope", "", &changeScopeNames, "the token's scopes from now on ("+scopeList(auth.Known)+"), in place of its scopes; repeat for several"),
 					tokenMaxExports(change, &changeMax)}, changeRules.flags(change)...),
 				Action: withPool(change, &changeDB, func(ctx context.Context, cmd *cli.Command, pool *pgxpool.Pool) error {
-					return auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
+					var changed *dataset.Rules
+					err := auth.NewStore(pool).Atomic(ctx, func(tokens *auth.Store, tx pgx.Tx) error {
 						t, err := tokens.GetForChange(ctx, changeName)
 						if err != nil {
 							return err
@@ -341,8 +353,13 @@ func tokenCommand() *cli.Command {
 						}
 						query := change.given("database-url", "name")
 						query.Set("name", changeName)
+						changed = rules
 						return recordToken(ctx, pool, tx, "informe token change", query, rules)
 					})
+					if err == nil {
+						warnMaskGaps("token change", changed)
+					}
+					return err
 				}),
 			},
 			{

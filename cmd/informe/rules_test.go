@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
@@ -28,6 +29,21 @@ func TestTokenRules(t *testing.T) {
 		if got := show("sheet"); !strings.Contains(got, want) {
 			t.Errorf("token show = %q, want %q", got, want)
 		}
+	}
+	// A mask that a column beside it gives away is set as given, and said
+	// on stderr; the token alone is on stdout.
+	gappy := exec.Command(bin, "token", "create", "--name", "gappy", "--mask", "client_rut")
+	gappy.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
+	var gappyOut, gappyErr bytes.Buffer
+	gappy.Stdout, gappy.Stderr = &gappyOut, &gappyErr
+	if err := gappy.Run(); err != nil {
+		t.Fatalf("token create --mask client_rut: %v\n%s", err, gappyErr.String())
+	}
+	if !regexp.MustCompile(`^informe_[A-Za-z0-9_-]{43}\n$`).MatchString(gappyOut.String()) {
+		t.Errorf("token create --mask client_rut printed %q, want the token alone", gappyOut.String())
+	}
+	if want := "informe: token create: warning: general-report: rut_client_contract holds the client's rut as client_rut does, and is not masked; mask it too (--mask) or leave it out (--columns)\n"; !strings.Contains(gappyErr.String(), want) {
+		t.Errorf("token create --mask client_rut said %q, want it to hold %q", gappyErr.String(), want)
 	}
 	run(t, bin, dbURL, "token", "change", "--name", "sheet", "--no-personal", "--rows", "", "--mask", "")
 	for _, want := range []string{"columns: no personal data", "mask: none", "rows: all", "max rows: 500"} {

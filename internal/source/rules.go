@@ -238,3 +238,34 @@ func As(src *Source, scopes []dataset.Scope, r *dataset.Rules) (*Source, error) 
 	return nil, &failure.Error{Code: failure.Forbidden, Reason: "dataset_not_allowed",
 		Message: "this token's rules do not let it read " + src.Name}
 }
+
+// MaskGaps returns, for rules that mask some columns, each column that
+// holds the same kind of value of the same person as a masked column of
+// its dataset (the client's RUT as the spec's rut_client_contract and as
+// client_rut, say) and that the token reads as it is: a mask that the
+// column beside it gives away. Each is said in a sentence that names
+// columns and datasets, never a value.
+func MaskGaps(r *dataset.Rules) []string {
+	if r == nil || len(r.Mask) == 0 || r.NoPersonal {
+		return nil
+	}
+	var gaps []string
+	for _, d := range dataset.All {
+		for _, c := range d.Columns {
+			if !slices.Contains(r.Mask, c.Name) {
+				continue
+			}
+			for _, o := range d.Columns {
+				if o.Name == c.Name || o.Personal != c.Personal || dataset.MaskOf(o) != dataset.MaskOf(c) ||
+					slices.Contains(r.Mask, o.Name) || r.Columns != nil && !slices.Contains(r.Columns, o.Name) {
+					continue
+				}
+				gap := fmt.Sprintf("%s: %s holds the %s's %s as %s does, and is not masked", d.Name, o.Name, c.Personal, dataset.MaskOf(c), c.Name)
+				if !slices.Contains(gaps, gap) {
+					gaps = append(gaps, gap)
+				}
+			}
+		}
+	}
+	return gaps
+}
