@@ -21,9 +21,11 @@ import (
 //     that small requests keep their latency beside exports and an export
 //     still moves on under a stream of small ones.
 //
-// A big response's database backend stops soon after it does, its socket
-// full, so this shares PostgreSQL's cores too. The zero of slots shares
-// nothing: every method is then a no-op.
+// It shares PostgreSQL's cores only as far as a big response's backend
+// stops when informe stops reading it, which is once the connection's
+// socket buffers are full: megabytes on loopback, so a short export's
+// backend runs ahead. A nil share shares nothing: every method is then a
+// no-op.
 type share struct {
 	slots int
 	pause time.Duration
@@ -120,8 +122,6 @@ func (sl *slot) take() {
 	h.waiters = append(h.waiters, got)
 	s.waiting++
 	s.dispatch()
-	s.mu.Unlock()
-	s.mu.Lock()
 	seen := s.chunks
 	s.mu.Unlock()
 	t := time.NewTimer(s.pause)

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,21 @@ type Rules struct {
 // Empty reports whether r restricts nothing.
 func (r *Rules) Empty() bool {
 	return r == nil || (r.Columns == nil && !r.NoPersonal && len(r.Mask) == 0 && r.Rows == "" && r.MaxRows == 0)
+}
+
+// Reads reports whether a token with rules r reads column c at all
+// (masked or not).
+func (r *Rules) Reads(c Column) bool {
+	if r == nil {
+		return true
+	}
+	return (r.Columns == nil || slices.Contains(r.Columns, c.Name)) && !(r.NoPersonal && c.Personal != NotPersonal)
+}
+
+// Masks reports whether a token with rules r sees column c masked: only
+// a personal column is.
+func (r *Rules) Masks(c Column) bool {
+	return r != nil && c.Personal != NotPersonal && slices.Contains(r.Mask, c.Name)
 }
 
 // Mask is how a masked column's values are written ([Column.Mask]).

@@ -53,10 +53,10 @@ func (s *Source) restrict(r *dataset.Rules) *Source {
 	var visible []dataset.Column
 	plain := map[string]bool{} // visible and unmasked: may be filtered on
 	for _, c := range s.Columns {
-		if (r.Columns != nil && !slices.Contains(r.Columns, c.Name)) || (r.NoPersonal && c.Personal != dataset.NotPersonal) {
+		if !r.Reads(c) {
 			continue
 		}
-		if slices.Contains(r.Mask, c.Name) && c.Personal != dataset.NotPersonal {
+		if r.Masks(c) {
 			c.Mask, c.Nullable = dataset.MaskOf(c), true
 		} else {
 			plain[c.Name] = true
@@ -246,18 +246,17 @@ func As(src *Source, scopes []dataset.Scope, r *dataset.Rules) (*Source, error) 
 // column beside it gives away. Each is said in a sentence that names
 // columns and datasets, never a value.
 func MaskGaps(r *dataset.Rules) []string {
-	if r == nil || len(r.Mask) == 0 || r.NoPersonal {
+	if r == nil || len(r.Mask) == 0 {
 		return nil
 	}
 	var gaps []string
 	for _, d := range dataset.All {
 		for _, c := range d.Columns {
-			if !slices.Contains(r.Mask, c.Name) {
+			if !r.Masks(c) {
 				continue
 			}
 			for _, o := range d.Columns {
-				if o.Name == c.Name || o.Personal != c.Personal || dataset.MaskOf(o) != dataset.MaskOf(c) ||
-					slices.Contains(r.Mask, o.Name) || r.Columns != nil && !slices.Contains(r.Columns, o.Name) {
+				if o.Name == c.Name || o.Personal != c.Personal || dataset.MaskOf(o) != dataset.MaskOf(c) || r.Masks(o) || !r.Reads(o) {
 					continue
 				}
 				gap := fmt.Sprintf("%s: %s holds the %s's %s as %s does, and is not masked", d.Name, o.Name, c.Personal, dataset.MaskOf(c), c.Name)

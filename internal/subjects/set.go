@@ -246,8 +246,8 @@ func decodeBitmap(b []byte) ([]int64, error) {
 // ([dataset.Store.OpenParts]) are read at once, all telling the same
 // Collector.
 type Collector struct {
-	mu   sync.Mutex
-	ids  [parts][]int64
+	mu  sync.Mutex
+	ids [parts][]int64
 	// recent are the last ids added of each kind, recent[kind][next[kind]]
 	// the next to be replaced: the rows of one person come together, and a
 	// row names a few (a contract's client and payer, two users).
