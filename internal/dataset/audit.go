@@ -18,18 +18,14 @@ const AuditRead Scope = "audit:read"
 // keeps them; no column is marked as a client's, payer's or user's.
 var Audit = declare(8, &Dataset{
 	Name: "audit", Heading: "Audit log", Scope: AuditRead,
-	File:  Phrase{"auditoria", "audit"},
-	Title: Phrase{"Registro de lecturas", "Audit log"},
-	Row:   Phrase{"Una respuesta, un conteo de rechazos o un evento por fila.", "One response, count of refusals or event per row."},
-	One:   "audit record",
-	About: "One row per response that carried data, per count of refused requests and per change to what governs reads: when, who, from where, through which door, what was asked, under which rules, and how it ended.",
-	Text:  "audit_log", Typed: "audit_log_typed",
-	Keys: []string{"key_record_id"}, KeyColumn: "record_id",
-	ExportPath: "/api/audit/export", Params: []string{"columns"},
-	OData: EntitySet{
-		Name: "AuditLog", TypeName: "AuditRecord",
-		Key: "record_id", KeyColumns: []string{"key_record_id"}, OrderBy: []string{"record_id"},
-	},
+	File:      Phrase{"auditoria", "audit"},
+	Title:     Phrase{"Registro de lecturas", "Audit log"},
+	Row:       Phrase{"Una respuesta, un conteo de rechazos o un evento por fila.", "One response, count of refusals or event per row."},
+	One:       "audit record",
+	About:     "One row per response that carried data, per count of refused requests and per change to what governs reads: when, who, from where, through which door, what was asked, under which rules, and how it ended.",
+	Text:      "audit_log",
+	KeyColumn: "record_id",
+	OData:     EntitySet{Name: "AuditLog", TypeName: "AuditRecord"},
 	Columns: []Column{
 		{Name: "record_id", Kind: Integer, Group: auditGroup,
 			Label: Phrase{"N° de registro", "Record number"},

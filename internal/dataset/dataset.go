@@ -36,13 +36,18 @@ type Dataset struct {
 	// Text is the view that renders every column as text in the API's
 	// formats (general_report); Typed is the view of the same rows with
 	// typed values under the columns' names (general_report_typed), on
-	// which conditions and orders are written.
+	// which conditions and orders are written: Text's name and "_typed"
+	// when not declared.
 	Text, Typed string
 	// Keys are the key columns both views share, in the order of the rows:
 	// the row's identity and its last order. The first is never NULL.
+	// A dataset with a KeyColumn has one, "key_" and its name, when not
+	// declared.
 	Keys []string
 	// KeyColumn names the column that holds the key when it is one of
 	// Columns (users: id): a row's position then carries no key parts.
+	// Its OData entity set is then keyed and ordered by it, unless
+	// declared otherwise.
 	KeyColumn string
 	// Plain, when set, reads the queries of the dataset's own order that
 	// are filtered by nothing but equalities ([Query.Plain]) its own way,
@@ -74,10 +79,11 @@ type Dataset struct {
 	About string
 	// PagePath is the spec's paged path of the dataset, "" for none; ExportPath
 	// the path of a whole export of it (for the users, the spec's own
-	// GET /users).
+	// GET /users), "/api/" and its Name and "/export" when not declared.
 	PagePath, ExportPath string
 	// Params are the spec's own query parameters of a whole export, in
-	// the order an error lists them; PageParams those of a page of PagePath.
+	// the order an error lists them, "columns" alone when not declared;
+	// PageParams those of a page of PagePath.
 	Params, PageParams []string
 	// Small says a whole export of it is small (the users).
 	Small bool

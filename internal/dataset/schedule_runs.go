@@ -9,18 +9,14 @@ package dataset
 // secrets are, never the secrets.
 var ScheduleRuns = declare(7, &Dataset{
 	Name: "schedule-runs", Heading: "Schedule runs", Scope: SchedulesRead,
-	File:  Phrase{"entregas", "schedule-runs"},
-	Title: Phrase{"Entregas programadas", "Scheduled deliveries"},
-	Row:   Phrase{"Un intento por fila.", "One attempt per row."},
-	One:   "schedule run",
-	About: "One row per attempt at a scheduled delivery: when, with what outcome, how many rows and bytes, to which destination and file.",
-	Text:  "schedule_run_list", Typed: "schedule_run_list_typed",
-	Keys: []string{"key_run_id"}, KeyColumn: "run_id",
-	ExportPath: "/api/schedule-runs/export", Params: []string{"columns"},
-	OData: EntitySet{
-		Name: "ScheduleRuns", TypeName: "ScheduleRun",
-		Key: "run_id", KeyColumns: []string{"key_run_id"}, OrderBy: []string{"run_id"},
-	},
+	File:      Phrase{"entregas", "schedule-runs"},
+	Title:     Phrase{"Entregas programadas", "Scheduled deliveries"},
+	Row:       Phrase{"Un intento por fila.", "One attempt per row."},
+	One:       "schedule run",
+	About:     "One row per attempt at a scheduled delivery: when, with what outcome, how many rows and bytes, to which destination and file.",
+	Text:      "schedule_run_list",
+	KeyColumn: "run_id",
+	OData:     EntitySet{Name: "ScheduleRuns", TypeName: "ScheduleRun"},
 	Columns: []Column{
 		{Name: "run_id", Kind: Integer, Group: runGroup,
 			Label: Phrase{"N° de ejecución", "Run number"},

@@ -1,5 +1,7 @@
 package dataset
 
+import "slices"
+
 // Tasks are the tasks at their own grain: one row per task, with its
 // process's and contract's ids.
 // Read under the report:read scope from the views task_list (text)
@@ -7,61 +9,28 @@ package dataset
 // order of its id; the OData set relates it to the other entities.
 var Tasks = declare(4, &Dataset{
 	Name: "tasks", Heading: "Tasks", Scope: ReportRead,
-	File:  Phrase{"tareas", "tasks"},
-	Title: Phrase{"Una fila por tarea, sin datos del contrato", "One row per task, without the contract's fields"},
-	Row:   Phrase{"Una fila por tarea, con su proceso y su contrato como claves.", "One row per task, with its process and contract as keys."},
-	One:   "task",
-	About: "One row per task, with its `process_id` and `contract_id`.",
-	Text:  "task_list", Typed: "task_list_typed",
-	Keys: []string{"key_task_id"}, KeyColumn: "task_id",
-	ExportPath: "/api/tasks/export", Params: []string{"columns"},
+	File:      Phrase{"tareas", "tasks"},
+	Title:     Phrase{"Una fila por tarea, sin datos del contrato", "One row per task, without the contract's fields"},
+	Row:       Phrase{"Una fila por tarea, con su proceso y su contrato como claves.", "One row per task, with its process and contract as keys."},
+	One:       "task",
+	About:     "One row per task, with its `process_id` and `contract_id`.",
+	Text:      "task_list",
+	KeyColumn: "task_id",
 	OData: EntitySet{
 		Name: "Tasks", TypeName: "Task",
-		Key: "task_id", KeyColumns: []string{"key_task_id"}, OrderBy: []string{"task_id"},
 		Navigations: []Navigation{
 			{Name: "Process", Target: "Processes", Partner: "Tasks", Property: "process_id", Column: "key_process_id"},
 			{Name: "Contract", Target: "Contracts", Partner: "Tasks", Property: "contract_id", Column: "key_contract_id"},
 		},
 	},
-	Columns: []Column{
-		{Name: "task_id", Kind: Integer, Group: keysAndCounts,
-			Label: Phrase{"Número de tarea", "Task number"},
-			About: Phrase{"Identificador de la tarea", "The task's identifier"}},
-		{Name: "process_id", Kind: Integer, Group: processGroup,
-			Label: Phrase{"N° de proceso", "Process id"},
-			About: Phrase{"Número del proceso", "Process id"}},
-		{Name: "contract_id", Kind: Integer, Group: contractGroup,
-			Label: Phrase{"N° de contrato", "Contract id"},
-			About: Phrase{"Número del contrato", "Contract id"}},
-		{Name: "task", Kind: Text, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Tarea", "Task"},
-			About: Phrase{"Nombre de la tarea", "Task name"}},
-		{Name: "task_title", Kind: Text, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Título de la tarea", "Task title"},
-			About: Phrase{"Título de la tarea", "Task title"}},
-		{Name: "task_detail", Kind: Text, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Detalle de la tarea", "Task description"},
-			About: Phrase{"Detalle de la tarea", "Task description"}},
-		{Name: "task_code", Kind: Text, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Código de la tarea", "Task code"},
-			About: Phrase{"Código de la tarea", "Task code"}},
-		{Name: "task_end_date", Kind: Date, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Término de la tarea", "Task end date"},
-			About: Phrase{"Fecha de término de la tarea", "Task end date"}},
-		{Name: "task_duration", Kind: Integer, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Duración de la tarea", "Task duration"},
-			About: Phrase{"Duración de la tarea", "Task duration"}},
-		{Name: "task_status", Kind: Text, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Estado de la tarea", "Task status"},
-			About: Phrase{"Estado de la tarea (Pendiente, En Curso, Cancelado o Terminada)", "Task status (Pendiente, En Curso, Cancelado or Terminada)"}},
-		{Name: "task_progress", Kind: Integer, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Avance de la tarea", "Task progress"},
-			About: Phrase{"Avance de la tarea", "Task progress"}},
-		{Name: "task_executor", Kind: Text, Personal: User, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Ejecutor de la tarea", "Task executor"},
-			About: Phrase{"Quién ejecuta la tarea", "Who carries out the task"}},
-		{Name: "execution_date", Kind: Timestamptz, Nullable: true, Group: taskGroup,
-			Label: Phrase{"Fecha de ejecución", "Execution date"},
-			About: Phrase{"Fecha y hora de ejecución (UTC)", "Execution date and time (UTC)"}},
-	},
+	Columns: slices.Concat(
+		[]Column{
+			{Name: "task_id", Kind: Integer, Group: keysAndCounts,
+				Label: Phrase{"Número de tarea", "Task number"},
+				About: Phrase{"Identificador de la tarea", "The task's identifier"}},
+		},
+		reportColumns("process_id", "contract_id"),
+		nullable(reportColumns("task", "task_title", "task_detail", "task_code", "task_end_date",
+			"task_duration", "task_status", "task_progress", "task_executor", "execution_date")),
+	),
 })

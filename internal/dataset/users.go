@@ -10,12 +10,9 @@ var Users = declare(1, &Dataset{
 	Title: Phrase{"Usuarios", "Users"},
 	Row:   Phrase{"Una fila por usuario.", "One row per user."},
 	One:   "user",
-	Text:  "user_list", Typed: "user_list_typed", Keys: []string{"key_id"}, KeyColumn: "id",
-	ExportPath: "/users", Params: []string{"columns"}, Small: true,
-	OData: EntitySet{
-		Name: "Users", TypeName: "User",
-		Key: "id", KeyColumns: []string{"key_id"}, OrderBy: []string{"id"},
-	},
+	Text:  "user_list", KeyColumn: "id",
+	ExportPath: "/users", Small: true,
+	OData: EntitySet{Name: "Users", TypeName: "User"},
 	Columns: []Column{
 		{Name: "id", Kind: Integer, Group: userGroup,
 			Label: Phrase{"N° de usuario", "User id"},
