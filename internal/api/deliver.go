@@ -120,10 +120,9 @@ func (s *Server) destination(c *gin.Context) io.Writer {
 
 // body describes a response body to deliver.
 type body struct {
-	encoding delivery.Encoding
-	// parts are the later parts of a parallel export, encoding already;
-	// nil for a body read through one cursor.
-	parts *delivery.Parts
+	// deliver delivers the body's rows to dst through the delivery
+	// pipeline with o, telling h.
+	deliver func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error)
 	// estimate is the body's expected size in bytes, to decide whether
 	// compression pays; negative when unknown (large).
 	estimate int64
@@ -132,15 +131,14 @@ type body struct {
 	compressible bool
 }
 
-// deliverRows answers 200 with cur's rows, then b's parts, delivered as b
-// says (package delivery): compressed as the client accepts, and held whole
+// deliverRows answers 200 with b's rows, delivered as b says (package delivery): compressed as the client accepts, and held whole
 // for an HTTP/1.0 client, which cannot tell a cut body from a complete one
 // without a Content-Length. The handler has set the headers that depend on
 // the data; deliverRows adds Content-Encoding and Vary. It ends done (the
 // request's turn) at the last row, then waits for the client. A failure
 // before the first byte is an ordinary error response; after it, the
 // response is cut, and every part stops.
-func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b body) {
+func (s *Server) deliverRows(c *gin.Context, done func(), b body) {
 	h := c.Writer.Header()
 	held := !c.Request.ProtoAtLeast(1, 1)
 	o := delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget, Held: held}
@@ -162,7 +160,7 @@ func (s *Server) deliverRows(c *gin.Context, cur delivery.Rows, done func(), b b
 			}
 		}
 	}
-	res, err := delivery.Deliver(s.destination(c), b.encoding, o, cur, b.parts, delivery.Hooks{
+	res, err := b.deliver(s.destination(c), o, delivery.Hooks{
 		Row: row,
 		Read: func(err, closeErr error) error {
 			done()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/source"
@@ -335,8 +337,10 @@ func (s *Server) feed(c *gin.Context, cur *dataset.Cursor, done func(), q *odata
 	state(c).format = "odata"
 	root := s.serviceRoot(c.Request)
 	opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, feedToken(c)
-	s.deliverRows(c, cur, done, body{
-		encoding:     odata.FeedSpec{Query: q, Options: opts},
+	s.deliverRows(c, done, body{
+		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
+			return delivery.Deliver(dst, odata.FeedSpec{Query: q, Options: opts}, o, cur, nil, h)
+		},
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -86,11 +87,11 @@ func (s *Server) generalReport(c *gin.Context) {
 		head(c, out, pageFile(page))
 		return
 	}
-	s.stream(c, cur, later{}, done, out, pageFile(page), q.Columns, export.Options{
+	s.stream(c, cur, done, out, pageFile(page), spec(c, out, q.Columns, export.Options{
 		Sheet:    rep.Name,
 		Rows:     page.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(page.TotalPages), CurrentPage: int(page.CurrentPage)},
-	})
+	}))
 }
 
 // setPageHeaders sets the paging headers of page p, asked for with the
@@ -142,7 +143,6 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		k.weak = true
 	}
 	q.Validate = k.Validation
-	q.Typed = out.format.Typed()
 	// A whole export is big, but one of a small dataset in a format that
 	// is cheap to write.
 	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && (!src.Small || out.format == export.XLSX))
@@ -153,6 +153,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	defer done()
 	if isHead(c) {
 		// The count and the tag, no rows (q.Validate.Head).
+		road.Typed(&q, out.format)
 		cur, err := s.Data.Open(ctx, src.Dataset, q)
 		if err == nil {
 			err = cur.Close()
@@ -175,36 +176,30 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
-	curs, err := s.Data.OpenParts(ctx, src.Dataset, q, dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()})
+	rd, err := road.Open(ctx, s.Data, road.Export{
+		Dataset: src.Dataset, Query: q, Parts: dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()},
+		Spec: spec(c, out, q.Columns, export.Options{Sheet: src.Name}),
+	})
 	if err != nil {
 		s.fewerTurns(ctx, extra)
 		s.fail(c, err)
 		return
 	}
-	s.fewerTurns(ctx, extra-(len(curs)-1))
-	state(c).parts = len(curs)
-	giveParts := sync.OnceFunc(func() { s.fewerTurns(ctx, len(curs)-1) })
+	s.fewerTurns(ctx, extra-(rd.Parts()-1))
+	state(c).parts = rd.Parts()
+	giveParts := sync.OnceFunc(func() { s.fewerTurns(ctx, rd.Parts()-1) })
 	defer giveParts()
-	for _, cur := range curs {
-		defer cur.Close()
-	}
-	if k.answered(c, curs[0]) {
+	defer rd.Close()
+	if k.answered(c, rd.First()) {
 		return
 	}
-	rest := later{stop: stop}
-	for _, cur := range curs[1:] {
-		rest.curs = append(rest.curs, cur)
-		rest.firsts = append(rest.firsts, cur.First())
-	}
-
-	total := curs[0].Total()
+	total := rd.Total()
 	if m := src.MaxRows(); m > 0 && total > m {
 		s.fail(c, errTooManyRows("", total, m))
 		return
 	}
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.stream(c, curs[0], rest, func() { giveParts(); done() }, out, src.Name, q.Columns,
-		export.Options{Sheet: src.Name, Rows: total})
+	s.streamRead(c, rd, stop, func() { giveParts(); done() }, out, src.Name)
 }
 
 // exportPartRows is the fewest rows a part of a parallel export reads.

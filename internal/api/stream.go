@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/web"
 )
 
@@ -84,39 +86,41 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 	return values, out, nil
 }
 
-// later are the parts of a parallel export after the first: their
-// cursors, each with its first row's index in the export, and the func
-// that stops every part (cancels their queries).
-type later struct {
-	curs   []delivery.Rows
-	firsts []int64
-	stop   func(error)
-}
-
-// stream answers 200 with cur's rows of cols in out's format, then those
-// of rest's cursors in order, the file named file when it is an
-// attachment; done ends the request's turn at the last row. The handler
-// has decided the status and set the headers that depend on the data
-// before; opts.Rows must hold the number of rows all cursors read, and
-// the cursors must hold typed values (dataset.Query.Typed) when out's
-// format is typed.
-func (s *Server) stream(c *gin.Context, cur delivery.Rows, rest later, done func(), out output, file string, cols []dataset.Column, opts export.Options) {
-	setContentHeaders(c, out, file)
+// spec returns how a response in out's format writes the rows of cols:
+// under the labels out asks for, with out's CSV options and opts.
+func spec(c *gin.Context, out output, cols []dataset.Column, opts export.Options) export.Spec {
 	opts.CSV = out.csv
 	opts.Binary = out.format.Typed()
-	spec := export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
-	var parts *delivery.Parts
-	if len(rest.curs) > 0 {
-		ps := make([]delivery.Part, len(rest.curs))
-		for i, cur := range rest.curs {
-			ps[i] = delivery.Part{Rows: cur, Encoding: spec.Continuation(rest.firsts[i])}
-		}
-		parts = delivery.EncodeParts(ps, delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, rest.stop)
-	}
-	s.deliverRows(c, cur, done, body{
-		encoding:     spec,
-		parts:        parts,
-		estimate:     opts.Rows * int64(len(cols)) * 8,
+	return export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
+}
+
+// stream answers 200 with cur's rows as sp writes them, the file named
+// file when it is an attachment; done ends the request's turn at the last
+// row. The handler has decided the status and set the headers that depend
+// on the data before; sp.Options.Rows must hold the number of rows cur
+// reads, and cur must hold typed values (dataset.Query.Typed) when sp's
+// format is typed.
+func (s *Server) stream(c *gin.Context, cur delivery.Rows, done func(), out output, file string, sp export.Spec) {
+	setContentHeaders(c, out, file)
+	s.deliverRows(c, done, body{
+		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
+			return delivery.Deliver(dst, sp, o, cur, nil, h)
+		},
+		estimate:     sp.Options.Rows * int64(len(sp.Columns)) * 8,
+		compressible: !out.format.Compressed(),
+	})
+}
+
+// streamRead is [Server.stream] for a whole export's read, all its parts
+// in order; stop stops every part.
+func (s *Server) streamRead(c *gin.Context, rd *road.Read, stop func(error), done func(), out output, file string) {
+	setContentHeaders(c, out, file)
+	sp := rd.Spec()
+	s.deliverRows(c, done, body{
+		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
+			return rd.Deliver(dst, road.Options{Body: o, Parts: delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, Stop: stop, Hooks: h})
+		},
+		estimate:     sp.Options.Rows * int64(len(sp.Columns)) * 8,
 		compressible: !out.format.Compressed(),
 	})
 }

@@ -95,7 +95,7 @@ func (s *Store) begin(ctx context.Context, d *Dataset, q *Query) Told {
 // [Query.Typed], the columns' values typed): nil for NULL, valid until
 // the next call to Next.
 type Cursor struct {
-	cur    *postgres.Cursor
+	cur    *postgres.Rows
 	total  int64
 	row    *Row
 	within *within // for a [Statement.Within]
@@ -124,7 +124,7 @@ type masked struct {
 // The personal values of the persons w withholds are nulled, by the hidden
 // id columns that cols ends with (see [Withheld.prepare]), and carry is
 // told whose the row carried.
-func newCursor(cur *postgres.Cursor, st Statement, d *Dataset, cols []Column, total int64, typed bool, w *Withheld, hidden int, carry Carrier) (*Cursor, error) {
+func newCursor(cur *postgres.Rows, st Statement, d *Dataset, cols []Column, total int64, typed bool, w *Withheld, hidden int, carry Carrier) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -215,7 +215,7 @@ func (c *Cursor) Err() error {
 func (c *Cursor) Count() int { return c.n }
 
 // Close releases the rows and the snapshot's connection; see
-// [postgres.Cursor.Close]. It returns the first error met by the iteration
+// [postgres.Rows.Close]. It returns the first error met by the iteration
 // or by ending the snapshot, and is safe to call more than once.
 func (c *Cursor) Close() error {
 	err := c.cur.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/spool"
 )
 
@@ -126,45 +127,35 @@ func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progr
 	// A failing part cancels every part's query through ctx.
 	qctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	q := p.query
-	q.Typed = p.format.Typed()
-	curs, err := store.OpenParts(qctx, p.source.Dataset, q, dataset.Parts{Max: p.parts, MinRows: partRows})
+	// Rows: the count from the snapshot, which XLSX declares as the sheet's
+	// range before the first row.
+	rd, err := road.Open(qctx, store, road.Export{
+		Dataset: p.source.Dataset, Query: p.query, Parts: dataset.Parts{Max: p.parts, MinRows: partRows},
+		Spec: export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name}},
+	})
 	if err != nil {
 		return Written{}, err
 	}
-	cur := curs[0]
-	defer func() {
-		for _, c := range curs {
-			c.Close()
-		}
-	}()
-	total := cur.Total()
-	if m := p.source.MaxRows(); m > 0 && total > m {
-		return Written{}, errTooManyRows(total, m)
+	defer rd.Close()
+	if m := p.source.MaxRows(); m > 0 && rd.Total() > m {
+		return Written{}, errTooManyRows(rd.Total(), m)
 	}
 	coding := compress.Identity
 	if p.gzip {
 		coding = compress.Gzip
 	}
-	// Rows: the count from the snapshot, which XLSX declares as the sheet's
-	// range before the first row. A reader of stdout that is slow is
-	// waited for, never cut as stalled: NoProgress is negative.
-	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: total, Binary: p.format.Typed()}}
-	var later *delivery.Parts
-	if len(curs) > 1 {
-		parts := make([]delivery.Part, len(curs)-1)
-		for i, c := range curs[1:] {
-			parts[i] = delivery.Part{Rows: c, Encoding: spec.Continuation(c.First())}
-		}
-		// A later part runs ahead of the output into its own spool (memory,
-		// then a temporary file), so that every part reads at once.
-		later = delivery.EncodeParts(parts, delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}}, stop)
+	// A reader of stdout that is slow is waited for, never cut as stalled:
+	// NoProgress is negative. A later part runs ahead of the output into
+	// its own spool (memory, then a temporary file).
+	o := road.Options{
+		Body:  delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}},
+		Parts: delivery.Options{Spool: spool.Limits{Memory: spoolMemory, Disk: partDisk, NoProgress: -1}},
+		Stop:  stop,
 	}
-	var hooks delivery.Hooks
 	if progress != nil {
-		hooks.Row = progress(total)
+		o.Hooks.Row = progress(rd.Total())
 	}
-	res, err := delivery.Deliver(w, spec, delivery.Options{Coding: coding, Spool: spool.Limits{Memory: spoolMemory, NoProgress: -1}}, cur, later, hooks)
+	res, err := rd.Deliver(w, o)
 	if err == nil {
 		// A signal after the last row still means "stop": nothing replaced.
 		err = ctx.Err()

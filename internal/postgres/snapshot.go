@@ -309,14 +309,14 @@ func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 	return nil
 }
 
-// Query runs sql and returns a [Cursor] over its rows that closes the
+// Query runs sql and returns a [Rows] over its rows that closes the
 // snapshot when it is closed.
-func (s *Snapshot) Query(sql string, args []any) (*Cursor, error) {
+func (s *Snapshot) Query(sql string, args []any) (*Rows, error) {
 	rows, err := s.conn.Query(s.ctx, sql, args...)
 	if err != nil {
 		return nil, ClassifyIn(s.ctx, fmt.Errorf("query: %w", err))
 	}
-	return &Cursor{snap: s, rows: rows}, nil
+	return &Rows{snap: s, rows: rows}, nil
 }
 
 // Serial plans the transaction's later statements without parallel
@@ -333,9 +333,9 @@ func (s *Snapshot) Serial() error {
 	return nil
 }
 
-// Empty returns a [Cursor] with no rows that closes the snapshot when it is
+// Empty returns a [Rows] with no rows that closes the snapshot when it is
 // closed: for a page past the last row.
-func (s *Snapshot) Empty() *Cursor { return &Cursor{snap: s} }
+func (s *Snapshot) Empty() *Rows { return &Rows{snap: s} }
 
 // Close ends the transaction and returns its connection to the pool. It is
 // safe to call more than once.
@@ -359,19 +359,19 @@ func (s *Snapshot) Close() error {
 	return nil
 }
 
-// Cursor iterates over the rows of a query run in a [Snapshot], the way
+// Rows iterates over the rows of a query run in a [Snapshot], the way
 // pgx.Rows does: call Next until it returns false, read each row with
 // Values, then check Err. Close releases the rows, ends the snapshot and
 // returns its connection to the pool; it must be called on every path.
-type Cursor struct {
+type Rows struct {
 	snap *Snapshot
 	rows pgx.Rows
 	err  error
 }
 
 // Next advances to the next row, reporting whether there is one. It
-// returns false at the end and after an error (see [Cursor.Err]).
-func (c *Cursor) Next() bool {
+// returns false at the end and after an error (see [Rows.Err]).
+func (c *Rows) Next() bool {
 	if c.rows == nil || c.err != nil {
 		return false
 	}
@@ -387,15 +387,15 @@ func (c *Cursor) Next() bool {
 }
 
 // Values returns the current row's raw values, one per selected column: the
-// bytes PostgreSQL sent, in the format [Cursor.Fields] says (text columns
+// bytes PostgreSQL sent, in the format [Rows.Fields] says (text columns
 // arrive as UTF-8 in either), nil for NULL. They are only valid until the
 // next call to Next.
-func (c *Cursor) Values() [][]byte { return c.rows.RawValues() }
+func (c *Rows) Values() [][]byte { return c.rows.RawValues() }
 
 // Fields describes the result's columns: their types and whether their
 // values come in PostgreSQL's binary or text format. It is nil for a
 // cursor with no rows to read ([Snapshot.Empty]).
-func (c *Cursor) Fields() []pgconn.FieldDescription {
+func (c *Rows) Fields() []pgconn.FieldDescription {
 	if c.rows == nil {
 		return nil
 	}
@@ -404,12 +404,12 @@ func (c *Cursor) Fields() []pgconn.FieldDescription {
 
 // Err returns the error, if any, that ended the iteration. Connection
 // failures are failure.Unavailable.
-func (c *Cursor) Err() error { return c.err }
+func (c *Rows) Err() error { return c.err }
 
 // Close releases the rows and the snapshot's connection. It returns the
 // first error met by the iteration or by ending the snapshot, and is safe
 // to call more than once.
-func (c *Cursor) Close() error {
+func (c *Rows) Close() error {
 	if c.rows != nil {
 		c.rows.Close()
 		if err := c.rows.Err(); err != nil && c.err == nil {
