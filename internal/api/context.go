@@ -8,6 +8,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/audit"
+	"github.com/informe/informe/internal/road"
 )
 
 // request is what informe keeps about a request while serving it: set by
@@ -32,9 +33,9 @@ type request struct {
 	// server keeps none; failed is the reason of the error it answered.
 	audit  *audit.Record
 	failed string
-	// slot is a big response's share of the cores (see [share]), nil for
-	// other requests.
-	slot *slot
+	// ticket is the request's admission to the database (see
+	// [Server.admit]), nil before it is admitted
+	ticket *road.Ticket
 }
 
 type requestKey struct{}

@@ -153,12 +153,8 @@ func (s *Server) deliverRows(c *gin.Context, done func(), b body) {
 	}
 	c.Status(http.StatusOK)
 	var row func(int64)
-	if sl := state(c).slot; sl != nil {
-		row = func(n int64) {
-			if n%shareChunk == 0 {
-				sl.yield()
-			}
-		}
+	if t := state(c).ticket; t != nil && t.Shares() {
+		row = t.Row
 	}
 	res, err := b.deliver(s.destination(c), o, delivery.Hooks{
 		Row: row,

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
@@ -61,12 +61,14 @@ type Server struct {
 	// nothing. Data must tell it of each read (dataset.Store.Told).
 	Audit *audit.Log
 
-	turns    *turns // of big responses, made by Handler
-	share    *share // of the cores, among big responses and small requests; made by Handler with turns
-	feeds    *feeds // the OData entity sets, made by Handler
-	ruled    ruledFeeds
-	draining atomic.Bool
-	inFlight sync.WaitGroup // requests between arrival and their log line
+	// admission admits every request's read to the database: turns of
+	// big responses by token, and the cores among them and small
+	// requests; made by Handler
+	admission *road.Admission
+	feeds     *feeds // the OData entity sets, made by Handler
+	ruled     ruledFeeds
+	draining  atomic.Bool
+	inFlight  sync.WaitGroup // requests between arrival and their log line
 }
 
 // WaitIdle waits until every request in flight has ended and written its
@@ -93,11 +95,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // (the page at /, its assets, signing in and out; see publicPage) need no
 // token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
-	s.turns = newTurns(s.Limits)
-	if s.turns != nil {
-		s.turns.queued = s.Metrics.TurnWaiting
-		s.share = newShare(runtime.GOMAXPROCS(0), sharePause)
-	}
+	s.admission = road.NewAdmission(s.Limits.admission(), s.Metrics)
 	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

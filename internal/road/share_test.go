@@ -1,4 +1,4 @@
-package api
+package road
 
 import (
 	"testing"
@@ -154,7 +154,7 @@ func TestShareNone(t *testing.T) {
 
 // BenchmarkShareYield measures a chunk's boundary when no other response
 // waits and no small request is in flight: what sharing costs a lone
-// export every shareChunk rows.
+// export every ShareChunk rows.
 func BenchmarkShareYield(b *testing.B) {
 	s := newShare(2, sharePause)
 	sl := s.bigStarts("A")

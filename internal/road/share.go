@@ -1,4 +1,4 @@
-package api
+package road
 
 import (
 	"sync"
@@ -7,7 +7,7 @@ import (
 
 // share divides the machine between the big responses that hold turns
 // ([turns]) and between them and small requests, at the boundaries of the
-// chunks of rows a big response encodes ([shareChunk] rows):
+// chunks of rows a big response encodes ([ShareChunk] rows):
 //
 //   - At most slots big responses encode at once. A slot that comes free
 //     goes to a waiting response of the token that holds the fewest slots,
@@ -15,7 +15,7 @@ import (
 //     responses waiting encode in turn whatever either has running, so that
 //     a token running many exports takes no more of the cores than one
 //     running one.
-//   - While small requests (pages of up to [SmallRows] rows, counts, key
+//   - While small requests (pages of up to a thousand rows, counts, key
 //     lookups, /users) are being answered, a big response gives up its
 //     slot at its next chunk and waits until none is, at most pause, so
 //     that small requests keep their latency beside exports and an export
@@ -40,8 +40,8 @@ type share struct {
 	tokens  map[string]*sharer // tokens holding or waiting for slots
 }
 
-// shareChunk is how many rows a big response encodes between its turns.
-const shareChunk = 256
+// ShareChunk is how many rows a big response encodes between its turns.
+const ShareChunk = 256
 
 // sharePause is the longest a big response waits, at a chunk, for a slot
 // or for small requests to end.

@@ -1,0 +1,157 @@
+package road
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
+)
+
+// Limits bound the reads admitted at once. The zero value limits
+// nothing.
+type Limits struct {
+	// AcquireTimeout is how long a read waits for a pool connection; 0
+	// waits as long as its context lasts.
+	AcquireTimeout time.Duration
+	// StatementTimeout bounds each of a read's statements; 0 leaves the
+	// server's setting.
+	StatementTimeout time.Duration
+	// RequestTimeout bounds a read from its admission to its last row; 0
+	// is no bound.
+	RequestTimeout time.Duration
+	// Exports is how many big reads run at once; 0 is no limit (and no
+	// sharing of the cores).
+	Exports int
+	// TokenExports is how many of the Exports turns one token holds at
+	// once unless it has a limit of its own; 0 is no limit but Exports.
+	TokenExports int
+	// ExportQueue is how many big reads may wait for a turn.
+	ExportQueue int
+	// ExportWait is how long a big read waits for its turn at most.
+	ExportWait time.Duration
+}
+
+// Observer is told how admission goes (package metrics counts it).
+type Observer interface {
+	// Turn is told of a turn given, after waiting or not, and for how long.
+	Turn(waited bool, d time.Duration)
+	// Refused is told of a read refused: "exports_busy" or "token_busy".
+	Refused(reason string)
+	// TurnWaiting is told as a read starts waiting for a turn; the func
+	// it returns, as it stops.
+	TurnWaiting() func()
+}
+
+// Admission admits reads to the database: it bounds each read's waits
+// and statements, and gives the turns of big reads by token ([turns]),
+// and the machine's cores among them and small reads ([share]). Every
+// door's read, whatever its format, is admitted here.
+type Admission struct {
+	limits   Limits
+	observer Observer
+	turns    *turns
+	share    *share
+}
+
+// NewAdmission returns the admission of l, telling o (which may be nil).
+// With a limit of big reads, they share the machine's cores, in chunks
+// of [ShareChunk] rows.
+func NewAdmission(l Limits, o Observer) *Admission {
+	a := &Admission{limits: l, observer: o, turns: newTurns(l)}
+	if a.turns != nil {
+		if o != nil {
+			a.turns.queued = o.TurnWaiting
+		}
+		a.share = newShare(runtime.GOMAXPROCS(0), sharePause)
+	}
+	return a
+}
+
+// Who is whose turns a read takes: its token's name ("" for none) and
+// own limit of turns (nil: [Limits].TokenExports).
+type Who struct {
+	Token string
+	Limit *int
+}
+
+// Ticket is a read's admission: call Done when its last row has been
+// read, and Row after each row written.
+type Ticket struct {
+	done func()
+	slot *slot
+}
+
+// Done ends the read's turn; only its first call counts, so a handler may
+// both defer it and hand it to the end of the body.
+func (t *Ticket) Done() { t.done() }
+
+// Row is told that the read's n-th row was written: at each chunk of
+// [ShareChunk] rows, a big read gives its share of the cores to others
+// that wait for it. It costs nothing for a small read.
+func (t *Ticket) Row(n int64) {
+	if t.slot != nil && n%ShareChunk == 0 {
+		t.slot.yield()
+	}
+}
+
+// Shares reports whether the read takes turns at the cores, so that
+// [Ticket.Row] is worth calling.
+func (t *Ticket) Shares() bool { return t.slot != nil }
+
+// Admit prepares ctx for a read of who's (its waits and statements
+// bounded), and, for a big read, waits for who's turn. The ticket's Done
+// ends the turn. It fails with failure.Busy when too many big reads run
+// and wait, failure.TooMany when who's token has as many as it may, and
+// with ctx's error when ctx ends first.
+func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Context, *Ticket, error) {
+	if a.limits.AcquireTimeout > 0 {
+		ctx = postgres.WithAcquireTimeout(ctx, a.limits.AcquireTimeout)
+	}
+	if a.limits.StatementTimeout > 0 {
+		ctx = postgres.WithStatementTimeout(ctx, a.limits.StatementTimeout)
+	}
+	t := &Ticket{done: func() {}}
+	if !big {
+		t.done = a.share.smallStarts()
+	}
+	if big && a.turns != nil {
+		start := time.Now()
+		done, waited, err := a.turns.take(ctx, who.Token, who.Limit)
+		if o := a.observer; o != nil {
+			switch failure.CodeOf(err) {
+			case failure.Internal: // nil, or ctx's error
+				if err == nil {
+					o.Turn(waited, time.Since(start))
+				}
+			case failure.Busy:
+				o.Refused("exports_busy")
+			case failure.TooMany:
+				o.Refused("token_busy")
+			}
+		}
+		if err != nil {
+			return ctx, nil, err
+		}
+		sl := a.share.bigStarts(who.Token)
+		t.slot, t.done = sl, func() { sl.give(); done() }
+	}
+	if a.limits.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, a.limits.RequestTimeout, failure.ErrRequestTimeout)
+		turn := t.done
+		t.done = func() { cancel(); turn() }
+	}
+	t.done = sync.OnceFunc(t.done)
+	return ctx, t, nil
+}
+
+// More takes up to k more turns for the parts of a read of who's that
+// holds one: those free now, that no waiting read can take. It returns
+// how many it took; [Admission.Fewer] gives them back.
+func (a *Admission) More(who Who, k int) int { return a.turns.tryTake(who.Token, who.Limit, k) }
+
+// Fewer gives back k turns of [Admission.More].
+func (a *Admission) Fewer(who Who, k int) { a.turns.giveBack(who.Token, k) }
