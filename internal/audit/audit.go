@@ -239,7 +239,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		first = true
 		r.opened = make(chan struct{})
 		r.datasets = []string{d.Name}
-		for _, v := range q.Reads {
+		for _, v := range q.Reads() {
 			for _, o := range dataset.All {
 				if o.Text == v && !slices.Contains(r.datasets, o.Name) {
 					r.datasets = append(r.datasets, o.Name)
@@ -250,7 +250,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		if cols == nil {
 			cols = d.Columns
 		}
-		personal := len(q.Extra) > 0
+		personal := len(q.Expand) > 0
 		for _, c := range cols {
 			r.columns = append(r.columns, c.Name)
 			personal = personal || c.Personal != dataset.NotPersonal

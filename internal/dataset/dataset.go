@@ -167,18 +167,10 @@ type Query struct {
 	// Count counts the rows matching the conditions, without the position,
 	// Skip and Limit: [Cursor.Total].
 	Count bool
-	// Extra are expressions over the text view's row aliased r that each
-	// row carries after its columns, before its position: the related
-	// rows an OData $expand writes beside a row. A query with any is read
-	// through the typed view, never [Dataset.Plain].
-	Extra []string
-	// Reads are the views Extra reads, beyond the dataset's own: their
-	// data is part of the rows' too (see [Validation]).
-	Reads []string
-	// ExtraWithheld, when set, are Extra's expressions with the personal
-	// values of withheld persons ([Withheld]) written NULL: what is read
-	// instead of Extra while any person is blocked.
-	ExtraWithheld []string
+	// Expand are the related rows each row carries after its columns,
+	// before its position, one value per item: OData's $expand. A query
+	// with any is read through the typed view, never [Dataset.Plain].
+	Expand []Expansion
 	// Carried, when set, is told as rows are read whose personal values
 	// each row carried (the persons of its personal columns among
 	// Columns). The cursors of [Store.OpenParts] all tell it, and may be
@@ -189,7 +181,7 @@ type Query struct {
 	// (export.Format.Typed; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
-	// Position makes each row carry, after its columns and Extra, its key's parts as
+	// Position makes each row carry, after its columns and Expand, its key's parts as
 	// text ([Dataset.KeyText], unless the key is a column) and its Sort
 	// values' Text.
 	Position bool
@@ -214,6 +206,9 @@ type Query struct {
 	on    []On     // each condition of where on one column, Column "" when it is not
 	more  bool     // where holds more than the equalities of eq
 	after []string // the position's conditions, after where
+	// withheld says the related rows of Expand are read with the
+	// personal values of withheld persons NULL (see [Withheld])
+	withheld bool
 	// wide says the page's rows span several values of its first sort
 	// value (see bounded): reading them is sorting them
 	wide bool
@@ -233,6 +228,50 @@ type Query struct {
 type splitValue struct {
 	value any
 	rows  int64
+}
+
+// Expansion is an item of OData's $expand: the rows of Target related to
+// a row, which the row carries as one value, an array of arrays of the
+// text of Columns, in the order of Target's key column Order; NULL for
+// none. A row's Local column relates it to the rows of Target whose
+// Remote column holds the same value (both integer columns that indexes
+// serve).
+type Expansion struct {
+	Target        *Dataset
+	Columns       []Column
+	Local, Remote string
+	Order         string
+}
+
+// Reads returns the views q's expansions read, beyond its dataset's
+// own: their data is part of the rows' too (see [Validation]).
+func (q *Query) Reads() []string {
+	var views []string
+	for _, x := range q.Expand {
+		views = append(views, x.Target.Text)
+	}
+	return views
+}
+
+// related returns the expressions, over the text view's row aliased r,
+// of q's expansions: read from each target's text view, with the personal
+// values of withheld persons written NULL when withheld says so (see
+// [Withheld]).
+func (q *Query) related(withheld bool) []string {
+	out := make([]string, len(q.Expand))
+	for i, x := range q.Expand {
+		cols := make([]string, len(x.Columns))
+		for j, c := range x.Columns {
+			if withheld {
+				cols[j] = WithheldText(x.Target, "x", c)
+			} else {
+				cols[j] = "x." + ident(c.Name)
+			}
+		}
+		out[i] = "(SELECT json_agg(ARRAY[" + strings.Join(cols, ", ") + "]::text[] ORDER BY x." + x.Order +
+			") FROM " + ident(x.Target.Text) + " x WHERE x." + x.Remote + " = r." + x.Local + ")"
+	}
+	return out
 }
 
 // Whole returns the query for every row of the dataset, in its order: what a
@@ -303,7 +342,7 @@ func (q *Query) Filtered() bool { return len(q.where) > 0 }
 
 // Plain reports whether q asks for rows in the dataset's own order,
 // filtered by nothing but equalities: what [Dataset.Plain] reads.
-func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Extra) == 0 }
+func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Expand) == 0 }
 
 // FilterPlain reports whether q's conditions are nothing but equalities,
 // whatever its order: what [Plain.Count] counts.

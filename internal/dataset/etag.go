@@ -43,7 +43,7 @@ func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag, version strin
 	v := q.Validate
 	// subject_withheld: the blocked persons, whose values every row
 	// withholds (see [Withheld]).
-	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads)
+	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads())
 	version, err = snap.DataVersion(views)
 	if errors.Is(err, postgres.ErrNoDataVersion) {
 		return "", "", v.Any, nil // "*" holds whatever exists
@@ -87,8 +87,8 @@ func (q *Query) digest(h hash.Hash) {
 	n(q.Skip)
 	n(q.Limit)
 	b(q.Count)
-	list(q.Extra)
-	list(q.Reads)
+	list(q.related(false))
+	list(q.Reads())
 	b(q.Typed)
 	b(q.Position)
 	n(int64(len(q.Key)))

@@ -101,10 +101,10 @@ func (t *KeyTable) conditions(q *Query) ([]string, bool) {
 }
 
 // keyed reports whether d's KeyTable answers q: a page or a count in the
-// dataset's own order, without related rows (Extra), every condition on
+// dataset's own order, without related rows (Expand), every condition on
 // one of its columns.
 func keyed(d *Dataset, q *Query) ([]string, bool) {
-	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.Extra) > 0 || len(q.after) > 0 && q.Key == nil {
+	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.Expand) > 0 || len(q.after) > 0 && q.Key == nil {
 		return nil, false
 	}
 	return d.KeyTable.conditions(q)

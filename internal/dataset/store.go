@@ -367,7 +367,7 @@ func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement
 	if err != nil {
 		return Statement{}, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	if len(b.Sort) > 0 && len(b.Extra) == 0 && b.Limit > 0 && (b.wide || !b.Bound) {
+	if len(b.Sort) > 0 && len(b.Expand) == 0 && b.Limit > 0 && (b.wide || !b.Bound) {
 		st, err := sortedKeys(snap, d, &b)
 		if err != nil {
 			return Statement{}, fmt.Errorf("%s: %w", d.Name, err)
@@ -610,10 +610,10 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre
 // typed returns the statement reading q's rows of d from its typed view,
 // found in order by their typed values with the indexes those can use;
 // Go writes their text ([Row], in [Cursor]). Only OData's
-// related rows (q.Extra) are read from the text view, joined to the rows
+// related rows (q.Expand) are read from the text view, joined to the rows
 // of the page by their keys.
 func typed(d *Dataset, q *Query) Statement {
-	extra := len(q.Extra) > 0
+	extra := len(q.Expand) > 0
 	var list, order, korder []string
 	for i, c := range q.columns(d) {
 		col := "t." + ident(c.Name)
@@ -652,7 +652,7 @@ func typed(d *Dataset, q *Query) Statement {
 	for i := range q.columns(d) {
 		outer = append(outer, "k.col_"+strconv.Itoa(i+1))
 	}
-	outer = append(outer, q.Extra...)
+	outer = append(outer, q.related(q.withheld)...)
 	if q.Position {
 		outer = append(outer, d.KeyText("k")...)
 		for i := range q.Sort {

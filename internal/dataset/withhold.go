@@ -189,7 +189,7 @@ var conditionColumn = regexp.MustCompile(`\b([a-z][a-z0-9]*)\."?([a-z_0-9]+)`)
 // withhold prepares q, a query over d, for the persons w withholds:
 // conditions that name a personal column of a kind w holds never match
 // those persons' rows (the condition ANDed with their exclusion), related
-// rows are read withheld (ExtraWithheld), and, when q reads personal
+// rows are read withheld, and, when q reads personal
 // columns, the id columns that name their persons are read after q's
 // columns (returned, for [Withheld.pass]). With w nil, q is left as is.
 func (w *Withheld) prepare(d *Dataset, q *Query) []Column {
@@ -222,9 +222,7 @@ func (w *Withheld) prepare(d *Dataset, q *Query) []Column {
 // conditions makes q's conditions that name a personal column never match
 // the rows of the persons w withholds, and its related rows read withheld.
 func (w *Withheld) conditions(d *Dataset, q *Query) {
-	if len(q.ExtraWithheld) == len(q.Extra) && len(q.Extra) > 0 {
-		q.Extra = q.ExtraWithheld
-	}
+	q.withheld = true
 	var excl []string
 	for _, cond := range q.where {
 		for _, e := range exclusions(d.EntitySet(), "t", cond) {
@@ -298,7 +296,7 @@ func exclusions(set EntitySet, alias, cond string) []string {
 }
 
 // pass returns the per-row pass over a result of d whose fields are
-// cols (q's own, then hidden), then Extra and the position: nil when no
+// cols (q's own, then hidden), then Expand and the position: nil when no
 // column of cols holds personal data.
 func (w *Withheld) pass(carry Carrier, d *Dataset, cols []Column, hidden int, fields []pgconn.FieldDescription) *withhold {
 	if w == nil && carry == nil {

@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
@@ -82,24 +80,8 @@ func (s *Source) Feed(q *odata.Query, limit int64, count bool) dataset.Query {
 	}
 	q.Compile(&dq)
 	for _, x := range q.Expansions() {
-		t := bySet(x.Target)
-		cols := make([]string, len(x.Columns))
-		held := make([]string, len(x.Columns))
-		for i, c := range x.Columns {
-			cols[i] = "x." + pgx.Identifier{c.Name}.Sanitize()
-			held[i] = dataset.WithheldText(t, "x", c)
-		}
-		// Read from the target's text view, by the integer columns that
-		// relate them, which its indexes serve: one array of text values
-		// per related row, in the target's key order; NULL for none.
-		// While a person is blocked, their personal values are NULL.
-		related := func(cols []string) string {
-			return "(SELECT json_agg(ARRAY[" + strings.Join(cols, ", ") + "]::text[] ORDER BY x." + x.Order +
-				") FROM " + pgx.Identifier{t.Text}.Sanitize() + " x WHERE x." + x.Remote + " = r." + x.Local + ")"
-		}
-		dq.Extra = append(dq.Extra, related(cols))
-		dq.ExtraWithheld = append(dq.ExtraWithheld, related(held))
-		dq.Reads = append(dq.Reads, t.Text)
+		dq.Expand = append(dq.Expand, dataset.Expansion{Target: bySet(x.Target), Columns: x.Columns,
+			Local: x.Local, Remote: x.Remote, Order: x.Order})
 	}
 	return dq
 }

@@ -200,12 +200,27 @@ func TestFeedReadsAPageWithItsExpansions(t *testing.T) {
 	if q.FilterPlain() {
 		t.Error("the $filter was not compiled into the page's query")
 	}
-	if len(q.Extra) != 2 {
-		t.Fatalf("Extra = %d expressions, want one per expanded navigation (2)", len(q.Extra))
+	if len(q.Expand) != 2 {
+		t.Fatalf("Expand = %d items, want one per expanded navigation (2)", len(q.Expand))
 	}
-	// The related rows are read from each target's own text view.
-	if !strings.Contains(q.Extra[0], src("tasks").Text) || !strings.Contains(q.Extra[1], src("clients").Text) {
-		t.Errorf("Extra reads %q and %q; want the views of tasks (%s) and clients (%s)", q.Extra[0], q.Extra[1], src("tasks").Text, src("clients").Text)
+	// The related rows are read from each target, by the columns that
+	// relate them, with their key and the columns $select names.
+	tasks, client := q.Expand[0], q.Expand[1]
+	if tasks.Target != src("tasks").Dataset || client.Target != src("clients").Dataset {
+		t.Errorf("Expand reads %s and %s; want tasks and clients", tasks.Target.Name, client.Target.Name)
+	}
+	if tasks.Local != "key_contract_id" || tasks.Remote != "key_contract_id" || client.Local != "key_client_id" || client.Remote != "key_client_id" {
+		t.Errorf("related by %s = %s and %s = %s", tasks.Local, tasks.Remote, client.Local, client.Remote)
+	}
+	var names []string
+	for _, c := range tasks.Columns {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "task_id,task,task_status" {
+		t.Errorf("the tasks' columns are %v, want the key, then task and task_status", names)
+	}
+	if got := q.Reads(); len(got) != 2 || got[0] != src("tasks").Text || got[1] != src("clients").Text {
+		t.Errorf("Reads() = %v, want the views of tasks and clients", got)
 	}
 }
 
