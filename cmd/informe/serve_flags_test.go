@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/server"
 	"github.com/informe/informe/internal/spool"
 )
@@ -47,8 +48,8 @@ func TestServingFlagsFillConfig(t *testing.T) {
 	}
 	want := server.Config{
 		Addr: "a:1", OpsAddr: "o:2", LogFormat: "text", ReportCounts: "view",
-		Limits: api.Limits{AcquireTimeout: time.Second, StatementTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second,
-			Exports: 5, TokenExports: 3, ExportQueue: 6, ExportWait: 4 * time.Second, ExportParts: 7},
+		Limits: api.Limits{Limits: road.Limits{AcquireTimeout: time.Second, StatementTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second,
+			Exports: 5, TokenExports: 3, ExportQueue: 6, ExportWait: 4 * time.Second}, ExportParts: 7},
 		ShutdownDelay: 5 * time.Second, ShutdownTimeout: 6 * time.Second, ReadyWhenBusy: false,
 		Spool:          spool.Limits{Memory: 8, Disk: 9, Dir: "/d", NoProgress: 7 * time.Second},
 		SpoolDiskTotal: 10,

@@ -22,6 +22,7 @@ import (
 
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/testenv"
 )
@@ -120,8 +121,8 @@ func TestCutTimeouts(t *testing.T) {
 		limits api.Limits
 		reason string
 	}{
-		{"Statement", api.Limits{StatementTimeout: time.Second}, "statement_timeout"},
-		{"Request", api.Limits{RequestTimeout: time.Second}, "request_timeout"},
+		{"Statement", api.Limits{Limits: road.Limits{StatementTimeout: time.Second}}, "statement_timeout"},
+		{"Request", api.Limits{Limits: road.Limits{RequestTimeout: time.Second}}, "request_timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pool, mon := gatedDB(t)

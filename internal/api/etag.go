@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -125,4 +126,16 @@ func (k conditional) answered(c *gin.Context, cur *dataset.Cursor) bool {
 	}
 	c.Status(http.StatusNotModified)
 	return true
+}
+
+// validateOnly reads the tag and, with q.Count, the count of q's rows of
+// d, for a query that reads no rows (q.Validate.Head, or a Limit of 0):
+// what a HEAD request and OData's /$count answer. The cursor returned is closed; its ETag,
+// NotModified and Total stand.
+func (s *Server) validateOnly(ctx context.Context, d *dataset.Dataset, q dataset.Query) (*dataset.Cursor, error) {
+	cur, err := s.Data.Open(ctx, d, q)
+	if err == nil {
+		err = cur.Close()
+	}
+	return cur, err
 }

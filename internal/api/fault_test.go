@@ -26,6 +26,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgfault"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/report"
@@ -311,7 +312,7 @@ func TestDatabaseResetAfterFirstByte(t *testing.T) {
 func TestDatabaseSilent(t *testing.T) {
 	t.Parallel()
 	ts := newFaultServer(t, func(s *api.Server) {
-		s.Limits = api.Limits{AcquireTimeout: time.Second}
+		s.Limits = api.Limits{Limits: road.Limits{AcquireTimeout: time.Second}}
 	})
 	ts.proxy.Set(pgfault.BlackHole)
 	targets := []string{faultDoors[0], faultDoors[1], faultDoors[8], faultDoors[9]}

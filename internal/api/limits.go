@@ -18,35 +18,10 @@ import (
 // requests is refused clearly rather than served slowly to everyone. The
 // zero value limits nothing.
 type Limits struct {
-	// AcquireTimeout is how long a request waits for a pool connection
-	// before it is answered 503 with Retry-After; 0 waits as long as the
-	// request lasts.
-	AcquireTimeout time.Duration
-	// StatementTimeout bounds each database statement of a request
-	// (PostgreSQL's statement_timeout, set per transaction); 0 leaves the
-	// server's setting.
-	StatementTimeout time.Duration
-	// RequestTimeout bounds the database side of a request, from its
-	// arrival to its last row (delivery to a slow client is bounded by the
-	// spool's no-progress cut instead); 0 is no bound.
-	RequestTimeout time.Duration
-	// Exports is how many big responses (whole exports, pages of more than
-	// [SmallRows] rows, every XLSX) are produced at once; 0 is no limit.
-	// Keep it below the pool size so that small requests (/users, small
-	// pages, authentication) always find a connection.
-	Exports int
-	// TokenExports is how many of the Exports turns one token holds at
-	// once, its exports' parts included, unless the token has a limit of
-	// its own (auth.Principal.MaxExports); 0 is no limit but Exports.
-	// Waiting requests are given turns in turn by token whatever it is.
-	TokenExports int
-	// ExportQueue is how many big requests may wait for a turn; past it
-	// they are answered 503 with Retry-After at once (429 for a token
-	// past its own limit), unless the token with the most requests has a
-	// request waiting whose place they take (see [road.Admission]).
-	ExportQueue int
-	// ExportWait is how long a big request waits for its turn at most.
-	ExportWait time.Duration
+	// Limits are the bounds of every request's read and the turns of
+	// big responses: see [road.Limits]. A big response is a whole
+	// export, a page of more than [SmallRows] rows, or any XLSX.
+	road.Limits
 	// ExportParts is how many connections an unfiltered whole export may
 	// read through at once, in one snapshot; 0 and 1 read
 	// through one. Each part past the first takes a turn of Exports, only
@@ -148,13 +123,6 @@ const SmallRows = 1000
 // in format f counts as big.
 func big(rows int64, f export.Format) bool {
 	return rows < 0 || rows > SmallRows || f == export.XLSX
-}
-
-// admission returns the limits of l that the admission of reads keeps
-// (see [road.Admission]).
-func (l Limits) admission() road.Limits {
-	return road.Limits{AcquireTimeout: l.AcquireTimeout, StatementTimeout: l.StatementTimeout, RequestTimeout: l.RequestTimeout,
-		Exports: l.Exports, TokenExports: l.TokenExports, ExportQueue: l.ExportQueue, ExportWait: l.ExportWait}
 }
 
 // admit admits the request's read to the database ([road.Admission.Admit])

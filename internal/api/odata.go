@@ -80,6 +80,17 @@ func (s *Server) serviceRoot(r *http.Request) string {
 	return scheme + "://" + host + prefix + odataPrefix
 }
 
+// odataRequest returns what an OData request for rows of set starts
+// from: set as the token sees it, and the query string's values.
+func (s *Server) odataRequest(c *gin.Context, set *source.Source) (*source.Source, url.Values, error) {
+	set, err := s.sourceOf(c, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	values, err := odataValues(c)
+	return set, values, err
+}
+
 // odataValues parses the query string of an OData request.
 func odataValues(c *gin.Context) (url.Values, error) {
 	values, err := url.ParseQuery(c.Request.URL.RawQuery)
@@ -166,12 +177,7 @@ func (s *Server) odataEntity(c *gin.Context) {
 	if s.require(set.Scope)(c); c.IsAborted() {
 		return
 	}
-	set, err := s.sourceOf(c, set)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	values, err := odataValues(c)
+	set, values, err := s.odataRequest(c, set)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -264,12 +270,7 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 // matching row as an export does, waits for a turn of the big responses.
 func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		set, err := s.sourceOf(c, set)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		values, err := odataValues(c)
+		set, values, err := s.odataRequest(c, set)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -292,10 +293,7 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			return
 		}
 		defer done()
-		cur, err := s.Data.Open(ctx, set.Dataset, dq)
-		if err == nil {
-			err = cur.Close()
-		}
+		cur, err := s.validateOnly(ctx, set.Dataset, dq)
 		if err != nil {
 			s.fail(c, err)
 			return

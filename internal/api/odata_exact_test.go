@@ -17,6 +17,7 @@ import (
 
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/road"
 )
 
 // odataError is the body of an OData error response.
@@ -434,7 +435,7 @@ func TestODataCountBoundedLikeTheFeed(t *testing.T) {
 	// The statement timeout is PostgreSQL's own: a statement that reads
 	// every row of the report cannot end within a millisecond.
 	t.Run("StatementTimeout", func(t *testing.T) {
-		ts := newOpsServer(t, pgtest.Seeded(t), func(s *api.Server) { s.Limits = api.Limits{StatementTimeout: time.Millisecond} })
+		ts := newOpsServer(t, pgtest.Seeded(t), func(s *api.Server) { s.Limits = api.Limits{Limits: road.Limits{StatementTimeout: time.Millisecond}} })
 		for _, target := range []string{
 			"/odata/GeneralReport?$filter=" + url.QueryEscape(slowFilter),
 			"/odata/GeneralReport/$count?$filter=" + url.QueryEscape(slowFilter),
@@ -447,7 +448,9 @@ func TestODataCountBoundedLikeTheFeed(t *testing.T) {
 	// timeout can end it. (The feed's pages under it: TestCutTimeouts.)
 	t.Run("RequestTimeout", func(t *testing.T) {
 		pool, mon := gatedDB(t)
-		ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits = api.Limits{RequestTimeout: 200 * time.Millisecond} })
+		ts := newOpsServer(t, pool, func(s *api.Server) {
+			s.Limits = api.Limits{Limits: road.Limits{RequestTimeout: 200 * time.Millisecond}}
+		})
 		closeGate(t, mon, "count")
 		const target = "/odata/GeneralReport/$count"
 		wantTimeout(t, ts.getWithin(t, 30*time.Second, target), target, "the request took longer than this server allows")

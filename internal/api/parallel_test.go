@@ -22,6 +22,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -36,7 +37,7 @@ func partsServer(tb testing.TB, pool *pgxpool.Pool, parts int) *testServer {
 		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
-		Limits:  api.Limits{Exports: 4, ExportParts: parts, ExportPartRows: 1},
+		Limits:  api.Limits{Limits: road.Limits{Exports: 4}, ExportParts: parts, ExportPartRows: 1},
 	})
 	ts.Pool = pool
 	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", tokenSeq.Add(1)), nil, time.Time{})

@@ -29,17 +29,24 @@ var formatParams = []string{"format", "header", "lang", "bom", "delimiter", "dec
 var pageParams = slices.Concat(slices.DeleteFunc(slices.Clone(dataset.GeneralReport.PageParams), func(p string) bool { return p == "page" }),
 	odata.ReadOptions, formatParams)
 
+// request returns what every request for rows of src in the API's formats
+// starts from: src as the token sees it, the query string's values and
+// the negotiated format.
+func (s *Server) request(c *gin.Context, src *source.Source) (*source.Source, url.Values, output, error) {
+	src, err := s.sourceOf(c, src)
+	if err != nil {
+		return nil, nil, output{}, err
+	}
+	values, out, err := s.negotiate(c)
+	return src, values, out, err
+}
+
 // pageAccepts are the parameters a page takes: pageParams and page.
 var pageAccepts = append(slices.Clip(pageParams), "page")
 
 // generalReport serves GET /api/general-report: one page of the report.
 func (s *Server) generalReport(c *gin.Context) {
-	rep, err := s.sourceOf(c, s.Report)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	values, out, err := s.negotiate(c)
+	rep, values, out, err := s.request(c, s.Report)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -118,12 +125,7 @@ func (s *Server) exportOf(src *source.Source) gin.HandlerFunc {
 // counted first, then streamed from one snapshot, read through parallel
 // parts where the dataset can split them.
 func (s *Server) export(c *gin.Context, src *source.Source) {
-	src, err := s.sourceOf(c, src)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	values, out, err := s.negotiate(c)
+	src, values, out, err := s.request(c, src)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -154,10 +156,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if isHead(c) {
 		// The count and the tag, no rows (q.Validate.Head).
 		road.Typed(&q, out.format)
-		cur, err := s.Data.Open(ctx, src.Dataset, q)
-		if err == nil {
-			err = cur.Close()
-		}
+		cur, err := s.validateOnly(ctx, src.Dataset, q)
 		if err != nil {
 			s.fail(c, err)
 			return

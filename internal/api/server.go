@@ -95,7 +95,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // (the page at /, its assets, signing in and out; see publicPage) need no
 // token, and only when [Server.Site] is set.
 func (s *Server) Handler() http.Handler {
-	s.admission = road.NewAdmission(s.Limits.admission(), s.Metrics)
+	s.admission = road.NewAdmission(s.Limits.Limits, s.Metrics)
 	s.feeds = s.newFeeds()
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

@@ -10,27 +10,38 @@ import (
 	"github.com/informe/informe/internal/postgres"
 )
 
-// Limits bound the reads admitted at once. The zero value limits
-// nothing.
+// Limits bound each read admitted and the big reads admitted at once, so
+// that a burst of big requests is refused clearly rather than served
+// slowly to everyone. The zero value limits nothing.
 type Limits struct {
-	// AcquireTimeout is how long a read waits for a pool connection; 0
-	// waits as long as its context lasts.
+	// AcquireTimeout is how long a request waits for a pool connection
+	// before it is answered 503 with Retry-After; 0 waits as long as the
+	// request lasts.
 	AcquireTimeout time.Duration
-	// StatementTimeout bounds each of a read's statements; 0 leaves the
+	// StatementTimeout bounds each database statement of a request
+	// (PostgreSQL's statement_timeout, set per transaction); 0 leaves the
 	// server's setting.
 	StatementTimeout time.Duration
-	// RequestTimeout bounds a read from its admission to its last row; 0
-	// is no bound.
+	// RequestTimeout bounds the database side of a request, from its
+	// arrival to its last row (delivery to a slow client is bounded by the
+	// spool's no-progress cut instead); 0 is no bound.
 	RequestTimeout time.Duration
-	// Exports is how many big reads run at once; 0 is no limit (and no
-	// sharing of the cores).
+	// Exports is how many big responses (whole exports, pages of more than
+	// a thousand rows, every XLSX) are produced at once; 0 is no limit.
+	// Keep it below the pool size so that small requests (/users, small
+	// pages, authentication) always find a connection.
 	Exports int
 	// TokenExports is how many of the Exports turns one token holds at
-	// once unless it has a limit of its own; 0 is no limit but Exports.
+	// once, its exports' parts included, unless the token has a limit of
+	// its own (auth.Principal.MaxExports); 0 is no limit but Exports.
+	// Waiting requests are given turns in turn by token whatever it is.
 	TokenExports int
-	// ExportQueue is how many big reads may wait for a turn.
+	// ExportQueue is how many big requests may wait for a turn; past it
+	// they are answered 503 with Retry-After at once (429 for a token
+	// past its own limit), unless the token with the most requests has a
+	// request waiting whose place they take (see [turns]).
 	ExportQueue int
-	// ExportWait is how long a big read waits for its turn at most.
+	// ExportWait is how long a big request waits for its turn at most.
 	ExportWait time.Duration
 }
 
