@@ -454,9 +454,8 @@ func isSQL(s string) bool {
 // the test, so the list says where SQL is.
 var sqlHolders = map[string]string{
 	"internal/postgres":        "the pool, snapshots, counts' check: PostgreSQL's own package",
-	"internal/dataset":         "the read path: statements of pages, counts, parts, key tables and $expand's related rows",
+	"internal/dataset":         "the read path: statements of pages, counts, parts, key tables, $expand's related rows, and the general report's pages through the maintained counts",
 	"internal/odata":           "the read path: $filter, $orderby and the skip token as conditions on the typed views",
-	"report":                   "the read path: the report's plain pages through the maintained counts",
 	"auth":                     "the token store",
 	"internal/audit":           "the record of every read: records opened, closed, counted and pruned",
 	"internal/subjects":        "the blocks' store, a RUT's ids, the report of the responses that carried a person's data",
