@@ -18,6 +18,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/road"
 )
 
 // build identifies informe's build, a part of every entity tag: a new
@@ -128,14 +129,16 @@ func (k conditional) answered(c *gin.Context, cur *dataset.Cursor) bool {
 	return true
 }
 
-// validateOnly reads the tag and, with q.Count, the count of q's rows of
-// d, for a query that reads no rows (q.Validate.Head, or a Limit of 0):
-// what a HEAD request and OData's /$count answer. The cursor returned is closed; its ETag,
+// validateOnly reads the tag and, with e.Query.Count, the count of e's
+// rows, for a query that reads no rows (Validate.Head, or a Limit of 0):
+// what a HEAD request and OData's /$count answer, as a read of e's
+// format would tag them. The cursor returned is closed; its ETag,
 // NotModified and Total stand.
-func (s *Server) validateOnly(ctx context.Context, d *dataset.Dataset, q dataset.Query) (*dataset.Cursor, error) {
-	cur, err := s.Data.Open(ctx, d, q)
-	if err == nil {
-		err = cur.Close()
+func (s *Server) validateOnly(ctx context.Context, e road.Export) (*dataset.Cursor, error) {
+	rd, err := road.OpenPage(ctx, s.Data, e)
+	if err != nil {
+		return nil, err
 	}
-	return cur, err
+	err = rd.Close()
+	return rd.First(), err
 }

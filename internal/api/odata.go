@@ -15,6 +15,7 @@ import (
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 )
 
@@ -293,7 +294,7 @@ func (s *Server) odataCount(set *source.Source) gin.HandlerFunc {
 			return
 		}
 		defer done()
-		cur, err := s.validateOnly(ctx, set.Dataset, dq)
+		cur, err := s.validateOnly(ctx, road.Export{Dataset: set.Dataset, Query: dq})
 		if err != nil {
 			s.fail(c, err)
 			return

@@ -77,28 +77,27 @@ func (s *Server) generalReport(c *gin.Context) {
 		return
 	}
 	defer done()
-	q.Typed = out.format.Typed()
 	q.Validate = k.Validation // a HEAD reads no rows
-	cur, err := s.Data.Open(ctx, rep.Dataset, q)
+	rd, err := road.OpenPage(ctx, s.Data, road.Export{Dataset: rep.Dataset, Query: q, Format: out.format})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	defer cur.Close()
-	if k.answered(c, cur) {
+	defer rd.Close()
+	if k.answered(c, rd.First()) {
 		return
 	}
-	page = page.WithTotal(cur.Total())
+	page = page.WithTotal(rd.Total())
 	setPageHeaders(c, values, page)
 	if isHead(c) {
 		head(c, out, pageFile(page))
 		return
 	}
-	s.stream(c, cur, done, out, pageFile(page), spec(c, out, q.Columns, export.Options{
+	s.stream(c, rd, spec(c, out, q.Columns, export.Options{
 		Sheet:    rep.Name,
 		Rows:     page.Rows(),
 		Envelope: &export.Envelope{TotalPages: int(page.TotalPages), CurrentPage: int(page.CurrentPage)},
-	}))
+	}), nil, done, out, pageFile(page))
 }
 
 // setPageHeaders sets the paging headers of page p, asked for with the
@@ -155,8 +154,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	defer done()
 	if isHead(c) {
 		// The count and the tag, no rows (q.Validate.Head).
-		road.Typed(&q, out.format)
-		cur, err := s.validateOnly(ctx, src.Dataset, q)
+		cur, err := s.validateOnly(ctx, road.Export{Dataset: src.Dataset, Query: q, Format: out.format})
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -176,8 +174,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	rd, err := road.Open(ctx, s.Data, road.Export{
-		Dataset: src.Dataset, Query: q, Parts: dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()},
-		Spec: spec(c, out, q.Columns, export.Options{Sheet: src.Name}),
+		Dataset: src.Dataset, Query: q, Format: out.format, Parts: dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()},
 	})
 	if err != nil {
 		s.fewerTurns(ctx, extra)
@@ -198,7 +195,8 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		return
 	}
 	c.Writer.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	s.streamRead(c, rd, stop, func() { giveParts(); done() }, out, src.Name)
+	s.stream(c, rd, spec(c, out, q.Columns, export.Options{Sheet: src.Name, Rows: total}), stop,
+		func() { giveParts(); done() }, out, src.Name)
 }
 
 // exportPartRows is the fewest rows a part of a parallel export reads.

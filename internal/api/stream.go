@@ -90,35 +90,19 @@ func (s *Server) negotiate(c *gin.Context) (url.Values, output, error) {
 // under the labels out asks for, with out's CSV options and opts.
 func spec(c *gin.Context, out output, cols []dataset.Column, opts export.Options) export.Spec {
 	opts.CSV = out.csv
-	opts.Binary = out.format.Typed()
 	return export.Spec{Format: out.format, Columns: labelled(c, cols, out), Options: opts}
 }
 
-// stream answers 200 with cur's rows as sp writes them, the file named
-// file when it is an attachment; done ends the request's turn at the last
-// row. The handler has decided the status and set the headers that depend
-// on the data before; sp.Options.Rows must hold the number of rows cur
-// reads, and cur must hold typed values (dataset.Query.Typed) when sp's
-// format is typed.
-func (s *Server) stream(c *gin.Context, cur delivery.Rows, done func(), out output, file string, sp export.Spec) {
+// stream answers 200 with rd's rows as sp writes them, the file named
+// file when it is an attachment; stop stops every part of a parallel
+// read, and done ends the request's turn at the last row. The handler has
+// decided the status and set the headers that depend on the data before;
+// sp.Options.Rows must hold the number of rows rd delivers.
+func (s *Server) stream(c *gin.Context, rd *road.Read, sp export.Spec, stop func(error), done func(), out output, file string) {
 	setContentHeaders(c, out, file)
 	s.deliverRows(c, done, body{
 		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
-			return delivery.Deliver(dst, sp, o, cur, nil, h)
-		},
-		estimate:     sp.Options.Rows * int64(len(sp.Columns)) * 8,
-		compressible: !out.format.Compressed(),
-	})
-}
-
-// streamRead is [Server.stream] for a whole export's read, all its parts
-// in order; stop stops every part.
-func (s *Server) streamRead(c *gin.Context, rd *road.Read, stop func(error), done func(), out output, file string) {
-	setContentHeaders(c, out, file)
-	sp := rd.Spec()
-	s.deliverRows(c, done, body{
-		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
-			return rd.Deliver(dst, road.Options{Body: o, Parts: delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, Stop: stop, Hooks: h})
+			return rd.Deliver(dst, sp, road.Options{Body: o, Parts: delivery.Options{Spool: s.Delivery.Spool, Budget: s.Delivery.Budget}, Stop: stop, Hooks: h})
 		},
 		estimate:     sp.Options.Rows * int64(len(sp.Columns)) * 8,
 		compressible: !out.format.Compressed(),

@@ -130,8 +130,7 @@ func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progr
 	// Rows: the count from the snapshot, which XLSX declares as the sheet's
 	// range before the first row.
 	rd, err := road.Open(qctx, store, road.Export{
-		Dataset: p.source.Dataset, Query: p.query, Parts: dataset.Parts{Max: p.parts, MinRows: partRows},
-		Spec: export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name}},
+		Dataset: p.source.Dataset, Query: p.query, Format: p.format, Parts: dataset.Parts{Max: p.parts, MinRows: partRows},
 	})
 	if err != nil {
 		return Written{}, err
@@ -155,7 +154,8 @@ func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progr
 	if progress != nil {
 		o.Hooks.Row = progress(rd.Total())
 	}
-	res, err := rd.Deliver(w, o)
+	spec := export.Spec{Format: p.format, Columns: p.columns(), Options: export.Options{CSV: p.csv, Sheet: p.source.Name, Rows: rd.Total()}}
+	res, err := rd.Deliver(w, spec, o)
 	if err == nil {
 		// A signal after the last row still means "stop": nothing replaced.
 		err = ctx.Err()

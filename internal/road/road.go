@@ -1,18 +1,21 @@
-// Package road is the one way from a door's parsed request for a whole
-// export to its bytes: it decides once how the rows are read for the
-// format they are written in (typed values for the typed formats, the
-// API's text for the others), opens them over one snapshot, in parallel
-// parts where the dataset can split them, and delivers them through the
-// pipeline of package delivery (encoder, compressor, spool) to any
-// writer: an HTTP response, a file, a scheduled delivery's destination.
+// Package road is the one road from a door's parsed request to rows: it
+// admits the read to the database ([Admission]: bounds, turns of big
+// reads by token, the cores shared), decides once how the rows are read
+// for the format they are written in (typed values for the typed
+// formats, the API's text for the others), opens them over one snapshot,
+// in parallel parts where the dataset can split them ([Open], [OpenPage]),
+// and delivers them through the pipeline of package delivery (encoder,
+// compressor, spool) to any writer: an HTTP response, a file, a scheduled
+// delivery's destination ([Read.Deliver]).
 //
 // The HTTP edge (internal/api) and `informe export` with schedules'
-// runs (internal/fileexport) both take it, so an export's rows, parts
-// and bytes are the same whatever the door.
+// runs (internal/fileexport) all take it, so an export's rows, parts and
+// bytes are the same whatever the door.
 package road
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/informe/informe/export"
@@ -20,61 +23,63 @@ import (
 	"github.com/informe/informe/internal/delivery"
 )
 
-// Export is a whole export as a door asked for it.
+// Export is a read of rows as a door asked for it, to be written in
+// Format.
 type Export struct {
 	// Dataset is what is read, as the token sees it, and Query the rows.
 	Dataset *dataset.Dataset
 	Query   dataset.Query
-	// Spec is how the rows are written: the format, the columns (under
-	// the door's labels) and the format's options. Its Rows and Binary
-	// are the road's: see [Open].
-	Spec export.Spec
-	// Parts says how many connections the rows may be read through.
+	// Format is what the rows are written in: it decides whether they
+	// are read typed (see [Open]).
+	Format export.Format
+	// Parts says how many connections a whole export may be read
+	// through.
 	Parts dataset.Parts
 }
 
-// Read is an export opened: its rows counted and ready to be written.
+// Read is a read opened: its rows counted and ready to be written.
 type Read struct {
-	spec  export.Spec
-	curs  []*dataset.Cursor
-	total int64
+	format export.Format
+	curs   []*dataset.Cursor
 }
 
-// Open opens e's rows in store: with the columns' values typed exactly
-// when e's format writes typed values (Parquet, Arrow), counted in the
-// snapshot they are read from, through up to e.Parts connections. The
-// spec of the [Read] declares that count (XLSX writes it before the first
-// row) and the typed values. On failure nothing stays open.
+// Open opens the rows of a whole export e in store: with the columns'
+// values typed exactly when e's format writes typed values (Parquet,
+// Arrow), counted in the snapshot they are read from, through up to
+// e.Parts connections. On failure nothing stays open.
 func Open(ctx context.Context, store *dataset.Store, e Export) (*Read, error) {
-	typed := e.Spec.Format.Typed()
-	e.Query.Typed = typed
+	e.Query.Typed = e.Format.Typed()
 	curs, err := store.OpenParts(ctx, e.Dataset, e.Query, e.Parts)
 	if err != nil {
 		return nil, err
 	}
-	r := &Read{spec: e.Spec, curs: curs, total: curs[0].Total()}
-	r.spec.Options.Rows, r.spec.Options.Binary = r.total, typed
-	return r, nil
+	return &Read{format: e.Format, curs: curs}, nil
 }
 
-// Typed sets whether q reads its columns' values typed, as [Open] would
-// for format f: for a read that only validates or counts (a HEAD), whose
-// entity tag must be the tag of the rows it stands for.
-func Typed(q *dataset.Query, f export.Format) { q.Typed = f.Typed() }
+// OpenPage opens the rows of e.Query as they are (a page: its position,
+// skip, limit and count) in store, through one connection, typed as
+// [Open] reads them; a query that asks for no rows (a HEAD's, a
+// count's) reads only its tag and count.
+func OpenPage(ctx context.Context, store *dataset.Store, e Export) (*Read, error) {
+	e.Query.Typed = e.Format.Typed()
+	cur, err := store.Open(ctx, e.Dataset, e.Query)
+	if err != nil {
+		return nil, err
+	}
+	return &Read{format: e.Format, curs: []*dataset.Cursor{cur}}, nil
+}
 
-// Total returns the number of rows the export carries, -1 when the
-// client holds them already ([dataset.Cursor.NotModified] of [Read.First]).
-func (r *Read) Total() int64 { return r.total }
+// Total returns the number of rows matching the read's conditions (the
+// rows of a whole export), -1 when they were not counted or the client
+// holds them already (see [Read.First]).
+func (r *Read) Total() int64 { return r.curs[0].Total() }
 
-// First returns the cursor of the export's first part, which carries the
+// First returns the cursor of the read's first part, which carries the
 // rows' entity tag ([dataset.Cursor.ETag], [dataset.Cursor.NotModified]).
 func (r *Read) First() *dataset.Cursor { return r.curs[0] }
 
 // Parts returns how many connections the rows are read through.
 func (r *Read) Parts() int { return len(r.curs) }
-
-// Spec returns how the rows are written.
-func (r *Read) Spec() export.Spec { return r.spec }
 
 // Options say how [Read.Deliver] delivers.
 type Options struct {
@@ -89,23 +94,35 @@ type Options struct {
 	Hooks delivery.Hooks
 }
 
-// Deliver writes the rows to dst, the first part's, then each later
-// part's as it continues the body, through the delivery pipeline.
-func (r *Read) Deliver(dst io.Writer, o Options) (delivery.Result, error) {
+// Deliver writes the rows to dst as sp says, the first part's, then each
+// later part's as it continues the body, through the delivery pipeline.
+// sp's format must be the read's; its Binary is the read's (the values
+// are typed exactly for the typed formats), and its Rows must be the
+// rows the read delivers (XLSX declares them before the first row).
+func (r *Read) Deliver(dst io.Writer, sp export.Spec, o Options) (delivery.Result, error) {
+	if sp.Format != r.format {
+		return delivery.Result{}, fmt.Errorf("road: rows read for %s delivered as %s", r.format, sp.Format)
+	}
+	sp.Options.Binary = r.format.Typed()
 	var later *delivery.Parts
 	if len(r.curs) > 1 {
 		parts := make([]delivery.Part, len(r.curs)-1)
 		for i, c := range r.curs[1:] {
-			parts[i] = delivery.Part{Rows: c, Encoding: r.spec.Continuation(c.First())}
+			parts[i] = delivery.Part{Rows: c, Encoding: sp.Continuation(c.First())}
 		}
 		later = delivery.EncodeParts(parts, o.Parts, o.Stop)
 	}
-	return delivery.Deliver(dst, r.spec, o.Body, r.curs[0], later, o.Hooks)
+	return delivery.Deliver(dst, sp, o.Body, r.curs[0], later, o.Hooks)
 }
 
-// Close closes every part's cursor: call it on every path.
-func (r *Read) Close() {
+// Close closes every part's cursor, and returns the first error met:
+// call it on every path.
+func (r *Read) Close() error {
+	var first error
 	for _, c := range r.curs {
-		c.Close()
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
 }

@@ -15,8 +15,8 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// deliver opens e in store and writes it whole, returning the bytes and
-// the read's parts and total.
+// deliver opens e in store and writes it whole in e's format, returning
+// the bytes and the read's parts and total.
 func deliver(t *testing.T, store *dataset.Store, e road.Export) (body []byte, parts int, total int64) {
 	t.Helper()
 	ctx, stop := context.WithCancelCause(context.Background())
@@ -26,14 +26,9 @@ func deliver(t *testing.T, store *dataset.Store, e road.Export) (body []byte, pa
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	if got := rd.Spec().Options.Rows; got != rd.Total() {
-		t.Errorf("the spec declares %d rows, the read counted %d", got, rd.Total())
-	}
-	if got, want := rd.Spec().Options.Binary, e.Spec.Format.Typed(); got != want {
-		t.Errorf("%s: the spec's Binary is %v, want %v", e.Spec.Format, got, want)
-	}
 	var buf bytes.Buffer
-	res, err := rd.Deliver(&buf, road.Options{Stop: stop})
+	sp := export.Spec{Format: e.Format, Columns: e.Dataset.Columns, Options: export.Options{Sheet: e.Dataset.Name, Rows: rd.Total()}}
+	res, err := rd.Deliver(&buf, sp, road.Options{Stop: stop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +45,7 @@ func TestPartsSameBytes(t *testing.T) {
 	pool := pgtest.SmallSeeded(t)
 	store := dataset.NewStore(pool)
 	d := report.Dataset(report.Maintained)
-	e := road.Export{Dataset: d, Query: dataset.Whole(),
-		Spec: export.Spec{Format: export.CSV, Columns: d.Columns, Options: export.Options{Sheet: d.Name}}}
+	e := road.Export{Dataset: d, Query: dataset.Whole(), Format: export.CSV}
 	e.Parts = dataset.Parts{Max: 1}
 	one, parts, total := deliver(t, store, e)
 	if parts != 1 {
@@ -87,11 +81,50 @@ func TestTypedByFormat(t *testing.T) {
 	store := dataset.NewStore(pool)
 	d := dataset.Users
 	for _, f := range []export.Format{export.CSV, export.JSON, export.NDJSON, export.XLSX, export.Parquet, export.Arrow} {
-		e := road.Export{Dataset: d, Query: dataset.Whole(), Parts: dataset.Parts{Max: 1},
-			Spec: export.Spec{Format: f, Columns: d.Columns, Options: export.Options{Sheet: d.Name}}}
+		e := road.Export{Dataset: d, Query: dataset.Whole(), Parts: dataset.Parts{Max: 1}, Format: f}
 		body, _, total := deliver(t, store, e)
 		if total <= 0 || len(body) == 0 {
 			t.Errorf("%s: %d rows in %d bytes", f, total, len(body))
 		}
+	}
+}
+
+// TestDeliverOtherFormat checks that rows read for one format are not
+// written in another: the values would be typed, or not, for the wrong
+// one.
+func TestDeliverOtherFormat(t *testing.T) {
+	t.Parallel()
+	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	d := dataset.Users
+	rd, err := road.Open(context.Background(), store, road.Export{Dataset: d, Query: dataset.Whole(), Format: export.CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var buf bytes.Buffer
+	_, err = rd.Deliver(&buf, export.Spec{Format: export.Parquet, Columns: d.Columns, Options: export.Options{Rows: rd.Total()}}, road.Options{})
+	if err == nil || buf.Len() > 0 {
+		t.Errorf("rows read for CSV delivered as Parquet: %d bytes, error %v", buf.Len(), err)
+	}
+}
+
+// TestOpenPage reads a page: its rows only, counted over all of them.
+func TestOpenPage(t *testing.T) {
+	t.Parallel()
+	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	d := dataset.Users
+	q := dataset.Query{Skip: 2, Limit: 3, Count: true}
+	rd, err := road.OpenPage(context.Background(), store, road.Export{Dataset: d, Query: q, Format: export.Arrow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var buf bytes.Buffer
+	res, err := rd.Deliver(&buf, export.Spec{Format: export.Arrow, Columns: d.Columns, Options: export.Options{Rows: 3}}, road.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 3 || rd.Total() <= 5 {
+		t.Errorf("a page of %d rows of %d; want 3 of more than 5", res.Rows, rd.Total())
 	}
 }
