@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
@@ -235,11 +234,13 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 		return
 	}
 	defer done()
-	cur, err := s.Data.Open(ctx, set.Dataset, dq)
+	// The feed writes the API's text, as JSON does.
+	rd, err := road.OpenPage(ctx, s.Data, road.Export{Dataset: set.Dataset, Query: dq, Format: export.JSON})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	cur := rd.First()
 	if k.Validation != nil && k.answered(c, cur) {
 		cur.Close()
 		return
@@ -262,7 +263,7 @@ func (s *Server) odataRows(c *gin.Context, set *source.Source, q *odata.Query, f
 		}
 		s.odataHeaders(c, f, "")
 	}
-	s.feed(c, cur, done, q, f, size, total, limit, len(set.Columns), opts)
+	s.feed(c, rd, done, q, f, size, total, limit, len(set.Columns), opts)
 }
 
 // odataCount serves GET /odata/<set>/$count: the number of rows matching
@@ -331,14 +332,14 @@ func feedToken(c *gin.Context) string {
 	return c.Request.URL.Query().Get("access_token")
 }
 
-// feed delivers cur's rows as one page of an OData feed.
-func (s *Server) feed(c *gin.Context, cur *dataset.Cursor, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int, opts odata.FeedOptions) {
+// feed delivers rd's rows as one page of an OData feed.
+func (s *Server) feed(c *gin.Context, rd *road.Read, done func(), q *odata.Query, f odata.Format, size int, count, limit int64, cols int, opts odata.FeedOptions) {
 	state(c).format = "odata"
 	root := s.serviceRoot(c.Request)
 	opts.ServiceRoot, opts.PageSize, opts.Count, opts.Format, opts.AccessToken = root, size, count, f, feedToken(c)
 	s.deliverRows(c, done, body{
 		deliver: func(dst io.Writer, o delivery.Options, h delivery.Hooks) (delivery.Result, error) {
-			return delivery.Deliver(dst, odata.FeedSpec{Query: q, Options: opts}, o, cur, nil, h)
+			return rd.DeliverFeed(dst, odata.FeedSpec{Query: q, Options: opts}, road.Options{Body: o, Hooks: h})
 		},
 		estimate:     limit * int64(cols) * 8,
 		compressible: true,

@@ -115,6 +115,17 @@ func (r *Read) Deliver(dst io.Writer, sp export.Spec, o Options) (delivery.Resul
 	return delivery.Deliver(dst, sp, o.Body, r.curs[0], later, o.Hooks)
 }
 
+// DeliverFeed writes the rows to dst as e encodes them, e being an
+// encoding of the API's text other than the export formats' (OData's
+// feed), through the delivery pipeline. The rows must have been read for
+// a format that is not typed.
+func (r *Read) DeliverFeed(dst io.Writer, e delivery.Encoding, o Options) (delivery.Result, error) {
+	if r.format.Typed() || len(r.curs) > 1 {
+		return delivery.Result{}, fmt.Errorf("road: rows read for %s in %d parts delivered as a feed", r.format, len(r.curs))
+	}
+	return delivery.Deliver(dst, e, o.Body, r.curs[0], nil, o.Hooks)
+}
+
 // Close closes every part's cursor, and returns the first error met:
 // call it on every path.
 func (r *Read) Close() error {
