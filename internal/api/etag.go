@@ -100,9 +100,10 @@ func blocksPerPart(f export.Format) bool {
 	return f == export.XLSX || f == export.Parquet || f == export.Arrow
 }
 
-// outputParts are the parts of out that decide a body's bytes.
-func outputParts(out output) []string {
-	return []string{out.format.String(), fmt.Sprintf("%+v", out.csv), out.labels}
+// outputValidation is [validation] of a body in out's representation,
+// whose format, CSV options and labels decide its bytes.
+func outputValidation(c *gin.Context, out output) (conditional, error) {
+	return validation(c, !out.format.Compressed(), out.format.String(), fmt.Sprintf("%+v", out.csv), out.labels)
 }
 
 // answered sets the ETag of cur's rows, when they have one, and, when

@@ -65,7 +65,7 @@ func (s *Server) generalReport(c *gin.Context) {
 	}
 	var k conditional
 	if err == nil {
-		k, err = validation(c, !out.format.Compressed(), outputParts(out)...)
+		k, err = outputValidation(c, out)
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -132,7 +132,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	q, err := src.Export(values, formatParams...)
 	var k conditional
 	if err == nil {
-		k, err = validation(c, !out.format.Compressed(), outputParts(out)...)
+		k, err = outputValidation(c, out)
 	}
 	if err != nil {
 		s.fail(c, err)
