@@ -11,7 +11,13 @@ import (
 // functions of the stores' statements take one, so that their callers
 // keep their own transactions, locks and retries.
 type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Execer
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Execer runs a statement that returns no rows: a [Querier], or anything
+// with its Exec.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
