@@ -196,7 +196,7 @@ func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope,
 	err := postgres.InsertToken(ctx, s.db, postgres.TokenRow{
 		Name: name, Scopes: scopeStrings(scopes), ExpiresAt: exp, MaxExports: set.maxExports, Rules: ruleValues(set.rules),
 	}, hash[:])
-	if errors.Is(err, postgres.ErrTokenExists) {
+	if errors.Is(err, postgres.ErrNameTaken) {
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
 	}
 	if err != nil {

@@ -56,12 +56,9 @@ type TokenRow struct {
 	Rules      TokenRules
 }
 
-// ErrTokenExists is [InsertToken]'s error for a name already in use.
-var ErrTokenExists = errors.New("a token of that name exists")
-
 // InsertToken inserts the token t (its CreatedAt and RevokedAt are the
 // database's) with hash, the SHA-256 of its secret. A name already in use
-// is [ErrTokenExists].
+// is [ErrNameTaken].
 func InsertToken(ctx context.Context, q Querier, t TokenRow, hash []byte) error {
 	_, err := q.Exec(ctx,
 		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports, "+ruleColumns+
@@ -69,7 +66,7 @@ func InsertToken(ctx context.Context, q Querier, t TokenRow, hash []byte) error 
 		append([]any{t.Name, hash, t.Scopes, t.ExpiresAt, t.MaxExports}, t.Rules.values()...)...)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
-		return ErrTokenExists
+		return ErrNameTaken
 	}
 	return err
 }
