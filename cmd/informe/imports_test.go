@@ -458,8 +458,6 @@ var sqlHolders = map[string]string{
 	"internal/odata":           "the read path: $filter, $orderby and the skip token as conditions on the typed views",
 	"internal/source":          "the read path: $expand's related rows",
 	"report":                   "the read path: the report's plain pages through the maintained counts",
-	"internal/seed":            "the demo's data",
-	"internal/demo":            "the demo's checks of its seeded database",
 	"internal/pgserver":        "private servers: their databases",
 	"internal/pgserver/pgtest": "tests' databases cloned from a template",
 	"cmd/informe-bench":        "the benchmark's COPY and psql baselines and its checks",
