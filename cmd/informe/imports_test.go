@@ -460,7 +460,7 @@ var sqlHolders = map[string]string{
 	"report":                   "the read path: the report's plain pages through the maintained counts",
 	"internal/pgserver":        "private servers: their databases",
 	"internal/pgserver/pgtest": "tests' databases cloned from a template",
-	"cmd/informe-bench":        "the benchmark's COPY and psql baselines and its checks",
+	"cmd/informe-bench":        "a note of its typed table that quotes psql's \\copy; its statements are internal/postgres's",
 }
 
 // TestSQLHome finds the string literals of informe's non-test Go files
