@@ -211,7 +211,7 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
 	}
-	var tokens []Token
+	tokens := make([]Token, 0, len(rows))
 	for _, r := range rows {
 		tokens = append(tokens, token(r))
 	}
