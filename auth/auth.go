@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/dataset"
@@ -110,7 +109,7 @@ func (p Principal) Allows(scope dataset.Scope) bool { return slices.Contains(p.S
 // turns; see [Store.Check].
 type Store struct {
 	pool    *pgxpool.Pool
-	db      querier // pool, or the transaction of [Store.Atomic]
+	db      postgres.Querier // pool, or the transaction of [Store.Atomic]
 	now     func() time.Time
 	refused *ring[refusal]
 	known   *ring[struct{}]
@@ -128,13 +127,6 @@ func NewStore(pool *pgxpool.Pool) *Store {
 		known:   newRing[struct{}](knownHeld),
 		unseen:  newGate(unseenAtOnce, unseenEvery, unseenBurst),
 	}
-}
-
-// querier runs statements: a pool or a transaction.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Atomic runs change with a Store whose changes ([Store.Create],
@@ -201,13 +193,10 @@ func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope,
 	if !expires.IsZero() {
 		exp = &expires
 	}
-	r := ruleValues(set.rules)
-	_, err := s.db.Exec(ctx,
-		"INSERT INTO api_tokens (name, token_hash, scopes, expires_at, max_exports, "+ruleColumns+
-			") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-		name, hash[:], scopeStrings(scopes), exp, set.maxExports, r[0], r[1], r[2], r[3], r[4])
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_tokens_name_key" {
+	err := postgres.InsertToken(ctx, s.db, postgres.TokenRow{
+		Name: name, Scopes: scopeStrings(scopes), ExpiresAt: exp, MaxExports: set.maxExports, Rules: ruleValues(set.rules),
+	}, hash[:])
+	if errors.Is(err, postgres.ErrNameTaken) {
 		return "", failure.Errorf(failure.Conflict, "a token named %q already exists", name)
 	}
 	if err != nil {
@@ -218,9 +207,13 @@ func (s *Store) Create(ctx context.Context, name string, scopes []dataset.Scope,
 
 // List returns all tokens, revoked and expired ones included, by name.
 func (s *Store) List(ctx context.Context) ([]Token, error) {
-	tokens, err := s.tokens(ctx, "ORDER BY name")
+	rows, err := postgres.Tokens(ctx, s.db)
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("auth: list: %w", err))
+	}
+	tokens := make([]Token, 0, len(rows))
+	for _, r := range rows {
+		tokens = append(tokens, token(r))
 	}
 	return tokens, nil
 }
@@ -228,45 +221,34 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 // Get returns the token named name, revoked or expired. An unknown name
 // is a failure.NotFound.
 func (s *Store) Get(ctx context.Context, name string) (Token, error) {
-	return s.get(ctx, name, "")
+	return s.get(ctx, name, false)
 }
 
 // GetForChange is [Store.Get] that locks the token's row until the
 // transaction of [Store.Atomic] ends, so that a change made from what it
 // read is never lost to another change of the same token made at once.
 func (s *Store) GetForChange(ctx context.Context, name string) (Token, error) {
-	return s.get(ctx, name, " FOR UPDATE")
+	return s.get(ctx, name, true)
 }
 
-func (s *Store) get(ctx context.Context, name, lock string) (Token, error) {
-	tokens, err := s.tokens(ctx, "WHERE name = $1"+lock, name)
+func (s *Store) get(ctx context.Context, name string, forUpdate bool) (Token, error) {
+	t, ok, err := postgres.TokenNamed(ctx, s.db, name, forUpdate)
 	if err != nil {
 		return Token{}, postgres.Classify(fmt.Errorf("auth: get: %w", err))
 	}
-	if len(tokens) == 0 {
+	if !ok {
 		return Token{}, failure.Errorf(failure.NotFound, "no token named %q", name)
 	}
-	return tokens[0], nil
+	return token(t), nil
 }
 
-// tokens reads the tokens that the SQL after FROM, where, selects.
-func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token, error) {
-	rows, err := s.db.Query(ctx,
-		"SELECT name, scopes, created_at, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens "+where, args...)
-	if err != nil {
-		return nil, err
+// token returns the token of row r.
+func token(r postgres.TokenRow) Token {
+	t := Token{Name: r.Name, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, MaxExports: r.MaxExports, Rules: rules(r.Rules)}
+	for _, sc := range r.Scopes {
+		t.Scopes = append(t.Scopes, dataset.Scope(sc))
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Token, error) {
-		var t Token
-		var scopes []string
-		var rs ruleScan
-		err := r.Scan(append([]any{&t.Name, &scopes, &t.CreatedAt, &t.ExpiresAt, &t.RevokedAt, &t.MaxExports}, rs.dest()...)...)
-		t.Rules = rs.rules()
-		for _, sc := range scopes {
-			t.Scopes = append(t.Scopes, dataset.Scope(sc))
-		}
-		return t, err
-	})
+	return t
 }
 
 // SetMaxExports sets the own limit of big responses at once of the token
@@ -274,11 +256,11 @@ func (s *Store) tokens(ctx context.Context, where string, args ...any) ([]Token,
 // server applies it from the token's next request. An unknown name is a
 // failure.NotFound.
 func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
-	tag, err := s.db.Exec(ctx, "UPDATE api_tokens SET max_exports = $2 WHERE name = $1", name, n)
+	changed, err := postgres.SetTokenMaxExports(ctx, s.db, name, n)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return failure.Errorf(failure.NotFound, "no token named %q", name)
 	}
 	return nil
@@ -291,11 +273,11 @@ func (s *Store) SetScopes(ctx context.Context, name string, scopes []dataset.Sco
 	if len(scopes) == 0 {
 		scopes = Scopes
 	}
-	tag, err := s.db.Exec(ctx, "UPDATE api_tokens SET scopes = $2 WHERE name = $1", name, scopeStrings(scopes))
+	changed, err := postgres.SetTokenScopes(ctx, s.db, name, scopeStrings(scopes))
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set scopes: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return failure.Errorf(failure.NotFound, "no token named %q", name)
 	}
 	return nil
@@ -323,12 +305,11 @@ const maxExportsLimit = 1000
 // Revoke revokes the token named name. An unknown name, or a token already
 // revoked, is a failure.NotFound.
 func (s *Store) Revoke(ctx context.Context, name string) error {
-	tag, err := s.db.Exec(ctx,
-		"UPDATE api_tokens SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL", name)
+	revoked, err := postgres.RevokeToken(ctx, s.db, name)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: revoke: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if revoked == 0 {
 		return failure.Errorf(failure.NotFound, "no active token named %q", name)
 	}
 	return nil
@@ -409,30 +390,21 @@ func (s *Store) Check(ctx context.Context, secret string) (Principal, error) {
 
 // lookUp reads the token of hash from the database.
 func (s *Store) lookUp(ctx context.Context, hash [32]byte) (Principal, error) {
-	var (
-		p         Principal
-		scopes    []string
-		expiresAt *time.Time
-		revokedAt *time.Time
-	)
-	var rs ruleScan
-	err := s.db.QueryRow(ctx,
-		"SELECT name, scopes, expires_at, revoked_at, max_exports, "+ruleColumns+" FROM api_tokens WHERE token_hash = $1",
-		hash[:]).Scan(append([]any{&p.Name, &scopes, &expiresAt, &revokedAt, &p.MaxExports}, rs.dest()...)...)
-	p.Rules = rs.rules()
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Principal{}, ErrUnknown
-	}
+	t, ok, err := postgres.TokenByHash(ctx, s.db, hash[:])
 	if err != nil {
 		return Principal{}, postgres.Classify(fmt.Errorf("auth: %w", err))
 	}
+	if !ok {
+		return Principal{}, ErrUnknown
+	}
 	switch {
-	case revokedAt != nil:
+	case t.RevokedAt != nil:
 		return Principal{}, ErrRevoked
-	case expiresAt != nil && !s.now().Before(*expiresAt):
+	case t.ExpiresAt != nil && !s.now().Before(*t.ExpiresAt):
 		return Principal{}, ErrExpired
 	}
-	for _, sc := range scopes {
+	p := Principal{Name: t.Name, MaxExports: t.MaxExports, Rules: rules(t.Rules)}
+	for _, sc := range t.Scopes {
 		p.Scopes = append(p.Scopes, dataset.Scope(sc))
 	}
 	return p, nil
@@ -466,7 +438,7 @@ func scopeStrings(scopes []dataset.Scope) []string {
 // Delete removes the token named name, if there is one. The demo uses it to
 // replace its token on every start.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if _, err := s.db.Exec(ctx, "DELETE FROM api_tokens WHERE name = $1", name); err != nil {
+	if err := postgres.DeleteToken(ctx, s.db, name); err != nil {
 		return postgres.Classify(fmt.Errorf("auth: delete: %w", err))
 	}
 	return nil

@@ -11,54 +11,33 @@ import (
 	"github.com/informe/informe/internal/postgres"
 )
 
-// ruleColumns are api_tokens' columns of a token's rules, in the order
-// of [ruleValues] and [ruleScan.dest].
-const ruleColumns = "rule_columns, rule_no_personal, rule_mask, rule_rows, rule_max_rows"
-
-// ruleValues returns r as the values of [ruleColumns]: NULLs for none.
-func ruleValues(r *dataset.Rules) [5]any {
+// ruleValues returns r as api_tokens holds it: NULLs for none.
+func ruleValues(r *dataset.Rules) postgres.TokenRules {
 	if r.Empty() {
-		return [5]any{nil, false, nil, nil, nil}
+		return postgres.TokenRules{}
 	}
-	var rows, maxRows any
+	v := postgres.TokenRules{Columns: r.Columns, NoPersonal: r.NoPersonal}
 	if r.Rows != "" {
-		rows = r.Rows
+		v.Rows = &r.Rows
 	}
 	if r.MaxRows > 0 {
-		maxRows = r.MaxRows
+		v.MaxRows = &r.MaxRows
 	}
-	var mask any
 	if len(r.Mask) > 0 {
-		mask = r.Mask
+		v.Mask = r.Mask
 	}
-	var cols any
-	if r.Columns != nil {
-		cols = r.Columns
-	}
-	return [5]any{cols, r.NoPersonal, mask, rows, maxRows}
-}
-
-// ruleScan holds [ruleColumns] as read.
-type ruleScan struct {
-	columns, mask []string
-	noPersonal    bool
-	rows          *string
-	maxRows       *int64
-}
-
-func (rs *ruleScan) dest() []any {
-	return []any{&rs.columns, &rs.noPersonal, &rs.mask, &rs.rows, &rs.maxRows}
+	return v
 }
 
 // rules returns the rules read, nil when there are none: what a token
 // without rules carries, so that nothing is restricted for it.
-func (rs *ruleScan) rules() *dataset.Rules {
-	r := &dataset.Rules{Columns: rs.columns, NoPersonal: rs.noPersonal, Mask: rs.mask}
-	if rs.rows != nil {
-		r.Rows = *rs.rows
+func rules(v postgres.TokenRules) *dataset.Rules {
+	r := &dataset.Rules{Columns: v.Columns, NoPersonal: v.NoPersonal, Mask: v.Mask}
+	if v.Rows != nil {
+		r.Rows = *v.Rows
 	}
-	if rs.maxRows != nil {
-		r.MaxRows = *rs.maxRows
+	if v.MaxRows != nil {
+		r.MaxRows = *v.MaxRows
 	}
 	if r.Empty() {
 		return nil
@@ -71,13 +50,11 @@ func (rs *ruleScan) rules() *dataset.Rules {
 // has checked them (source.CheckRules). An unknown name is a
 // failure.NotFound.
 func (s *Store) SetRules(ctx context.Context, name string, r *dataset.Rules) error {
-	v := ruleValues(r)
-	tag, err := s.db.Exec(ctx,
-		"UPDATE api_tokens SET ("+ruleColumns+") = ($2, $3, $4, $5, $6) WHERE name = $1", name, v[0], v[1], v[2], v[3], v[4])
+	changed, err := postgres.SetTokenRules(ctx, s.db, name, ruleValues(r))
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("auth: set rules: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return failure.Errorf(failure.NotFound, "no token named %q", name)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/informe/informe/internal/postgres"
 )
 
 // The capacity model: what one row costs in CPU on each side, per format,
@@ -68,9 +70,7 @@ func (inf *informe) load(ctx context.Context, paths []string, rounds int, rows i
 	var sampler sync.WaitGroup
 	sampler.Go(func() {
 		for t := time.NewTicker(20 * time.Millisecond); ctx.Err() == nil; <-t.C {
-			var n, active int
-			if inf.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state <> 'idle') FROM pg_stat_activity
-				WHERE datname = $1 AND application_name = 'informe'`, inf.db).Scan(&n, &active) == nil {
+			if n, active, err := postgres.InformeBackends(ctx, inf.pool, inf.db); err == nil {
 				l.conns, l.activ = max(l.conns, n), max(l.activ, active)
 			}
 		}
@@ -337,17 +337,14 @@ func (b *bench) slowExports(ctx context.Context, set *exportSet, csv cost) (tabl
 				steady, last = time.Now(), disk
 			}
 			peak = max(peak, disk)
-			var active int
-			_ = b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'
-				AND state <> 'idle' AND query <> '-- ping'`, inf.db).Scan(&active)
+			active, _ := postgres.InformeWorking(ctx, b.pool, inf.db)
 			if disk > 0 && active == 0 && time.Since(steady) > time.Second {
 				break
 			}
 		}
 		done := steady.Sub(began)
 		m := metricValues(ctx, inf, "informe_spool_producer_wait_seconds_total")
-		var conns int
-		_ = b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe' AND state <> 'idle'`, inf.db).Scan(&conns)
+		conns, _ := postgres.InformeNotIdle(ctx, b.pool, inf.db)
 		stopSlow()
 		wg.Wait()
 		inf.stop()

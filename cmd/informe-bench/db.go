@@ -52,11 +52,10 @@ func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o o
 	// export of that measures only the cost of a request. Client
 	// bigClient gets every bigClientEvery-th contract instead (about 5% of
 	// the report), once; the report's rows and counts do not change.
-	if _, err := pool.Exec(ctx, "UPDATE contracts SET client_id = $1 WHERE id % $2 = 0 AND client_id <> $1", bigClient, bigClientEvery); err != nil {
+	if err := postgres.GiveContracts(ctx, pool, bigClient, bigClientEvery); err != nil {
 		return nil, fmt.Errorf("big client: %w", err)
 	}
-	_, err = pool.Exec(ctx, "VACUUM ANALYZE")
-	return pool, err
+	return pool, postgres.VacuumAnalyze(ctx, pool)
 }
 
 const (
@@ -79,7 +78,7 @@ func (t *lastQuery) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 
 func (t *lastQuery) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func copySQL(query string) string { return "COPY (" + rendered(query) + ") TO STDOUT WITH CSV" }
+func copySQL(query string) string { return postgres.CopyCSV(rendered(query)) }
 
 // traced opens q on the general report with informe's dataset store and
 // returns its count and the last statement it ran, the rows' query, so
@@ -127,7 +126,6 @@ func copyOnce(ctx context.Context, pool *pgxpool.Pool, sql string, rows int64) (
 
 // explain returns EXPLAIN's output for sql, prefixed with options.
 func explain(ctx context.Context, pool *pgxpool.Pool, title, options, sql string) (plan, error) {
-	rows, _ := pool.Query(ctx, "EXPLAIN ("+options+") "+sql) // its error comes from CollectRows
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	lines, err := postgres.Explain(ctx, pool, options, sql)
 	return plan{title, strings.Join(lines, "\n") + "\n"}, err
 }

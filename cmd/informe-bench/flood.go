@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/secret"
 )
 
@@ -154,9 +155,7 @@ func (b *bench) settle(ctx context.Context, inf *informe) error {
 	defer cancel()
 	quiet := time.Now()
 	for t := time.NewTicker(10 * time.Millisecond); ; <-t.C {
-		var active int
-		err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND application_name = 'informe' AND state = 'active'`).Scan(&active)
+		active, err := postgres.InformeActive(ctx, b.pool)
 		serving, ok := metricValues(ctx, inf, "informe_http_requests_in_flight")["informe_http_requests_in_flight"]
 		switch {
 		case ctx.Err() != nil:

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/informe/informe/internal/postgres"
 )
 
 func init() {
@@ -28,21 +30,11 @@ const foldPage = 1000
 // from the data: the rarest task status, the busiest month of end dates,
 // the busiest day of execution dates, the median service cost.
 func (b *bench) folding(ctx context.Context) error {
-	var status, cost string
-	var month, day time.Time
-	for _, q := range []struct {
-		sql  string
-		dest any
-	}{
-		{"SELECT status FROM tasks GROUP BY 1 ORDER BY count(*), 1 LIMIT 1", &status},
-		{"SELECT date_trunc('month', end_date) FROM tasks WHERE end_date IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1", &month},
-		{"SELECT date_trunc('day', execution_date AT TIME ZONE 'UTC') FROM tasks WHERE execution_date IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1", &day},
-		{"SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY cost)::text FROM services", &cost},
-	} {
-		if err := b.pool.QueryRow(ctx, q.sql).Scan(q.dest); err != nil {
-			return fmt.Errorf("folding: %s: %w", q.sql, err)
-		}
+	values, err := postgres.FoldingValues(ctx, b.pool)
+	if err != nil {
+		return fmt.Errorf("folding: %w", err)
 	}
+	status, cost, month, day := values.Status, values.Cost, values.Month, values.Day
 	const date, dateTime = "2006-01-02", "2006-01-02T15:04:05Z"
 	sorted := "$filter=" + url.QueryEscape("costo_servicio gt "+cost) + "&$orderby=" + url.QueryEscape("costo_servicio desc")
 	cases := []struct{ label, query string }{

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/informe/informe/internal/postgres"
 )
 
 const (
@@ -35,14 +35,8 @@ func (b *bench) holds(ctx context.Context) func() []time.Duration {
 		for t := time.NewTicker(sampleEvery); ctx.Err() == nil; <-t.C {
 			// Request transactions only: not the pool's ping nor the
 			// token check, which run in transactions of their own.
-			rows, _ := b.pool.Query(ctx, `SELECT pid, xact_start, clock_timestamp() FROM pg_stat_activity
-				WHERE datname = current_database() AND application_name = 'informe' AND xact_start >= $1
-				AND query <> '-- ping' AND query NOT LIKE '%api_tokens%'`, began)
-			var pid int64
-			var start, now time.Time
-			_, _ = pgx.ForEachRow(rows, []any{&pid, &start, &now}, func() error {
+			postgres.InformeTransactions(ctx, b.pool, began, func(pid int64, start, now time.Time) {
 				held[[2]int64{pid, start.UnixNano()}] = now.Sub(start)
-				return nil
 			})
 		}
 	})

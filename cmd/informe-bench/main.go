@@ -30,6 +30,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/pgserver"
+	"github.com/informe/informe/internal/postgres"
 )
 
 type options struct {
@@ -160,7 +161,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.pool.Close()
-	if err := b.pool.QueryRow(ctx, "SELECT report_rows_total()").Scan(&b.total); err != nil {
+	if b.total, err = postgres.ReportRowsTotal(ctx, b.pool); err != nil {
 		return err
 	}
 	if b.total < 2*perPage {

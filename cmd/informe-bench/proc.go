@@ -21,8 +21,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/informe/informe/internal/postgres"
 )
 
 // launcher starts `informe serve` processes of one binary.
@@ -419,8 +420,7 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 // backends: those of the benchmark's database with application_name
 // informe (the benchmark's own pool calls itself informe-bench).
 func (l *launcher) backendsCPU(ctx context.Context) (map[int]float64, error) {
-	rows, _ := l.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'informe'", l.db)
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	pids, err := postgres.InformePIDs(ctx, l.pool, l.db)
 	m := map[int]float64{}
 	for _, pid := range pids {
 		m[pid] = procCPU(pid)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // The report's pages and whole exports, next to COPY of the same query.
@@ -181,11 +182,7 @@ func (b *bench) exports(ctx context.Context) (*exportSet, error) {
 	if b.exportSet != nil {
 		return b.exportSet, nil
 	}
-	var big, little int64
-	err := b.pool.QueryRow(ctx, `
-		WITH c AS (SELECT k.client_id AS id, sum(r.rows) AS n
-		           FROM contracts k JOIN report_contract_rows r ON r.contract_id = k.id GROUP BY 1)
-		SELECT (SELECT id FROM c ORDER BY n DESC, id LIMIT 1), (SELECT id FROM c ORDER BY abs(n - $1), id LIMIT 1)`, small).Scan(&big, &little)
+	big, little, err := postgres.ReportClients(ctx, b.pool, small)
 	if err != nil {
 		return nil, fmt.Errorf("choose clients: %w", err)
 	}

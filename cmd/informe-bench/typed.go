@@ -27,8 +27,7 @@ func (b *bench) typed(ctx context.Context) error {
 		return err
 	}
 	all := set.all
-	sql := "SELECT " + postgres.SelectList(dataset.Names(dataset.GeneralReport.Columns)) +
-		" FROM general_report ORDER BY " + strings.Join(dataset.GeneralReport.Keys, ", ")
+	sql := postgres.SelectOrdered("general_report", dataset.Names(dataset.GeneralReport.Columns), dataset.GeneralReport.Keys)
 	var copied samples
 	copyStep := func(ctx context.Context) error {
 		s, err := timed(psql(ctx, b.dbURL, `\copy (`+sql+`) TO STDOUT WITH CSV HEADER`))

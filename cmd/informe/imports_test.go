@@ -453,18 +453,12 @@ func isSQL(s string) bool {
 // a package that gets SQL, or one listed that no longer holds any, fails
 // the test, so the list says where SQL is.
 var sqlHolders = map[string]string{
-	"internal/postgres":        "the pool, snapshots, counts' check: PostgreSQL's own package",
+	"internal/postgres":        "PostgreSQL's own package: the pool, snapshots, counts' check, and the statements of the stores (tokens, audit records, persons, schedules), the seed and the benchmark",
 	"internal/dataset":         "the read path: statements of pages, counts, parts, key tables, $expand's related rows, and the general report's pages through the maintained counts",
 	"internal/odata":           "the read path: $filter, $orderby and the skip token as conditions on the typed views",
-	"auth":                     "the token store",
-	"internal/audit":           "the record of every read: records opened, closed, counted and pruned",
-	"internal/subjects":        "the blocks' store, a RUT's ids, the report of the responses that carried a person's data",
-	"internal/schedule":        "schedules, their claims and leases, and the run history",
-	"internal/seed":            "the demo's data",
-	"internal/demo":            "the demo's checks of its seeded database",
 	"internal/pgserver":        "private servers: their databases",
 	"internal/pgserver/pgtest": "tests' databases cloned from a template",
-	"cmd/informe-bench":        "the benchmark's COPY and psql baselines and its checks",
+	"cmd/informe-bench":        "a note of its typed table that quotes psql's \\copy; its statements are internal/postgres's",
 }
 
 // TestSQLHome finds the string literals of informe's non-test Go files

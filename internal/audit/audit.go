@@ -285,7 +285,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		go l.open(ctx, r)
 		return dataset.Told{Wait: wait}
 	}
-	before := &postgres.Prelude{SQL: insertSQL, Args: insertArgs(r, l.instance), Done: func(id []byte, err error) {
+	before := postgres.AuditOpenPrelude(opening(r, l.instance), func(id int64, err error) {
 		if errors.Is(err, postgres.ErrPreludeNotRun) {
 			// The read failed before its snapshot began: the record,
 			// of a read that failed, is written beside.
@@ -293,10 +293,10 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 			return
 		}
 		if err == nil {
-			r.id, err = strconv.ParseInt(string(id), 10, 64)
+			r.id = id
 		}
 		l.inserted(ctx, r, err)
-	}}
+	})
 	return dataset.Told{Before: before, Wait: wait}
 }
 
@@ -318,30 +318,12 @@ func (l *Log) failed(err error) error {
 	return errUnrecorded(err)
 }
 
-// insertSQL inserts a record, open. Its parameters are cast, so that they
-// can be sent as text ([insertArgs]). The record's commit is asynchronous
-// (synchronous_commit off, for its transaction only): it is visible at
-// once, and durable within PostgreSQL's WAL writer delay.
-const insertSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
-INSERT INTO audit_records (started_at, request_id, principal, client_address, user_agent, path,
-  dataset, query, rules, format, columns, instance)
-SELECT $1::timestamptz, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text,
-  $9::text, $10::text, $11::text, $12::text FROM c RETURNING id`
-
-// insertArgs returns [insertSQL]'s parameters for r, as text (nil for
-// NULL).
-func insertArgs(r *Record, instance string) [][]byte {
-	text := func(s string) []byte {
-		if s == "" {
-			return nil
-		}
-		return []byte(s)
-	}
-	return [][]byte{
-		[]byte(r.Started.Format("2006-01-02 15:04:05.999999Z07:00")),
-		[]byte(r.RequestID), []byte(r.Principal), text(r.ClientAddress), text(r.UserAgent), []byte(r.Path),
-		[]byte(strings.Join(r.datasets, ",")), text(r.Query), text(r.Rules), text(r.Format),
-		text(strings.Join(r.columns, ",")), []byte(instance),
+// opening returns r as its record is opened, by instance.
+func opening(r *Record, instance string) postgres.AuditOpening {
+	return postgres.AuditOpening{
+		Started: r.Started, RequestID: r.RequestID, Principal: r.Principal, ClientAddress: r.ClientAddress,
+		UserAgent: r.UserAgent, Path: r.Path, Datasets: strings.Join(r.datasets, ","), Query: r.Query,
+		Rules: r.Rules, Format: r.Format, Columns: strings.Join(r.columns, ","), Instance: instance,
 	}
 }
 
@@ -350,15 +332,7 @@ func (l *Log) open(ctx context.Context, r *Record) {
 	ctx = context.WithoutCancel(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	args := insertArgs(r, l.instance)
-	vals := make([]any, len(args))
-	for i, a := range args {
-		if a != nil {
-			vals[i] = string(a)
-		}
-	}
-	var id int64
-	err := l.pool.QueryRow(ctx, insertSQL, vals...).Scan(&id)
+	id, err := postgres.OpenAuditRecord(ctx, l.pool, opening(r, l.instance))
 	r.id = id
 	l.inserted(ctx, r, err)
 }
@@ -447,13 +421,6 @@ const maxBatch = 512
 // response ends (and at once on Flush and at shutdown).
 const closeGather = 250 * time.Millisecond
 
-const closeSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
-UPDATE audit_records a SET ended_at = v.ended_at, rows = v.rows, bytes = v.bytes, status = v.status,
-  outcome = v.outcome, reason = v.reason, subjects = v.subjects, dataset = v.dataset, format = v.format
-FROM c, unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::bytea[],
-  $9::text[], $10::text[]) AS v(id, ended_at, rows, bytes, status, outcome, reason, subjects, dataset, format)
-WHERE a.id = v.id`
-
 // writeCloses writes first and the closes queued behind it, in batches,
 // and tells the flushes among them.
 //
@@ -491,51 +458,39 @@ collect:
 			deadline = nil
 		}
 	}
-	var (
-		ids      []int64
-		ended    []time.Time
-		rows     []int64
-		bytes    []int64
-		status   []int32
-		outcome  []string
-		reason   []*string
-		subjects [][]byte
-		datasets []string
-		formats  []*string
-	)
+	var cs postgres.AuditCloses
 	for _, c := range batch {
 		if c.r == nil {
 			continue
 		}
 		r := c.r
-		ids = append(ids, r.id)
-		ended = append(ended, r.Ended)
-		rows = append(rows, r.Rows)
-		bytes = append(bytes, max(r.Bytes, 0))
-		status = append(status, int32(r.Status))
-		outcome = append(outcome, string(r.Outcome))
-		reason = append(reason, nullable(r.Reason))
+		cs.IDs = append(cs.IDs, r.id)
+		cs.Ended = append(cs.Ended, r.Ended)
+		cs.Rows = append(cs.Rows, r.Rows)
+		cs.Bytes = append(cs.Bytes, max(r.Bytes, 0))
+		cs.Status = append(cs.Status, int32(r.Status))
+		cs.Outcome = append(cs.Outcome, string(r.Outcome))
+		cs.Reason = append(cs.Reason, nullable(r.Reason))
 		var enc []byte
 		if r.carried != nil {
 			if set := r.carried.Set(); set.Len() > 0 {
 				enc = set.Encode()
 			}
 		}
-		subjects = append(subjects, enc)
-		formats = append(formats, nullable(r.Format))
+		cs.Subjects = append(cs.Subjects, enc)
+		cs.Formats = append(cs.Formats, nullable(r.Format))
 		r.mu.Lock()
-		datasets = append(datasets, strings.Join(r.datasets, ","))
+		cs.Datasets = append(cs.Datasets, strings.Join(r.datasets, ","))
 		r.mu.Unlock()
 	}
 	var err error
-	if len(ids) > 0 {
+	if len(cs.IDs) > 0 {
 		err = l.write(ctx, func(ctx context.Context) error {
-			_, err := l.pool.Exec(ctx, closeSQL, ids, ended, rows, bytes, status, outcome, reason, subjects, datasets, formats)
-			return err
+			return postgres.CloseAuditRecords(ctx, l.pool, cs)
 		})
 		if err != nil {
 			l.logger.LogAttrs(ctx, slog.LevelError, "audit records could not be closed; they read as unfinished",
-				slog.Int("records", len(ids)), slog.String("error", errText(err)))
+				slog.Int("records", len(cs.IDs)), slog.String("error", errText(err)))
 		}
 	}
 	flush := false
@@ -629,16 +584,14 @@ func (l *Log) EventIn(ctx context.Context, db Executor, principal, path, query, 
 }
 
 func (l *Log) event(ctx context.Context, db Executor, principal, path, query, rules string) error {
-	_, err := db.Exec(ctx, `INSERT INTO audit_records (started_at, ended_at, request_id, principal, path, query, rules, outcome, instance)
-VALUES ($1, $1, 'event', $2, $3, $4, $5, 'recorded', $6)`, l.now(), principal, path, nullable(query), nullable(rules), l.instance)
-	return err
+	return postgres.RecordAuditEvent(ctx, db, l.now(), principal, path, nullable(query), nullable(rules), l.instance)
 }
 
 // Prune deletes the records that started before before, and records that
 // it did, as principal; it returns how many it deleted.
 func Prune(ctx context.Context, pool *pgxpool.Pool, before time.Time, principal, instance string) (int64, error) {
-	var n int64
-	if err := pool.QueryRow(ctx, `SELECT audit_prune($1, $2, $3)`, before, principal, instance).Scan(&n); err != nil {
+	n, err := postgres.PruneAudit(ctx, pool, before, principal, instance)
+	if err != nil {
 		return 0, fmt.Errorf("audit prune: %w", err)
 	}
 	return n, nil

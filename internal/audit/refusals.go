@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/informe/informe/internal/postgres"
 )
 
 // refusalInterval is how often counted refusals are written: each written
@@ -54,14 +56,6 @@ func (l *Log) Refuse(r *Record) {
 	f.n++
 }
 
-const refusalsSQL = `WITH c AS (SELECT set_config('synchronous_commit', 'off', true))
-INSERT INTO audit_records (started_at, ended_at, request_id, principal, client_address, user_agent, path,
-  query, status, outcome, reason, requests, instance)
-SELECT u.first, u.last, 'refused', coalesce(u.principal, '(no token)'), u.address, u.user_agent, u.path, u.query,
-  u.status, 'refused', u.reason, u.n, $11
-FROM c, unnest($1::timestamptz[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-  $8::int[], $9::int[], $10::text[]) AS u(first, last, principal, address, user_agent, path, query, status, n, reason)`
-
 // writeRefusals writes the refusals counted since the last write.
 func (l *Log) writeRefusals(ctx context.Context) {
 	l.mu.Lock()
@@ -71,29 +65,23 @@ func (l *Log) writeRefusals(ctx context.Context) {
 	if len(counted) == 0 {
 		return
 	}
-	var (
-		first, last                            []time.Time
-		principal, address, agent, path, query []*string
-		reason                                 []*string
-		status, n                              []int32
-	)
+	var rs postgres.AuditRefusals
 	for k, f := range counted {
-		first, last = append(first, f.first), append(last, f.last)
-		principal = append(principal, nullable(k.principal))
-		address = append(address, nullable(k.address))
-		agent = append(agent, nullable(f.userAgent))
-		path = append(path, &k.path)
-		query = append(query, nullable(f.query))
-		reason = append(reason, nullable(k.reason))
-		status = append(status, int32(k.status))
-		n = append(n, int32(f.n))
+		rs.First, rs.Last = append(rs.First, f.first), append(rs.Last, f.last)
+		rs.Principal = append(rs.Principal, nullable(k.principal))
+		rs.Address = append(rs.Address, nullable(k.address))
+		rs.Agent = append(rs.Agent, nullable(f.userAgent))
+		rs.Path = append(rs.Path, &k.path)
+		rs.Query = append(rs.Query, nullable(f.query))
+		rs.Reason = append(rs.Reason, nullable(k.reason))
+		rs.Status = append(rs.Status, int32(k.status))
+		rs.N = append(rs.N, int32(f.n))
 	}
 	err := l.write(ctx, func(ctx context.Context) error {
-		_, err := l.pool.Exec(ctx, refusalsSQL, first, last, principal, address, agent, path, query, status, n, reason, l.instance)
-		return err
+		return postgres.RecordAuditRefusals(ctx, l.pool, rs, l.instance)
 	})
 	if err != nil {
 		l.logger.LogAttrs(ctx, slog.LevelError, "refused requests could not be recorded",
-			slog.Int("records", len(first)), slog.String("error", errText(err)))
+			slog.Int("records", len(rs.First)), slog.String("error", errText(err)))
 	}
 }

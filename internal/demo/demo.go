@@ -244,8 +244,8 @@ func ensureData(ctx context.Context, pool *pgxpool.Pool, dir string, opts Option
 			st.Contracts, st.ReportRows, st.Users, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	var contracts int64
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM contracts").Scan(&contracts); err != nil {
+	contracts, err := postgres.CountContracts(ctx, pool)
+	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintf(stderr, "%s already holds demo data (%d contracts): using it\n", dir, contracts)
@@ -322,8 +322,8 @@ func writeSecret(path, secret string) (err error) {
 
 // exampleRUT returns a client RUT that exists, typed the dotted way.
 func exampleRUT(ctx context.Context, pool *pgxpool.Pool) (string, error) {
-	var s string
-	if err := pool.QueryRow(ctx, "SELECT rut FROM clients ORDER BY id LIMIT 1").Scan(&s); err != nil {
+	s, err := postgres.FirstClientRUT(ctx, pool)
+	if err != nil {
 		return "", fmt.Errorf("demo: %w", err)
 	}
 	if r, err := rut.Parse(s); err == nil {

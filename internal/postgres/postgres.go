@@ -1,6 +1,9 @@
 // Package postgres is informe's access to PostgreSQL: connecting a pool,
-// reading in consistent snapshots through cursors, classifying errors, and
-// the schema (versioned migrations embedded in the binary).
+// reading in consistent snapshots through cursors, classifying errors, the
+// schema (versioned migrations embedded in the binary), and the statements
+// of the stores (tokens, audit records, persons, schedules, the seed, the
+// benchmark), each run by a function that takes a [Querier], so that its
+// caller keeps its own transaction.
 package postgres
 
 import (

@@ -154,18 +154,7 @@ func (r *Runner) prime(ctx context.Context) {
 	if r.cfg.Observer == nil {
 		return
 	}
-	rows, err := r.pool.Query(ctx, "SELECT schedule_name, max(ended_at) FROM schedule_runs WHERE outcome = 'delivered' GROUP BY schedule_name")
-	if err != nil {
-		return
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var at time.Time
-		if rows.Scan(&name, &at) == nil {
-			r.cfg.Observer.ScheduleDelivered(name, at)
-		}
-	}
+	_ = postgres.LastDeliveries(ctx, r.pool, r.cfg.Observer.ScheduleDelivered)
 }
 
 // attempt is an attempt this runner has claimed.
@@ -210,30 +199,14 @@ func (r *Runner) Tick(ctx context.Context) ([]Run, error) {
 // expire ends the attempts whose lease ran out before now as retried (or
 // failed, when they were the last), so that another attempt follows.
 func (r *Runner) expire(ctx context.Context, now time.Time) error {
-	rows, err := r.pool.Query(ctx, `UPDATE schedule_runs SET
-    outcome = CASE WHEN attempt >= $2 THEN 'failed' ELSE 'retried' END,
-    reason = 'the instance running it stopped renewing its lease (' || instance || ')',
-    ended_at = $1, retry_at = $1, lease_until = NULL
-WHERE outcome = 'running' AND lease_until < $1
-RETURNING id, outcome`, now, MaxAttempts)
-	if err != nil {
-		return err
-	}
-	type ended struct {
-		id      int64
-		outcome string
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ended, error) {
-		var e ended
-		return e, row.Scan(&e.id, &e.outcome)
-	})
+	list, err := postgres.ExpireLeases(ctx, r.pool, now, MaxAttempts)
 	if err != nil {
 		return err
 	}
 	for _, e := range list {
-		r.observe(e.outcome)
-		if e.outcome == Failed {
-			if run, err := r.runByID(ctx, e.id); err == nil {
+		r.observe(e.Outcome)
+		if e.Outcome == Failed {
+			if run, err := r.runByID(ctx, e.ID); err == nil {
 				r.notify(ctx, run)
 			}
 		}
@@ -249,10 +222,11 @@ func (r *Runner) claimDue(ctx context.Context, now time.Time) (attempt, bool, er
 	var a attempt
 	var claimed bool
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		id, sc, err := scan(tx.QueryRow(ctx, "SELECT "+columns+" FROM schedules WHERE NOT paused AND next_run <= $1 ORDER BY next_run LIMIT 1 FOR UPDATE SKIP LOCKED", now))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+		due, ok, err := postgres.DueSchedule(ctx, tx, now)
+		if err != nil || !ok {
+			return err
 		}
+		id, sc, err := decode(due)
 		if err != nil {
 			return err
 		}
@@ -262,7 +236,7 @@ func (r *Runner) claimDue(ctx context.Context, now time.Time) (attempt, bool, er
 				next = w.Next(now)
 			}
 		}
-		if _, err := tx.Exec(ctx, "UPDATE schedules SET next_run = $2 WHERE id = $1", id, next); err != nil {
+		if err := postgres.SetNextRun(ctx, tx, id, next); err != nil {
 			return err
 		}
 		a = attempt{scheduleID: id, schedule: sc, occurrence: sc.NextRun, number: 1}
@@ -275,9 +249,12 @@ func (r *Runner) claimDue(ctx context.Context, now time.Time) (attempt, bool, er
 // insert records a's attempt as running under this runner's lease.
 func (r *Runner) insert(ctx context.Context, tx pgx.Tx, a *attempt, now time.Time, runNow bool) error {
 	a.started = now
-	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, schedule_name, occurrence, attempt, run_now, started_at, destination, instance, lease_until)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-		a.scheduleID, a.schedule.Name, a.occurrence, a.number, runNow, now, a.schedule.To, r.cfg.Instance, now.Add(r.cfg.Lease)).Scan(&a.id)
+	id, err := postgres.InsertRun(ctx, tx, postgres.RunStart{
+		ScheduleID: a.scheduleID, Schedule: a.schedule.Name, Occurrence: a.occurrence, Attempt: a.number, RunNow: runNow,
+		Started: now, Destination: a.schedule.To, Instance: r.cfg.Instance, LeaseUntil: now.Add(r.cfg.Lease),
+	})
+	a.id = id
+	return err
 }
 
 // claimRetry claims the attempt after one that was retried and is due.
@@ -285,31 +262,26 @@ func (r *Runner) claimRetry(ctx context.Context, now time.Time) (attempt, bool, 
 	var a attempt
 	var claimed bool
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		var runID int64
-		var scheduleID *int64
-		var runNow bool
-		err := tx.QueryRow(ctx, `SELECT id, schedule_id, occurrence, attempt, run_now FROM schedule_runs
-WHERE outcome = 'retried' AND NOT followed AND retry_at <= $1 ORDER BY retry_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, now).
-			Scan(&runID, &scheduleID, &a.occurrence, &a.number, &runNow)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		retry, ok, err := postgres.DueRetry(ctx, tx, now)
+		if err != nil || !ok {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "UPDATE schedule_runs SET followed = true WHERE id = $1", runID); err != nil {
+		a.occurrence, a.number = retry.Occurrence, retry.Attempt
+		if err := postgres.FollowRun(ctx, tx, retry.ID); err != nil {
 			return err
 		}
-		if scheduleID == nil {
+		if retry.ScheduleID == nil {
 			return nil // removed since: nothing follows
 		}
-		id, sc, err := scan(tx.QueryRow(ctx, "SELECT "+columns+" FROM schedules WHERE id = $1", *scheduleID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+		row, ok, err := postgres.ScheduleByID(ctx, tx, *retry.ScheduleID)
+		if err != nil || !ok {
+			return err
 		}
+		id, sc, err := decode(row)
 		if err != nil {
 			return err
 		}
+		runNow := retry.RunNow
 		a.scheduleID, a.schedule, a.number = id, sc, a.number+1
 		claimed = true
 		return r.insert(ctx, tx, &a, now, runNow)
@@ -328,10 +300,14 @@ func (r *Runner) RunNow(ctx context.Context, name string) (Run, error) {
 	now := r.now()
 	var a attempt
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		id, sc, err := scan(tx.QueryRow(ctx, "SELECT "+columns+" FROM schedules WHERE name = $1", name))
-		if errors.Is(err, pgx.ErrNoRows) {
+		row, ok, err := postgres.ScheduleNamed(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return notFound(name)
 		}
+		id, sc, err := decode(row)
 		if err != nil {
 			return err
 		}
@@ -464,13 +440,7 @@ func (r *Runner) transient(ctx context.Context, err error) bool {
 // lastDelivered returns the SHA-256 of the last file a's schedule
 // delivered to the same destination, nil if none.
 func (r *Runner) lastDelivered(ctx context.Context, a attempt) ([]byte, error) {
-	var sum []byte
-	err := r.pool.QueryRow(ctx, `SELECT sha256 FROM schedule_runs WHERE schedule_id = $1 AND destination = $2 AND outcome = 'delivered'
-ORDER BY ended_at DESC, id DESC LIMIT 1`, a.scheduleID, a.schedule.To).Scan(&sum)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	return sum, err
+	return postgres.LastDeliveredSum(ctx, r.pool, a.scheduleID, a.schedule.To)
 }
 
 // heartbeat renews the lease of attempt id every third of the lease
@@ -501,12 +471,11 @@ func (r *Runner) heartbeat(ctx context.Context, id int64, cancel context.CancelC
 // renew extends the lease of attempt id, or returns errLeaseLost if it
 // is no longer this runner's.
 func (r *Runner) renew(ctx context.Context, id int64) error {
-	tag, err := r.pool.Exec(ctx, "UPDATE schedule_runs SET lease_until = $3 WHERE id = $1 AND instance = $2 AND outcome = 'running'",
-		id, r.cfg.Instance, r.now().Add(r.cfg.Lease))
+	renewed, err := postgres.RenewLease(ctx, r.pool, id, r.cfg.Instance, r.now().Add(r.cfg.Lease))
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if renewed == 0 {
 		return errLeaseLost
 	}
 	return nil
@@ -542,16 +511,16 @@ func (r *Runner) finish(ctx context.Context, a attempt, res result) (Run, bool) 
 	if res.outcome == Delivered {
 		sum = res.sum
 	}
-	tag, err := r.pool.Exec(wctx, `UPDATE schedule_runs SET outcome = $3, reason = nullif($4, ''), ended_at = $5, rows = $6, bytes = $7,
-sha256 = $8, file_name = nullif($9, ''), retry_at = $10, lease_until = NULL
-WHERE id = $1 AND instance = $2 AND outcome = 'running'`,
-		a.id, r.cfg.Instance, res.outcome, res.reason, now, rows, size, sum, res.file, retryAt)
+	recorded, err := postgres.FinishRun(wctx, r.pool, postgres.RunEnd{
+		ID: a.id, Instance: r.cfg.Instance, Outcome: res.outcome, Reason: res.reason, Ended: now,
+		Rows: rows, Bytes: size, SHA256: sum, FileName: res.file, RetryAt: retryAt,
+	})
 	if err != nil {
 		r.cfg.Logger.Warn("schedules: cannot record a run's end", slog.String("schedule", a.schedule.Name), slog.Int64("run", a.id),
 			slog.String("error", failure.MessageOf(postgres.Classify(err))))
 		return Run{}, false
 	}
-	if tag.RowsAffected() == 0 {
+	if recorded == 0 {
 		return Run{}, false // taken over meanwhile
 	}
 	run := Run{ID: a.id, Schedule: a.schedule.Name, Occurrence: a.occurrence, Attempt: a.number, Outcome: res.outcome, Reason: res.reason,
@@ -586,10 +555,8 @@ func (r *Runner) observe(outcome string) {
 
 // runByID reads the recorded attempt id.
 func (r *Runner) runByID(ctx context.Context, id int64) (Run, error) {
-	var x Run
-	err := r.pool.QueryRow(ctx, `SELECT id, schedule_name, occurrence, attempt, outcome, coalesce(reason, ''), started_at, ended_at, destination, coalesce(file_name, '')
-FROM schedule_runs WHERE id = $1`, id).Scan(&x.ID, &x.Schedule, &x.Occurrence, &x.Attempt, &x.Outcome, &x.Reason, &x.Started, &x.Ended, &x.Destination, &x.FileName)
-	return x, err
+	x, err := postgres.RunByID(ctx, r.pool, id)
+	return Run(x), err
 }
 
 // Hook is the body of a webhook's call about a failed run.

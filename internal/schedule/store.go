@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/auth"
@@ -86,18 +84,24 @@ func (s *Store) Add(ctx context.Context, sc Schedule, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO schedules (name, dataset, query, format, options, cron, time_zone, destination, token_name, webhook, always, paused, next_run)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), $11, $12, $13)`,
-		sc.Name, sc.Dataset, query, sc.Format, options, sc.Cron, c.When.Location().String(), c.Destination.String(), sc.TokenName,
-		webhookText(c), sc.Always, sc.Paused, c.When.Next(now))
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	err = postgres.InsertSchedule(ctx, s.pool, row(sc, c, query, options, c.When.Next(now)))
+	if errors.Is(err, postgres.ErrNameTaken) {
 		return &failure.Error{Code: failure.Conflict, Target: "name", Reason: "name_taken", Message: fmt.Sprintf("a schedule named %q already exists: change it, or remove it first", sc.Name)}
 	}
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("schedule: add: %w", err))
 	}
 	return nil
+}
+
+// row returns sc, as c checked it, as kept: its query and options
+// encoded, its next occurrence next.
+func row(sc Schedule, c Checked, query, options []byte, next time.Time) postgres.ScheduleRow {
+	return postgres.ScheduleRow{
+		Name: sc.Name, Dataset: sc.Dataset, Query: query, Format: sc.Format, Options: options, Cron: sc.Cron,
+		Zone: c.When.Location().String(), Destination: c.Destination.String(), TokenName: sc.TokenName,
+		Webhook: webhookText(c), Always: sc.Always, Paused: sc.Paused, NextRun: next,
+	}
 }
 
 // webhookText is c's webhook as stored, "" for none.
@@ -122,30 +126,26 @@ func encode(sc Schedule) ([]byte, []byte, error) {
 	return query, options, err
 }
 
-// columns are a schedule's columns as read.
-const columns = "id, name, dataset, query, format, options, cron, time_zone, destination, token_name, coalesce(webhook, ''), always, paused, next_run"
-
-// scan reads a schedule and its id from row.
-func scan(row pgx.Row) (int64, Schedule, error) {
-	var id int64
-	var sc Schedule
-	var query, options []byte
-	err := row.Scan(&id, &sc.Name, &sc.Dataset, &query, &sc.Format, &options, &sc.Cron, &sc.Zone, &sc.To, &sc.TokenName, &sc.Webhook, &sc.Always, &sc.Paused, &sc.NextRun)
-	if err != nil {
+// decode returns the schedule kept in r, and its id.
+func decode(r postgres.ScheduleRow) (int64, Schedule, error) {
+	sc := Schedule{Name: r.Name, Dataset: r.Dataset, Format: r.Format, Cron: r.Cron, Zone: r.Zone, To: r.Destination,
+		TokenName: r.TokenName, Webhook: r.Webhook, Always: r.Always, Paused: r.Paused, NextRun: r.NextRun}
+	if err := json.Unmarshal(r.Query, &sc.Query); err != nil {
 		return 0, sc, err
 	}
-	if err := json.Unmarshal(query, &sc.Query); err != nil {
-		return 0, sc, err
-	}
-	return id, sc, json.Unmarshal(options, &sc.Options)
+	return r.ID, sc, json.Unmarshal(r.Options, &sc.Options)
 }
 
 // Get returns the schedule called name; an unknown name is a NotFound.
 func (s *Store) Get(ctx context.Context, name string) (Schedule, error) {
-	_, sc, err := scan(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM schedules WHERE name = $1", name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return sc, notFound(name)
+	r, ok, err := postgres.ScheduleNamed(ctx, s.pool, name)
+	if err != nil {
+		return Schedule{}, postgres.Classify(fmt.Errorf("schedule: get: %w", err))
 	}
+	if !ok {
+		return Schedule{}, notFound(name)
+	}
+	_, sc, err := decode(r)
 	if err != nil {
 		return sc, postgres.Classify(fmt.Errorf("schedule: get: %w", err))
 	}
@@ -158,16 +158,17 @@ func notFound(name string) error {
 
 // List returns every schedule, by name.
 func (s *Store) List(ctx context.Context) ([]Schedule, error) {
-	rows, err := s.pool.Query(ctx, "SELECT "+columns+" FROM schedules ORDER BY name")
+	rows, err := postgres.Schedules(ctx, s.pool)
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("schedule: list: %w", err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Schedule, error) {
-		_, sc, err := scan(r)
-		return sc, err
-	})
-	if err != nil {
-		return nil, postgres.Classify(fmt.Errorf("schedule: list: %w", err))
+	out := make([]Schedule, 0, len(rows))
+	for _, r := range rows {
+		_, sc, err := decode(r)
+		if err != nil {
+			return nil, postgres.Classify(fmt.Errorf("schedule: list: %w", err))
+		}
+		out = append(out, sc)
 	}
 	return out, nil
 }
@@ -198,18 +199,14 @@ func (s *Store) Change(ctx context.Context, name string, now time.Time, edit fun
 	if err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE schedules SET name = $2, dataset = $3, query = $4, format = $5, options = $6, cron = $7, time_zone = $8,
-destination = $9, token_name = $10, webhook = nullif($11, ''), always = $12, paused = $13, next_run = $14, changed_at = now() WHERE name = $1`,
-		name, sc.Name, sc.Dataset, query, sc.Format, options, sc.Cron, c.When.Location().String(), c.Destination.String(), sc.TokenName,
-		webhookText(c), sc.Always, sc.Paused, next)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	changed, err := postgres.UpdateSchedule(ctx, s.pool, name, row(sc, c, query, options, next))
+	if errors.Is(err, postgres.ErrNameTaken) {
 		return &failure.Error{Code: failure.Conflict, Target: "name", Reason: "name_taken", Message: fmt.Sprintf("a schedule named %q already exists", sc.Name)}
 	}
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("schedule: change: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if changed == 0 {
 		return notFound(name)
 	}
 	return nil
@@ -235,8 +232,7 @@ func (s *Store) SetPaused(ctx context.Context, name string, paused bool, now tim
 		}
 		next = w.Next(now)
 	}
-	_, err = s.pool.Exec(ctx, "UPDATE schedules SET paused = $2, next_run = $3, changed_at = now() WHERE name = $1", name, paused, next)
-	if err != nil {
+	if err := postgres.SetSchedulePaused(ctx, s.pool, name, paused, next); err != nil {
 		return postgres.Classify(fmt.Errorf("schedule: pause: %w", err))
 	}
 	return nil
@@ -244,11 +240,11 @@ func (s *Store) SetPaused(ctx context.Context, name string, paused bool, now tim
 
 // Remove removes the schedule called name; its run history stays.
 func (s *Store) Remove(ctx context.Context, name string) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM schedules WHERE name = $1", name)
+	removed, err := postgres.DeleteSchedule(ctx, s.pool, name)
 	if err != nil {
 		return postgres.Classify(fmt.Errorf("schedule: remove: %w", err))
 	}
-	if tag.RowsAffected() == 0 {
+	if removed == 0 {
 		return notFound(name)
 	}
 	return nil
@@ -272,18 +268,13 @@ type Run struct {
 // Runs returns the last n attempts of the schedule called name, the
 // latest first.
 func (s *Store) Runs(ctx context.Context, name string, n int) ([]Run, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, schedule_name, occurrence, attempt, outcome, coalesce(reason, ''), started_at, ended_at, rows, bytes, destination, coalesce(file_name, '')
-FROM schedule_runs WHERE schedule_name = $1 ORDER BY id DESC LIMIT $2`, name, n)
+	rows, err := postgres.ScheduleRuns(ctx, s.pool, name, n)
 	if err != nil {
 		return nil, postgres.Classify(fmt.Errorf("schedule: runs: %w", err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Run, error) {
-		var x Run
-		err := r.Scan(&x.ID, &x.Schedule, &x.Occurrence, &x.Attempt, &x.Outcome, &x.Reason, &x.Started, &x.Ended, &x.Rows, &x.Bytes, &x.Destination, &x.FileName)
-		return x, err
-	})
-	if err != nil {
-		return nil, postgres.Classify(fmt.Errorf("schedule: runs: %w", err))
+	out := make([]Run, len(rows))
+	for i, r := range rows {
+		out[i] = Run(r)
 	}
 	return out, nil
 }

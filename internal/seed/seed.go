@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 )
 
@@ -55,17 +56,9 @@ func HasData(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 	return hasData(ctx, pool)
 }
 
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-func hasData(ctx context.Context, q querier) (bool, error) {
-	parts := make([]string, len(seededTables))
-	for i, t := range seededTables {
-		parts[i] = "EXISTS (SELECT 1 FROM " + t + ")"
-	}
-	var has bool
-	if err := q.QueryRow(ctx, "SELECT "+strings.Join(parts, " OR ")).Scan(&has); err != nil {
+func hasData(ctx context.Context, q postgres.Querier) (bool, error) {
+	has, err := postgres.AnyRows(ctx, q, seededTables)
+	if err != nil {
 		return false, fmt.Errorf("seed: %w", err)
 	}
 	return has, nil
@@ -92,7 +85,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, opts Options) (Stats, error) 
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// Self-conflicting locks: a second Seed waits here, then sees the
 		// first one's rows and refuses.
-		if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(seededTables, ", ")+" IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+		if err := postgres.LockTables(ctx, tx, seededTables); err != nil {
 			return err
 		}
 		has, err := hasData(ctx, tx)
@@ -104,7 +97,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, opts Options) (Stats, error) 
 		}
 		// The report-count triggers and the foreign-key checks run on
 		// COPY too; a bigger work_mem keeps their hash joins in memory.
-		if _, err := tx.Exec(ctx, "SET LOCAL work_mem = '64MB'"); err != nil {
+		if err := postgres.SetLocalWorkMem(ctx, tx); err != nil {
 			return err
 		}
 		steps := []struct {
@@ -129,14 +122,14 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, opts Options) (Stats, error) 
 			*s.count = n
 			// Ids were given explicitly, so move each identity past them
 			// for rows inserted later without one.
-			if _, err := tx.Exec(ctx, fmt.Sprintf(
-				"SELECT setval(pg_get_serial_sequence('%[1]s', 'id'), (SELECT max(id) FROM %[1]s))", s.table)); err != nil {
+			if err := postgres.ResetIdentity(ctx, tx, s.table); err != nil {
 				return fmt.Errorf("setval %s: %w", s.table, err)
 			}
 		}
 		// The trigger-kept counters hold the report's size; the rule for
 		// how many rows a contract yields lives only in SQL.
-		return tx.QueryRow(ctx, "SELECT report_rows_total()").Scan(&st.ReportRows)
+		st.ReportRows, err = postgres.ReportRowsTotal(ctx, tx)
+		return err
 	})
 	if errors.Is(err, ErrNotEmpty) {
 		return Stats{}, ErrNotEmpty
@@ -144,7 +137,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, opts Options) (Stats, error) 
 	if err != nil {
 		return Stats{}, fmt.Errorf("seed: %w", err)
 	}
-	if _, err := pool.Exec(ctx, "ANALYZE "+strings.Join(append(seededTables, "report_contract_rows", "report_bucket_rows"), ", ")); err != nil {
+	if err := postgres.Analyze(ctx, pool, append(seededTables, "report_contract_rows", "report_bucket_rows")); err != nil {
 		return st, fmt.Errorf("seed: analyze: %w", err)
 	}
 	return st, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 )
 
@@ -41,9 +42,7 @@ func Block(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, reason, actor str
 		return &failure.Error{Code: failure.Invalid, Target: "reason", Reason: "reason_empty", Message: "a block needs a reason"}
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO subject_blocks (rut_key, reason, blocked_by) VALUES ($1, $2, $3)
-			ON CONFLICT (rut_key) DO UPDATE SET reason = excluded.reason, blocked_by = excluded.blocked_by, blocked_at = now()`,
-			r.Key(), reason, actor); err != nil {
+		if err := postgres.BlockSubject(ctx, tx, r.Key(), reason, actor); err != nil {
 			return fmt.Errorf("block: %w", err)
 		}
 		return event(ctx, tx, r, "block", reason, actor)
@@ -54,11 +53,11 @@ func Block(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, reason, actor str
 // that is not blocked is failure.NotFound.
 func Unblock(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, actor string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM subject_blocks WHERE rut_key = $1`, r.Key())
+		removed, err := postgres.UnblockSubject(ctx, tx, r.Key())
 		if err != nil {
 			return fmt.Errorf("unblock: %w", err)
 		}
-		if tag.RowsAffected() == 0 {
+		if removed == 0 {
 			return &failure.Error{Code: failure.NotFound, Target: "rut", Reason: "not_blocked", Message: "that RUT is not blocked"}
 		}
 		return event(ctx, tx, r, "unblock", "", actor)
@@ -66,8 +65,7 @@ func Unblock(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, actor string) e
 }
 
 func event(ctx context.Context, tx pgx.Tx, r rut.RUT, action, reason, actor string) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO subject_block_events (rut_key, action, reason, actor) VALUES ($1, $2, NULLIF($3, ''), $4)`,
-		r.Key(), action, reason, actor); err != nil {
+	if err := postgres.RecordSubjectEvent(ctx, tx, r.Key(), action, reason, actor); err != nil {
 		return fmt.Errorf("%s: record: %w", action, err)
 	}
 	return nil
@@ -83,22 +81,17 @@ type Blocked struct {
 
 // List returns the blocks in force, in the order of their RUTs.
 func List(ctx context.Context, pool *pgxpool.Pool) ([]Blocked, error) {
-	rows, err := pool.Query(ctx, `SELECT rut_key, reason, blocked_by, blocked_at FROM subject_blocks ORDER BY length(rut_key), rut_key`)
+	blocks, err := postgres.SubjectBlocks(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
 	var out []Blocked
-	for rows.Next() {
-		var key string
-		var b Blocked
-		if err := rows.Scan(&key, &b.Reason, &b.By, &b.At); err != nil {
-			return nil, fmt.Errorf("list: %w", err)
-		}
+	for _, b := range blocks {
+		key := b.Key
 		body, _ := strconv.Atoi(key[:len(key)-1])
-		b.RUT = rut.RUT{Body: body, Check: key[len(key)-1]}
-		out = append(out, b)
+		out = append(out, Blocked{RUT: rut.RUT{Body: body, Check: key[len(key)-1]}, Reason: b.Reason, By: b.By, At: b.At})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // WriteList writes blocks as CSV with a header: rut, reason, blocked_by,
@@ -119,33 +112,24 @@ func WriteList(w io.Writer, blocks []Blocked) error {
 // RUT and their names. A [Set] a response carried meets it ([Set.Meets])
 // when the response carried that person's personal values.
 func Resolve(ctx context.Context, pool *pgxpool.Pool, r rut.RUT) (*Set, error) {
-	var clients, clientContracts, payers, users []int64
-	var names []string
-	err := pool.QueryRow(ctx, `WITH client AS (
-    SELECT id FROM clients WHERE rut_key(rut) = $1
-    UNION SELECT client_id FROM contracts WHERE rut_key(client_rut) = $1)
-SELECT ARRAY(SELECT id FROM client),
-  ARRAY(SELECT k.id FROM contracts k WHERE k.client_id IN (SELECT id FROM client)),
-  ARRAY(SELECT id FROM contracts WHERE rut_key(payer_rut) = $1),
-  ARRAY(SELECT id FROM users WHERE rut_key(rut) = $1),
-  ARRAY(SELECT name FROM users WHERE rut_key(rut) = $1)`, r.Key()).Scan(&clients, &clientContracts, &payers, &users, &names)
+	ids, err := postgres.SubjectIDsOf(ctx, pool, r.Key())
 	if err != nil {
 		return nil, fmt.Errorf("resolve: %w", err)
 	}
 	c := NewCollector()
-	for _, id := range clients {
+	for _, id := range ids.Clients {
 		c.Carry(dataset.ClientID, id)
 	}
-	for _, id := range clientContracts {
+	for _, id := range ids.ClientContracts {
 		c.Carry(dataset.ClientContractID, id)
 	}
-	for _, id := range payers {
+	for _, id := range ids.Payers {
 		c.Carry(dataset.PayerContractID, id)
 	}
-	for _, id := range users {
+	for _, id := range ids.Users {
 		c.Carry(dataset.UserID, id)
 	}
-	for _, n := range names {
+	for _, n := range ids.Names {
 		c.CarryName([]byte(n))
 	}
 	return c.Set(), nil
@@ -171,42 +155,36 @@ func Report(ctx context.Context, pool *pgxpool.Pool, r rut.RUT, since time.Time,
 		c.Flush()
 		return c.Error()
 	}
-	rows, err := pool.Query(ctx, `SELECT started_at, ended_at, request_id, principal, coalesce(client_address, ''), path,
-  coalesce(dataset, ''), coalesce(columns, ''), CASE WHEN outcome = 'open' THEN 'unfinished' ELSE outcome END, subjects
-FROM audit_records WHERE (subjects IS NOT NULL OR outcome = 'open') AND started_at >= $1 ORDER BY started_at, id`, since)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var started time.Time
-		var ended *time.Time
-		var id, principal, addr, path, ds, cols, outcome string
-		var enc []byte
-		if err := rows.Scan(&started, &ended, &id, &principal, &addr, &path, &ds, &cols, &outcome, &enc); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
+	var undecoded error // a record's subjects that could not be decoded
+	err = postgres.SubjectRecords(ctx, pool, since, func(rec postgres.SubjectRecord) error {
+		started, ended, id, principal, addr, path, ds, cols, outcome, enc := rec.Started, rec.Ended, rec.RequestID,
+			rec.Principal, rec.ClientAddress, rec.Path, rec.Dataset, rec.Columns, rec.Outcome, rec.Subjects
 		personal := personalColumns(ds, cols)
 		if enc == nil {
 			// A response that never finished: whose data it carried was
 			// to be written at its end. One that could carry personal
 			// columns is named, as one that may have carried the person.
 			if personal == "" {
-				continue
+				return nil
 			}
 			outcome = "unfinished: may have carried"
 		} else if carried, err := Decode(enc); err != nil {
-			return fmt.Errorf("report: record %s: %w", id, err)
+			undecoded = fmt.Errorf("report: record %s: %w", id, err)
+			return undecoded
 		} else if !carried.Meets(person) {
-			continue
+			return nil
 		}
 		end := ""
 		if ended != nil {
 			end = ended.UTC().Format(time.RFC3339Nano)
 		}
 		c.Write([]string{started.UTC().Format(time.RFC3339Nano), end, id, principal, addr, path, ds, personal, outcome})
+		return nil
+	})
+	if undecoded != nil {
+		return undecoded
 	}
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	c.Flush()
