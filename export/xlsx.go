@@ -74,9 +74,7 @@ type xlsxEncoder struct {
 	encoded int64  // data rows encoded, on every sheet; in a continuation, from its first
 	first   int64  // a continuation's first row, counted from 0
 
-	err      error // sticky; ErrClosed after Close
-	closed   bool
-	closeErr error
+	state
 }
 
 // NewXLSX returns an encoder that writes rows of cols to w as an Excel
@@ -337,25 +335,19 @@ func colWidth(c dataset.Column) float64 {
 }
 
 func (e *xlsxEncoder) Encode(row [][]byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(row) != len(e.kinds) {
-		e.err = rowLenError(len(row), len(e.kinds))
-		return e.err
+	if err := e.checkRow(row, len(e.kinds)); err != nil {
+		return err
 	}
 	if e.rows >= 0 && e.encoded == e.rows {
-		e.err = fmt.Errorf("export: xlsx: %w: a row past the %d announced", ErrRowCount, e.rows)
-		return e.err
+		return e.fail(fmt.Errorf("export: xlsx: %w: a row past the %d announced", ErrRowCount, e.rows))
 	}
 	if e.rowNum == maxSheetRows {
-		if err := e.endSheet(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+		err := e.endSheet()
+		if err == nil {
+			err = e.beginSheet()
 		}
-		if err := e.beginSheet(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+		if err != nil {
+			return e.fail(fmt.Errorf("export: xlsx: %w", err))
 		}
 	}
 	e.rowNum++
@@ -372,8 +364,7 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 	e.encoded++
 	if len(e.buf) >= xlsxChunk {
 		if err := e.deflate(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+			return e.fail(fmt.Errorf("export: xlsx: %w", err))
 		}
 	}
 	return nil
@@ -533,29 +524,17 @@ func (e *xlsxEncoder) Flush() error {
 	if e.err != nil {
 		return e.err
 	}
-	if err := e.deflate(); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
-		return e.err
+	err := e.deflate()
+	if err == nil {
+		err = e.out.flush()
 	}
-	if err := e.out.flush(); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
+	if err != nil {
+		return e.fail(fmt.Errorf("export: xlsx: %w", err))
 	}
-	return e.err
+	return nil
 }
 
-func (e *xlsxEncoder) Close() error {
-	if e.closed {
-		return e.closeErr
-	}
-	e.closed = true
-	if e.err == nil {
-		if err := e.finish(); err != nil {
-			e.err = err
-		}
-	}
-	e.closeErr, e.err = e.err, ErrClosed
-	return e.closeErr
-}
+func (e *xlsxEncoder) Close() error { return e.close(ErrClosed, e.finish) }
 
 // finish completes the last sheet and writes the workbook's other parts
 // and the zip's directory.
