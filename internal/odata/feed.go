@@ -473,31 +473,14 @@ func escapeQueryValue(v string) string {
 // '-', then digits without leading zeros. The result is also a valid JSON
 // number.
 func parseInt(v []byte) (int64, bool) {
-	neg := len(v) > 0 && v[0] == '-'
 	d := v
-	if neg {
-		d = v[1:]
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
 	}
-	if len(d) == 0 || len(d) > 19 || (d[0] == '0' && len(d) > 1) {
+	if len(d) == 0 || d[0] == '+' || (d[0] == '0' && len(d) > 1) {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
+	return dataset.ParseValue(dataset.Integer, v)
 }
 
 // isDecimal reports whether v is a decimal as PostgreSQL writes a numeric,
@@ -550,6 +533,10 @@ func num2(v []byte) int { return int(v[0]-'0')*10 + int(v[1]-'0') }
 // offset is loc's at that wall-clock time (UTC when loc is nil; in a
 // daylight-saving gap or overlap time.Date picks one). Offsets are written
 // to the minute, as RFC 3339 has them; 0 is written "Z".
+// maxOffset is the largest UTC offset, in seconds, that a timestamp of
+// the feed may carry: 18 hours.
+const maxOffset = 18 * 3600
+
 func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, bool) {
 	if len(v) < 19 || !isDate(v[:10]) || (v[10] != ' ' && v[10] != 'T') ||
 		v[13] != ':' || v[16] != ':' || !allDigits(v[11:13]) || !allDigits(v[14:16]) || !allDigits(v[17:19]) {
@@ -571,8 +558,8 @@ func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, 
 	}
 	var offset int // seconds east of UTC
 	if withOffset {
-		o, ok := parseOffset(v[end:])
-		if !ok {
+		o, ok := dataset.ParseOffset(v[end:])
+		if !ok || o > maxOffset || o < -maxOffset {
 			return b, false
 		}
 		offset = o
@@ -601,30 +588,4 @@ func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, 
 		b = append(b, sign, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
 	}
 	return append(b, '"'), true
-}
-
-// parseOffset parses "+HH", "+HH:MM" or "+HH:MM:SS" (or "-") into seconds
-// east of UTC.
-func parseOffset(v []byte) (int, bool) {
-	if len(v) != 3 && len(v) != 6 && len(v) != 9 || (v[0] != '+' && v[0] != '-') {
-		return 0, false
-	}
-	secs := 0
-	for i, unit := 1, 3600; i < len(v); i, unit = i+3, unit/60 {
-		if i > 1 && v[i-1] != ':' || !allDigits(v[i:i+2]) {
-			return 0, false
-		}
-		n := num2(v[i:])
-		if i > 1 && n > 59 {
-			return 0, false
-		}
-		secs += n * unit
-	}
-	if secs > 18*3600 {
-		return 0, false
-	}
-	if v[0] == '-' {
-		secs = -secs
-	}
-	return secs, true
 }
