@@ -136,7 +136,7 @@ func NewCSV(w io.Writer, cols []dataset.Column, opts CSVOptions) Encoder {
 		delim:   opts.delimiter(),
 		scratch: make([]byte, 0, 4096),
 	}
-	e.out.err = opts.validate()
+	e.out.fail(opts.validate()) // an invalid delimiter is every call's error
 	for i, c := range cols {
 		e.names[i] = []byte(c.Name)
 		e.guard[i] = c.Kind == dataset.Text
