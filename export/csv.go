@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -93,7 +92,7 @@ func (o CSVOptions) validate() error {
 // encoding/csv.Writer, which takes []string and would need a string per
 // field; the output is the same, byte for byte (see fieldNeedsQuotes).
 type csvEncoder struct {
-	bw     *bufio.Writer
+	out    *Output
 	names  [][]byte
 	guard  []bool // guard[i]: column i is Text, so values get NeutralizeFormula
 	comma  []bool // comma[i]: column i is Decimal, written with a decimal comma
@@ -101,11 +100,8 @@ type csvEncoder struct {
 	delim  byte
 	quoted [256]bool // bytes that force a field to be quoted
 
-	started  bool
-	scratch  []byte
-	err      error // sticky; ErrClosed after Close
-	closed   bool
-	closeErr error
+	started bool
+	scratch []byte
 }
 
 // NewCSV returns an encoder that writes rows of cols to w as CSV, following
@@ -132,15 +128,15 @@ type csvEncoder struct {
 // one wrapping [ErrDecimalComma]; nothing is written.
 func NewCSV(w io.Writer, cols []dataset.Column, opts CSVOptions) Encoder {
 	e := &csvEncoder{
-		bw:      bufio.NewWriterSize(w, bufSize),
+		out:     NewOutput(w, nil),
 		names:   make([][]byte, len(cols)),
 		guard:   make([]bool, len(cols)),
 		comma:   make([]bool, len(cols)),
 		opts:    opts,
 		delim:   opts.delimiter(),
 		scratch: make([]byte, 0, 4096),
-		err:     opts.validate(),
 	}
+	e.out.fail(opts.validate()) // an invalid delimiter is every call's error
 	for i, c := range cols {
 		e.names[i] = []byte(c.Name)
 		e.guard[i] = c.Kind == dataset.Text
@@ -154,7 +150,7 @@ func NewCSV(w io.Writer, cols []dataset.Column, opts CSVOptions) Encoder {
 }
 
 // start writes what comes before the first row: the BOM and the header.
-func (e *csvEncoder) start() {
+func (e *csvEncoder) start() error {
 	e.started = true
 	b := e.scratch[:0]
 	if e.opts.BOM {
@@ -170,20 +166,16 @@ func (e *csvEncoder) start() {
 		b = append(b, '\r', '\n')
 	}
 	e.scratch = b
-	_, e.err = e.bw.Write(b)
+	return e.out.Write(b)
 }
 
 func (e *csvEncoder) Encode(row [][]byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(row) != len(e.names) {
-		e.err = rowLenError(len(row), len(e.names))
-		return e.err
+	if err := e.out.checkRow(row, len(e.names)); err != nil {
+		return err
 	}
 	if !e.started {
-		if e.start(); e.err != nil {
-			return e.err
+		if err := e.start(); err != nil {
+			return err
 		}
 	}
 	b := e.scratch[:0]
@@ -200,8 +192,7 @@ func (e *csvEncoder) Encode(row [][]byte) error {
 	}
 	b = append(b, '\r', '\n')
 	e.scratch = b
-	_, e.err = e.bw.Write(b)
-	return e.err
+	return e.out.Write(b)
 }
 
 // appendDecimalComma appends the decimal number v with its point written
@@ -217,26 +208,16 @@ func appendDecimalComma(b, v []byte) []byte {
 
 // Flush writes the records encoded so far to the underlying writer and
 // returns the encoder's error.
-func (e *csvEncoder) Flush() error {
-	if e.err == nil {
-		e.err = e.bw.Flush()
-	}
-	return e.err
-}
+func (e *csvEncoder) Flush() error { return e.out.Flush() }
 
+// Close writes the BOM and the header, when no row came, and flushes.
 func (e *csvEncoder) Close() error {
-	if e.closed {
-		return e.closeErr
-	}
-	e.closed = true
-	if e.err == nil && !e.started {
-		e.start()
-	}
-	if e.err == nil {
-		e.err = e.bw.Flush()
-	}
-	e.closeErr, e.err = e.err, ErrClosed
-	return e.closeErr
+	return e.out.Close(func() error {
+		if e.started {
+			return nil
+		}
+		return e.start()
+	})
 }
 
 // appendField appends one field, neutralized if guard and quoted if need

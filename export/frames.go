@@ -175,3 +175,67 @@ func (r *frameReader) write(b []byte) error {
 
 // ended reports whether the output ended at its last frame.
 func (r *frameReader) ended() bool { return r.done && len(r.hdr) == 0 && r.left == 0 }
+
+// A partHandler is what an encoder does with the frames of a continuation
+// it joins: begin makes way for the part, once its first frame has said
+// that it follows on from the encoder's rows; frame takes each later
+// complete frame, payload the payload of one as it comes (see
+// frameReader).
+type partHandler interface {
+	begin() error
+	frame(f []byte) error
+	payload(kind byte, p []byte) error
+}
+
+// partJoin is the writer a [Joiner]'s Join returns: it reads one
+// continuation's output into the encoder, whose sticky error is its own,
+// and checks that the part follows on from the encoder's rows.
+type partJoin struct {
+	format string // for errors: "xlsx", "parquet"
+	s      *state // the encoder's
+	rows   *int64 // the encoder's rows so far, the part's included once joined
+	cont   bool   // the encoder continues another's body, and joins none
+	h      partHandler
+	r      frameReader
+}
+
+func newPartJoin(format string, s *state, rows *int64, cont bool, h partHandler) *partJoin {
+	j := &partJoin{format: format, s: s, rows: rows, cont: cont, h: h}
+	j.r = frameReader{frame: j.frame, payload: h.payload}
+	return j
+}
+
+func (j *partJoin) Write(b []byte) (int, error) {
+	switch {
+	case j.s.closed:
+		return 0, ErrClosed
+	case j.s.err != nil:
+		return 0, j.s.err
+	case j.cont:
+		return 0, j.s.fail(fmt.Errorf("export: %s: a continuation cannot join another", j.format))
+	}
+	if err := j.r.write(b); err != nil {
+		return 0, j.s.fail(fmt.Errorf("export: %s: %w", j.format, err))
+	}
+	return len(b), nil
+}
+
+// frame checks that a part's first frame starts it where the encoder's
+// rows end, and hands every frame to the encoder.
+func (j *partJoin) frame(f []byte) error {
+	if f[0] != frameBegin {
+		return j.h.frame(f)
+	}
+	if first := int64(binary.BigEndian.Uint64(f[1:])); first != *j.rows {
+		return fmt.Errorf("a part starting at row %d cannot follow %d rows", first, *j.rows)
+	}
+	return j.h.begin()
+}
+
+// Close reports a continuation's output that ended before its end.
+func (j *partJoin) Close() error {
+	if j.s.err == nil && !j.r.ended() {
+		j.s.err = fmt.Errorf("export: %s: %w", j.format, errPartEnded)
+	}
+	return j.s.err
+}

@@ -1,18 +1,12 @@
 package export
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/informe/informe/internal/dataset"
 )
-
-// bufSize is the write buffer of the text encoders: large enough that a
-// page of rows reaches the writer in few calls, small enough to not matter
-// per request.
-const bufSize = 64 << 10
 
 // Envelope holds the paging fields that wrap a page of rows in a JSON
 // response: {"data":[...],"totalPages":N,"currentPage":P}.
@@ -27,7 +21,7 @@ type Envelope struct {
 // from the row's bytes, and the row is built in a reused scratch buffer, so
 // Encode does not allocate.
 type jsonEncoder struct {
-	bw       *bufio.Writer
+	out      *Output
 	keys     [][]byte // `"name":`, escaped, one per column
 	nullable []bool
 	env      Envelope
@@ -35,11 +29,8 @@ type jsonEncoder struct {
 	ndjson   bool
 	cont     bool // continues another encoder's array: see Options.Continue
 
-	scratch  []byte
-	rows     int
-	err      error // sticky; ErrClosed after Close
-	closed   bool
-	closeErr error
+	scratch []byte
+	rows    int
 }
 
 // NewJSON returns an encoder that writes rows of cols to w as one JSON
@@ -76,7 +67,7 @@ func NewNDJSON(w io.Writer, cols []dataset.Column) Encoder {
 
 func newJSONEncoder(w io.Writer, cols []dataset.Column) *jsonEncoder {
 	e := &jsonEncoder{
-		bw:       bufio.NewWriterSize(w, bufSize),
+		out:      NewOutput(w, nil),
 		keys:     make([][]byte, len(cols)),
 		nullable: make([]bool, len(cols)),
 		scratch:  make([]byte, 0, 4096),
@@ -96,12 +87,8 @@ func (e *jsonEncoder) open(b []byte) []byte {
 }
 
 func (e *jsonEncoder) Encode(row [][]byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(row) != len(e.keys) {
-		e.err = rowLenError(len(row), len(e.keys))
-		return e.err
+	if err := e.out.checkRow(row, len(e.keys)); err != nil {
+		return err
 	}
 	b := e.scratch[:0]
 	if !e.ndjson {
@@ -129,25 +116,20 @@ func (e *jsonEncoder) Encode(row [][]byte) error {
 	}
 	e.scratch = b
 	e.rows++
-	_, e.err = e.bw.Write(b)
-	return e.err
+	return e.out.Write(b)
 }
 
 // Flush writes the rows encoded so far to the underlying writer and returns
 // the encoder's error.
-func (e *jsonEncoder) Flush() error {
-	if e.err == nil {
-		e.err = e.bw.Flush()
-	}
-	return e.err
-}
+func (e *jsonEncoder) Flush() error { return e.out.Flush() }
 
+// Close ends the array or the envelope, unless the encoder writes NDJSON
+// or continues another's body, and flushes.
 func (e *jsonEncoder) Close() error {
-	if e.closed {
-		return e.closeErr
-	}
-	e.closed = true
-	if e.err == nil && !e.ndjson && !e.cont {
+	return e.out.Close(func() error {
+		if e.ndjson || e.cont {
+			return nil
+		}
 		b := e.scratch[:0]
 		if e.rows == 0 {
 			b = e.open(b)
@@ -160,13 +142,8 @@ func (e *jsonEncoder) Close() error {
 			b = strconv.AppendInt(b, int64(e.env.CurrentPage), 10)
 			b = append(b, '}')
 		}
-		_, e.err = e.bw.Write(b)
-	}
-	if e.err == nil {
-		e.err = e.bw.Flush()
-	}
-	e.closeErr, e.err = e.err, ErrClosed
-	return e.closeErr
+		return e.out.Write(b)
+	})
 }
 
 const hexDigits = "0123456789abcdef"

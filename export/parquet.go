@@ -68,8 +68,9 @@ type parquetEncoder struct {
 	reply chan error         // the writing goroutine's error, for a job that asks
 	done  chan struct{}      // closed when the writing goroutine returns
 
-	err    error
-	closed bool
+	// state holds the sticky error; Close, which has the writing
+	// goroutine to stop, is the encoder's own, and leaves err as it was.
+	state
 }
 
 // parquetBatch holds rows gathered column by column.

@@ -107,49 +107,15 @@ func footerMetadata(footer []byte) ([]byte, error) {
 // Join returns the writer joining a continuation's frames into e's file;
 // see [Joiner].
 func (e *parquetEncoder) Join() io.WriteCloser {
-	j := &parquetJoin{e: e}
-	j.r = frameReader{frame: j.frame, payload: j.payload}
-	return j
+	return newPartJoin("parquet", &e.state, &e.encoded, e.part != nil, &parquetJoin{e: e})
 }
 
-// parquetJoin reads one continuation's frames and writes its row groups
-// into the file.
+// parquetJoin writes the row groups of one continuation into the file.
 type parquetJoin struct {
 	e     *parquetEncoder
-	r     frameReader
 	start int64  // where the part's bytes begin in the body
 	data  int64  // the part's bytes written so far
 	meta  []byte // its footer's metadata
-}
-
-func (j *parquetJoin) Write(b []byte) (int, error) {
-	e := j.e
-	if e.closed {
-		return 0, ErrClosed
-	}
-	if e.err != nil {
-		return 0, e.err
-	}
-	if e.part != nil {
-		e.err = errors.New("export: parquet: a continuation cannot join another")
-		return 0, e.err
-	}
-	if err := j.r.write(b); err != nil {
-		e.err = fmt.Errorf("export: parquet: %w", err)
-		return 0, e.err
-	}
-	return len(b), nil
-}
-
-// Close reports a continuation's output that ended before its end.
-func (j *parquetJoin) Close() error {
-	if j.e.err != nil {
-		return j.e.err
-	}
-	if !j.r.ended() {
-		j.e.err = fmt.Errorf("export: parquet: %w", errPartEnded)
-	}
-	return j.e.err
 }
 
 // payload writes a part's bytes into the body, or gathers its metadata.
@@ -165,21 +131,21 @@ func (j *parquetJoin) payload(kind byte, p []byte) error {
 	return fmt.Errorf("a part's output holds a frame %q, not one of a Parquet file", kind)
 }
 
+// begin ends this encoder's own row group: its rows go before the
+// part's, in row groups of their own.
+func (j *parquetJoin) begin() error {
+	if err := j.e.endGroup(); err != nil {
+		return err
+	}
+	j.e.joined = true
+	j.start = j.e.pos
+	return nil
+}
+
 // frame handles the complete frame f.
 func (j *parquetJoin) frame(f []byte) error {
 	e := j.e
 	switch f[0] {
-	case frameBegin:
-		if first := int64(binary.BigEndian.Uint64(f[1:])); first != e.encoded {
-			return fmt.Errorf("a part starting at row %d cannot follow %d rows", first, e.encoded)
-		}
-		// This encoder's own rows go before the part's, in row groups
-		// of their own.
-		if err := e.endGroup(); err != nil {
-			return err
-		}
-		e.joined = true
-		j.start = e.pos
 	case frameRows:
 		rows := int64(binary.BigEndian.Uint64(f[1:]))
 		md, err := metadata.NewFileMetaData(j.meta, nil)

@@ -74,9 +74,7 @@ type xlsxEncoder struct {
 	encoded int64  // data rows encoded, on every sheet; in a continuation, from its first
 	first   int64  // a continuation's first row, counted from 0
 
-	err      error // sticky; ErrClosed after Close
-	closed   bool
-	closeErr error
+	state
 }
 
 // NewXLSX returns an encoder that writes rows of cols to w as an Excel
@@ -337,25 +335,19 @@ func colWidth(c dataset.Column) float64 {
 }
 
 func (e *xlsxEncoder) Encode(row [][]byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(row) != len(e.kinds) {
-		e.err = rowLenError(len(row), len(e.kinds))
-		return e.err
+	if err := e.checkRow(row, len(e.kinds)); err != nil {
+		return err
 	}
 	if e.rows >= 0 && e.encoded == e.rows {
-		e.err = fmt.Errorf("export: xlsx: %w: a row past the %d announced", ErrRowCount, e.rows)
-		return e.err
+		return e.fail(fmt.Errorf("export: xlsx: %w: a row past the %d announced", ErrRowCount, e.rows))
 	}
 	if e.rowNum == maxSheetRows {
-		if err := e.endSheet(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+		err := e.endSheet()
+		if err == nil {
+			err = e.beginSheet()
 		}
-		if err := e.beginSheet(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+		if err != nil {
+			return e.fail(fmt.Errorf("export: xlsx: %w", err))
 		}
 	}
 	e.rowNum++
@@ -372,8 +364,7 @@ func (e *xlsxEncoder) Encode(row [][]byte) error {
 	e.encoded++
 	if len(e.buf) >= xlsxChunk {
 		if err := e.deflate(); err != nil {
-			e.err = fmt.Errorf("export: xlsx: %w", err)
-			return e.err
+			return e.fail(fmt.Errorf("export: xlsx: %w", err))
 		}
 	}
 	return nil
@@ -533,29 +524,17 @@ func (e *xlsxEncoder) Flush() error {
 	if e.err != nil {
 		return e.err
 	}
-	if err := e.deflate(); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
-		return e.err
+	err := e.deflate()
+	if err == nil {
+		err = e.out.flush()
 	}
-	if err := e.out.flush(); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
+	if err != nil {
+		return e.fail(fmt.Errorf("export: xlsx: %w", err))
 	}
-	return e.err
+	return nil
 }
 
-func (e *xlsxEncoder) Close() error {
-	if e.closed {
-		return e.closeErr
-	}
-	e.closed = true
-	if e.err == nil {
-		if err := e.finish(); err != nil {
-			e.err = err
-		}
-	}
-	e.closeErr, e.err = e.err, ErrClosed
-	return e.closeErr
-}
+func (e *xlsxEncoder) Close() error { return e.close(ErrClosed, e.finish) }
 
 // finish completes the last sheet and writes the workbook's other parts
 // and the zip's directory.
@@ -604,49 +583,46 @@ const (
 )
 
 // parseSerial parses v as a value of kind k (Date, Timestamp or
-// Timestamptz, in the API's formats) into an Excel serial date: days since
-// 1899-12-30 plus the fraction of the day. Timestamptz values are moved to
-// UTC; their offset may be given as +HH, +HH:MM or +HH:MM:SS, or left out.
-// It reports false for anything else, and for dates Excel cannot show.
+// Timestamptz, in the API's formats, its year of four digits) into an
+// Excel serial date: days since 1899-12-30 plus the fraction of the day.
+// Timestamptz values are moved to UTC; their offset may be given as +HH,
+// +HH:MM or +HH:MM:SS, or left out. It reports false for anything else,
+// and for dates Excel cannot show. The date, and a timestamp to the
+// second, are read by [dataset.ParseValue].
 func parseSerial(v []byte, k dataset.Kind) (float64, bool) {
 	if len(v) < 10 || v[4] != '-' || v[7] != '-' {
 		return 0, false
 	}
-	y, ok1 := atoi(v[0:4])
-	m, ok2 := atoi(v[5:7])
-	d, ok3 := atoi(v[8:10])
-	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
+	if k == dataset.Date {
+		days, ok := dataset.ParseValue(dataset.Date, v)
+		days -= excelEpochDays
+		return float64(days), ok && len(v) == 10 && days >= firstSerial
+	}
+	if len(v) < 19 {
 		return 0, false
 	}
-	days := daysFromCivil(y, m, d) - excelEpochDays
+	wall, ok := dataset.ParseValue(dataset.Timestamp, v[:19])
+	if !ok {
+		return 0, false
+	}
+	// Seconds since 1899-12-30 00:00:00 on the wall clock; a day before it
+	// is before firstSerial too.
+	secs := wall/1e6 - excelEpochDays*86400
+	days, tod := secs/86400, secs%86400
 	if days < firstSerial {
 		return 0, false
 	}
-	v = v[10:]
-	if k == dataset.Date {
-		return float64(days), len(v) == 0
-	}
-	if len(v) < 9 || v[0] != ' ' || v[3] != ':' || v[6] != ':' {
-		return 0, false
-	}
-	hh, ok1 := atoi(v[1:3])
-	mm, ok2 := atoi(v[4:6])
-	ss, ok3 := atoi(v[7:9])
-	if !ok1 || !ok2 || !ok3 || hh > 23 || mm > 59 || ss > 59 {
-		return 0, false
-	}
-	secs := hh*3600 + mm*60 + ss
-	v = v[9:]
-	var nanos int
+	v = v[19:]
+	var nanos int64
 	if len(v) > 0 && v[0] == '.' {
 		n := 1
 		for n < len(v) && n <= 9 && '0' <= v[n] && v[n] <= '9' {
+			nanos = nanos*10 + int64(v[n]-'0')
 			n++
 		}
 		if n == 1 {
 			return 0, false
 		}
-		nanos, _ = atoi(v[1:n])
 		for i := n; i <= 9; i++ {
 			nanos *= 10
 		}
@@ -657,59 +633,11 @@ func parseSerial(v []byte, k dataset.Kind) (float64, bool) {
 		if !ok {
 			return 0, false
 		}
-		secs -= off
+		tod -= int64(off)
 		v = nil
 	}
 	if len(v) != 0 {
 		return 0, false
 	}
-	return float64(days) + (float64(secs)+float64(nanos)/1e9)/86400, true
-}
-
-// atoi parses unsigned decimal digits, all of v.
-func atoi(v []byte) (int, bool) {
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, len(v) > 0
-}
-
-func daysIn(m, y int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// daysFromCivil returns the number of days from 1970-01-01 to y-m-d in the
-// proleptic Gregorian calendar, the year astronomical (1 BC is 0, 2 BC -1)
-// (Howard Hinnant's algorithm).
-func daysFromCivil(y, m, d int) int {
-	mp := m - 3 // months since March
-	if m <= 2 {
-		y--
-		mp = m + 9
-	}
-	// The 400-year era is floored, for a year before Christ too; the
-	// rest is unsigned, which divides by a constant in fewer steps.
-	var era int
-	if y >= 0 {
-		era = int(uint(y) / 400)
-	} else {
-		era = (y - 399) / 400
-	}
-	yoe := uint(y - era*400)
-	doy := (153*uint(mp)+2)/5 + uint(d) - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + int(doe) - 719468
+	return float64(days) + (float64(tod)+float64(nanos)/1e9)/86400, true
 }

@@ -148,33 +148,11 @@ func (p *xlsxPart) flush() error {
 // Join returns the writer joining a continuation's frames into e's
 // workbook; see [Joiner].
 func (e *xlsxEncoder) Join() io.WriteCloser {
-	j := &xlsxJoin{e: e}
-	j.r = frameReader{frame: j.frame, payload: j.payload}
-	return j
+	return newPartJoin("xlsx", &e.state, &e.encoded, e.z == nil, &xlsxJoin{e})
 }
 
-// xlsxJoin reads one continuation's frames and joins its pieces into the
-// workbook.
-type xlsxJoin struct {
-	e *xlsxEncoder
-	r frameReader
-}
-
-func (j *xlsxJoin) Write(b []byte) (int, error) {
-	e := j.e
-	if e.err != nil {
-		return 0, e.err
-	}
-	if e.z == nil {
-		e.err = errors.New("export: xlsx: a continuation cannot join another")
-		return 0, e.err
-	}
-	if err := j.r.write(b); err != nil {
-		e.err = fmt.Errorf("export: xlsx: %w", err)
-		return 0, e.err
-	}
-	return len(b), nil
-}
+// xlsxJoin joins the pieces of one continuation into the workbook.
+type xlsxJoin struct{ e *xlsxEncoder }
 
 // payload joins deflate data of a piece.
 func (j *xlsxJoin) payload(kind byte, p []byte) error {
@@ -184,19 +162,19 @@ func (j *xlsxJoin) payload(kind byte, p []byte) error {
 	return j.e.z.joinRaw(p)
 }
 
+// begin deflates the XML this encoder holds, which goes before the
+// part's, and pauses the sheet's entry for the part's pieces.
+func (j *xlsxJoin) begin() error {
+	if err := j.e.deflate(); err != nil {
+		return err
+	}
+	return j.e.z.pause()
+}
+
 // frame joins the complete frame f.
 func (j *xlsxJoin) frame(f []byte) error {
 	e := j.e
 	switch f[0] {
-	case frameBegin:
-		if first := int64(binary.BigEndian.Uint64(f[1:])); first != e.encoded {
-			return fmt.Errorf("a part starting at row %d cannot follow %d rows", first, e.encoded)
-		}
-		// The XML this encoder holds goes before the part's.
-		if err := e.deflate(); err != nil {
-			return err
-		}
-		return e.z.pause()
 	case framePiece:
 		e.z.joined(binary.BigEndian.Uint32(f[1:]), int64(binary.BigEndian.Uint64(f[5:])))
 	case frameSheet:
@@ -221,17 +199,6 @@ func (j *xlsxJoin) frame(f []byte) error {
 	return nil
 }
 
-// Close reports a continuation's output that ended before its end.
-func (j *xlsxJoin) Close() error {
-	if j.e.err != nil {
-		return j.e.err
-	}
-	if !j.r.ended() {
-		j.e.err = fmt.Errorf("export: xlsx: %w", errPartEnded)
-	}
-	return j.e.err
-}
-
 // crc32Combine returns the CRC-32 (IEEE) of the concatenation of two byte
 // sequences, A then B, from crc1, A's CRC, crc2, B's, and len2, B's length,
 // as zlib's crc32_combine computes it (its GF(2) matrix method): A's CRC
@@ -251,24 +218,16 @@ func crc32Combine(crc1, crc2 uint32, len2 int64) uint32 {
 	}
 	gf2Square(&even, &odd) // two zero bits
 	gf2Square(&odd, &even) // four zero bits
-	// Apply len2 zero bytes: the first square below gives one zero byte.
-	for {
-		gf2Square(&even, &odd)
+	// Apply len2 zero bytes, a bit of len2 at a time: the first square
+	// below gives one zero byte. The two operators take turns as the
+	// square and its root.
+	sq, root := &even, &odd
+	for ; len2 != 0; len2 >>= 1 {
+		gf2Square(sq, root)
 		if len2&1 != 0 {
-			crc1 = gf2Times(&even, crc1)
+			crc1 = gf2Times(sq, crc1)
 		}
-		len2 >>= 1
-		if len2 == 0 {
-			break
-		}
-		gf2Square(&odd, &even)
-		if len2&1 != 0 {
-			crc1 = gf2Times(&odd, crc1)
-		}
-		len2 >>= 1
-		if len2 == 0 {
-			break
-		}
+		sq, root = root, sq
 	}
 	return crc1 ^ crc2
 }

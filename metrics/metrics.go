@@ -47,72 +47,40 @@ type Metrics struct {
 func New(pool *pgxpool.Pool) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_http_requests_total",
-			Help: "HTTP requests by route, status code and response format.",
-		}, []string{"route", "code", "format"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "informe_http_request_duration_seconds",
-			Help:    "Time from a request's arrival to its last byte, by route and format.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"route", "format"}),
-		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "informe_http_time_to_first_byte_seconds",
-			Help:    "Time from a request's arrival to the first byte of its body, by route and format.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route", "format"}),
-		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_rows_streamed_total",
-			Help: "Rows written to responses, by route and format.",
-		}, []string{"route", "format"}),
-		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_response_bytes_total",
-			Help: "Response body bytes written, by route and format.",
-		}, []string{"route", "format"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "informe_http_requests_in_flight",
-			Help: "Requests being served.",
-		}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_http_refusals_total",
-			Help: "Requests refused with 503 or 429, by reason: exports_busy (too many big responses; 503), token_busy (a token past its own limit of big responses; 429), pool_busy (no database connection came free in time, and the database answers), database_unavailable (the database failed, or did not answer, before the response's first byte), http10_too_large (a body too large to hold for an HTTP/1.0 client).",
-		}, []string{"reason"}),
-		spooled: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_spooled_responses_total",
-			Help: "Responses delivered through the spool, by where their bytes waited for the client: memory only, or a temporary file too (disk).",
-		}, []string{"spilled"}),
-		spoolOut: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "informe_spool_disk_bytes_total",
-			Help: "Bytes written to spool temporary files, waiting for slow clients.",
-		}),
-		waited: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "informe_spool_producer_wait_seconds_total",
-			Help: "Time the database side of responses waited for clients because a spool's disk bound was reached.",
-		}),
-		cut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_http_responses_cut_total",
-			Help: "Requests that ended before their response was complete, by reason: client_gone (the client closed or reset the connection; logged as 499), client_stalled (it accepted nothing for the stall timeout), database_unavailable, statement_timeout, request_timeout, shutdown, too_large, internal.",
-		}, []string{"reason"}),
-		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_export_turns_total",
-			Help: "Turns given to big responses, by whether the request waited for its turn (no label names a token).",
-		}, []string{"waited"}),
-		turnWait: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "informe_export_turn_wait_seconds_total",
-			Help: "Time big requests given a turn waited for it.",
-		}),
-		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "informe_export_turns_waiting",
-			Help: "Big requests waiting for a turn now.",
-		}),
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "informe_schedule_runs_total",
-			Help: "Attempts at scheduled deliveries run by this instance, by outcome: delivered, unchanged (the same bytes as the last delivery: nothing sent), retried (failed in a way worth trying again, or taken over from a stopped instance), failed.",
-		}, []string{"outcome"}),
-		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "informe_schedule_last_delivery_timestamp_seconds",
-			Help: "When each schedule last delivered a file (Unix time), by the schedule's name, as recorded in the run history.",
-		}, []string{"schedule"}),
+		requests: counterVec("informe_http_requests_total",
+			"HTTP requests by route, status code and response format.", "route", "code", "format"),
+		duration: histogramVec("informe_http_request_duration_seconds",
+			"Time from a request's arrival to its last byte, by route and format.",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}),
+		ttfb: histogramVec("informe_http_time_to_first_byte_seconds",
+			"Time from a request's arrival to the first byte of its body, by route and format.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}),
+		rows: counterVec("informe_rows_streamed_total",
+			"Rows written to responses, by route and format.", "route", "format"),
+		bytes: counterVec("informe_response_bytes_total",
+			"Response body bytes written, by route and format.", "route", "format"),
+		inFlight: gauge("informe_http_requests_in_flight",
+			"Requests being served."),
+		refused: counterVec("informe_http_refusals_total",
+			"Requests refused with 503 or 429, by reason: exports_busy (too many big responses; 503), token_busy (a token past its own limit of big responses; 429), pool_busy (no database connection came free in time, and the database answers), database_unavailable (the database failed, or did not answer, before the response's first byte), http10_too_large (a body too large to hold for an HTTP/1.0 client).", "reason"),
+		spooled: counterVec("informe_spooled_responses_total",
+			"Responses delivered through the spool, by where their bytes waited for the client: memory only, or a temporary file too (disk).", "spilled"),
+		spoolOut: counter("informe_spool_disk_bytes_total",
+			"Bytes written to spool temporary files, waiting for slow clients."),
+		waited: counter("informe_spool_producer_wait_seconds_total",
+			"Time the database side of responses waited for clients because a spool's disk bound was reached."),
+		cut: counterVec("informe_http_responses_cut_total",
+			"Requests that ended before their response was complete, by reason: client_gone (the client closed or reset the connection; logged as 499), client_stalled (it accepted nothing for the stall timeout), database_unavailable, statement_timeout, request_timeout, shutdown, too_large, internal.", "reason"),
+		turns: counterVec("informe_export_turns_total",
+			"Turns given to big responses, by whether the request waited for its turn (no label names a token).", "waited"),
+		turnWait: counter("informe_export_turn_wait_seconds_total",
+			"Time big requests given a turn waited for it."),
+		waiting: gauge("informe_export_turns_waiting",
+			"Big requests waiting for a turn now."),
+		runs: counterVec("informe_schedule_runs_total",
+			"Attempts at scheduled deliveries run by this instance, by outcome: delivered, unchanged (the same bytes as the last delivery: nothing sent), retried (failed in a way worth trying again, or taken over from a stopped instance), failed.", "outcome"),
+		lastRun: gaugeVec("informe_schedule_last_delivery_timestamp_seconds",
+			"When each schedule last delivered a file (Unix time), by the schedule's name, as recorded in the run history.", "schedule"),
 	}
 	m.last = map[string]float64{}
 	for _, o := range []string{"delivered", "unchanged", "retried", "failed"} {
@@ -126,6 +94,30 @@ func New(pool *pgxpool.Pool) *Metrics {
 		m.registry.MustRegister(poolCollector{pool})
 	}
 	return m
+}
+
+// counter returns a counter called name that help describes; counterVec,
+// gauge and gaugeVec likewise, with labels.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+// histogramVec returns a histogram of a request's times called name that
+// help describes, by route and format.
+func histogramVec(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"route", "format"})
 }
 
 // Handler serves the metrics in the Prometheus exposition format.

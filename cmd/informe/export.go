@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,30 @@ var exportParams = []struct{ flag, param, usage string }{
 	{"delimiter", "delimiter", "CSV field delimiter `NAME`: comma (the default), semicolon or tab"},
 }
 
+// fileFormat is where the flags of a file's format go, which export and
+// schedule add and change share.
+type fileFormat struct {
+	gzip, bom, noHeader, decimalComma *bool
+	labels                            *string
+}
+
+// flags declares --gzip (gzip is its usage), --bom, --no-header, --labels
+// and --decimal-comma on f; api names, in their usage, the API's
+// parameters they match.
+func (ff fileFormat) flags(f *form, gzip string, api bool) []cli.Flag {
+	labels, comma := "", ""
+	if api {
+		labels, comma = " (the API's header=labels&lang=LANG); default the API's names", ", 12500,5 (the API's decimal=comma)"
+	}
+	return []cli.Flag{
+		typed(f, "gzip", "", false, ff.gzip, gzip),
+		typed(f, "bom", "", false, ff.bom, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
+		typed(f, "no-header", "", false, ff.noHeader, "CSV: leave out the header row"),
+		f.text("labels", "", "", ff.labels, "CSV and XLSX: name the header row's columns by their readable labels in `LANG`, es or en"+labels),
+		typed(f, "decimal-comma", "", false, ff.decimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma"+comma),
+	}
+}
+
 func exportCommand() *cli.Command {
 	f := newForm("export")
 	var flags fileexport.Flags
@@ -43,22 +68,19 @@ func exportCommand() *cli.Command {
 	params := make([]string, len(exportParams))
 	output := f.text("output", "", "", &flags.Output, "`FILE` to write, replaced atomically; - for stdout (required)")
 	output.Aliases = []string{"o"}
-	cliFlags := []cli.Flag{
+	cliFlags := slices.Concat([]cli.Flag{
 		databaseFlag(f, &db),
 		f.text("dataset", "", "general-report", &datasetName, "the `DATASET` to write: "+datasetNames()),
 		output,
 		f.text("format", "", "", &flags.Format, "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension"),
-		typed(f, "gzip", "", false, &flags.Gzip, "gzip the output; implied by an output file ending in .gz"),
-		typed(f, "bom", "", false, &flags.BOM, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
-		typed(f, "no-header", "", false, &flags.NoHeader, "CSV: leave out the header row"),
-		f.text("labels", "", "", &flags.Labels, "CSV and XLSX: name the header row's columns by their readable labels in `LANG`, es or en (the API's header=labels&lang=LANG); default the API's names"),
-		typed(f, "decimal-comma", "", false, &flags.DecimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma, 12500,5 (the API's decimal=comma)"),
+	}, fileFormat{gzip: &flags.Gzip, bom: &flags.BOM, noHeader: &flags.NoHeader, labels: &flags.Labels, decimalComma: &flags.DecimalComma}.
+		flags(f, "gzip the output; implied by an output file ending in .gz", true), []cli.Flag{
 		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
 		countsFlag(f, &counts),
 		f.text("token-name", "INFORME_EXPORT_TOKEN_NAME", "", &tokenName,
 			"read as the token called `NAME` does: its scopes and its rules (columns, masks, rows, most rows); default the database's own access"),
 		auditFlag(f, &auditMode),
-	}
+	})
 	for i, p := range exportParams {
 		cliFlags = append(cliFlags, f.text(p.flag, "", "", &params[i], p.usage))
 	}

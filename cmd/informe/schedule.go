@@ -35,14 +35,11 @@ func scheduleFlags(f *form, v *scheduleValues, add bool) []cli.Flag {
 	if add {
 		dataset = "general-report"
 	}
-	flags := []cli.Flag{
+	flags := slices.Concat([]cli.Flag{
 		f.text("dataset", "", dataset, &v.dataset, "the `DATASET` to deliver: "+datasetNames()),
 		f.text("format", "", "", &v.format, "the file's `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow (required)"),
-		typed(f, "gzip", "", false, &v.gzip, "gzip the file"),
-		typed(f, "bom", "", false, &v.bom, "CSV: start with a UTF-8 byte order mark, for Excel on Windows"),
-		typed(f, "no-header", "", false, &v.noHeader, "CSV: leave out the header row"),
-		f.text("labels", "", "", &v.labels, "CSV and XLSX: name the header row's columns by their readable labels in `LANG`, es or en"),
-		typed(f, "decimal-comma", "", false, &v.decimalComma, "CSV with --delimiter semicolon or tab: write decimals with a comma"),
+	}, fileFormat{gzip: &v.gzip, bom: &v.bom, noHeader: &v.noHeader, labels: &v.labels, decimalComma: &v.decimalComma}.
+		flags(f, "gzip the file", false), []cli.Flag{
 		f.text("cron", "", "", &v.cron, "when it runs: a cron `EXPRESSION` of 5 fields, minute hour day-of-month month day-of-week, such as \"0 6 * * 1-5\" (required)"),
 		f.text("tz", "", "", &v.tz, "the time `ZONE` the cron expression and the file's {date} are read in; default America/Santiago"),
 		f.text("to", "", "", &v.to, "the destination's `URL`: file:///folder/name-{date}.csv, sftp://user@host/folder/name.xlsx?..., s3://bucket/prefix/name.parquet?..., https://host/path?... (required)"),
@@ -50,7 +47,7 @@ func scheduleFlags(f *form, v *scheduleValues, add bool) []cli.Flag {
 		f.text("webhook", "", "", &v.webhook, "an https:// `URL` told, by a signed POST of JSON, of each failed run"),
 		typed(f, "always", "", false, &v.always, "deliver every run, even when its file would be that of the last delivery"),
 		typed(f, "paused", "", false, &v.paused, "keep the schedule paused: it runs once resumed"),
-	}
+	})
 	v.params = make([]string, len(exportParams))
 	for i, p := range exportParams {
 		flags = append(flags, f.text(p.flag, "", "", &v.params[i], p.usage))

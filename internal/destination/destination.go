@@ -59,6 +59,17 @@ type Writer interface {
 	Close() error
 }
 
+// openAndAbort opens a file called name in d and aborts it, as
+// [Destination.Check] does where opening a file tries all that a delivery
+// needs.
+func openAndAbort(ctx context.Context, d Destination, name string) error {
+	w, err := d.Open(ctx, name)
+	if err != nil {
+		return err
+	}
+	return w.Abort()
+}
+
 // DefaultZone is the zone of a schedule that names none: America/Santiago.
 var DefaultZone = mustZone("America/Santiago")
 

@@ -162,11 +162,7 @@ func (d *fileDest) Open(ctx context.Context, name string) (Writer, error) {
 
 // Check writes an empty file in d's folder and removes it.
 func (d *fileDest) Check(ctx context.Context) error {
-	w, err := d.Open(ctx, ".informe-check")
-	if err != nil {
-		return err
-	}
-	return w.Abort()
+	return openAndAbort(ctx, d, ".informe-check")
 }
 
 // failed classifies err, of writing in d's folder.

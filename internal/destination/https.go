@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"hash"
 	"io"
 	"mime"
@@ -110,7 +109,8 @@ func (d *httpsDest) Open(ctx context.Context, name string) (Writer, error) {
 		return nil, fail(fileReason(err), err, "cannot create the local temporary file of a delivery to %s", d.where())
 	}
 	os.Remove(f.Name()) // unlinked: gone with the process, whatever happens
-	return &httpsWriter{ctx: ctx, d: d, name: name, f: f, mac: hmac.New(sha256.New, []byte(secret)), tls: cfg}, nil
+	t := &httpsTransfer{ctx: ctx, d: d, name: name, f: f, mac: hmac.New(sha256.New, []byte(secret)), tls: cfg}
+	return &remote{ctx: ctx, where: d.where(), t: t}, nil
 }
 
 // Check makes a TLS connection to d's host and closes it: the host is
@@ -140,17 +140,14 @@ func (d *httpsDest) netFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return interrupted(ctx, d.where())
 	}
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var certErr *tls.CertificateVerificationError
-	if errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &certErr) {
-		return fail(ReasonHostKey, err, "the certificate of %s is not trusted (name ca_file= for a private authority)", d.where())
+	if untrusted(err) {
+		return untrustedFailed(err, d.where())
 	}
 	return fail(ReasonUnreachable, err, "cannot reach %s", d.where())
 }
 
-// httpsWriter spools a body, then POSTs it at Commit.
-type httpsWriter struct {
+// httpsTransfer spools a body, then POSTs it at commit.
+type httpsTransfer struct {
 	ctx  context.Context
 	d    *httpsDest
 	name string
@@ -158,37 +155,21 @@ type httpsWriter struct {
 	mac  hash.Hash
 	n    int64
 	tls  *tls.Config
-	done bool
 }
 
-func (w *httpsWriter) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fail(ReasonFailed, nil, "the delivery was already committed or aborted")
-	}
-	if w.ctx.Err() != nil {
-		w.Abort()
-		return 0, interrupted(w.ctx, w.d.where())
-	}
+func (w *httpsTransfer) write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.mac.Write(p[:n])
 	w.n += int64(n)
 	if err != nil {
-		w.Abort()
 		return n, fail(fileReason(err), err, "cannot spool a delivery to %s on the local disk", w.d.where())
 	}
 	return n, nil
 }
 
-// Commit POSTs the spooled body with its signature; only a 2xx answer is
+// commit POSTs the spooled body with its signature; only a 2xx answer is
 // success.
-func (w *httpsWriter) Commit() error {
-	if w.done {
-		return fail(ReasonFailed, nil, "the delivery was already committed or aborted")
-	}
-	defer w.Abort()
-	if w.ctx.Err() != nil {
-		return interrupted(w.ctx, w.d.where())
-	}
+func (w *httpsTransfer) commit() error {
 	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
 		return fail(ReasonFailed, err, "cannot read back the spooled delivery to %s", w.d.where())
 	}
@@ -243,13 +224,12 @@ func statusFailed(status int, where string) error {
 	return fail(reason, nil, "%s answered %d %s", where, status, http.StatusText(status))
 }
 
-// Abort discards the spooled body; nothing was sent.
-func (w *httpsWriter) Abort() error {
-	if w.done {
-		return nil
-	}
-	w.done = true
-	return w.f.Close()
+// release closes the spooled body, which was sent; closing it cannot
+// undo that.
+func (w *httpsTransfer) release() error {
+	w.f.Close()
+	return nil
 }
 
-func (w *httpsWriter) Close() error { return w.Abort() }
+// abort discards the spooled body; nothing was sent.
+func (w *httpsTransfer) abort() error { return w.f.Close() }

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -186,12 +183,9 @@ func (d *s3Dest) failed(ctx context.Context, err error) error {
 	case "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout":
 		return fail(ReasonUnreachable, err, "%s is unavailable (%s)", d.where(), r.Code)
 	}
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var certErr *tls.CertificateVerificationError
 	switch {
-	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &certErr):
-		return fail(ReasonHostKey, err, "the certificate of %s is not trusted (name ca_file= for a private authority)", d.endpoint.Host)
+	case untrusted(err):
+		return untrustedFailed(err, d.endpoint.Host)
 	case r.Code == "" || r.StatusCode >= 500:
 		return fail(ReasonUnreachable, err, "cannot reach %s", d.where())
 	}
@@ -216,21 +210,18 @@ func (d *s3Dest) Open(ctx context.Context, name string) (Writer, error) {
 	if err != nil {
 		return nil, d.failed(ctx, err)
 	}
-	return &s3Writer{ctx: ctx, d: d, c: c, key: key, id: id, buf: make([]byte, 0, d.partSize), ctype: contentType(name)}, nil
+	t := &s3Upload{ctx: ctx, d: d, c: c, key: key, id: id, buf: make([]byte, 0, d.partSize), ctype: contentType(name)}
+	return &remote{ctx: ctx, where: d.where(), t: t}, nil
 }
 
 // Check starts a multipart upload of a temporary key and aborts it: the
 // credentials, the bucket and the right to write, with no object made.
 func (d *s3Dest) Check(ctx context.Context) error {
-	w, err := d.Open(ctx, tempName("informe-check"))
-	if err != nil {
-		return err
-	}
-	return w.Abort()
+	return openAndAbort(ctx, d, tempName("informe-check"))
 }
 
-// s3Writer is one multipart upload.
-type s3Writer struct {
+// s3Upload is one multipart upload.
+type s3Upload struct {
 	ctx   context.Context
 	d     *s3Dest
 	c     *minio.Core
@@ -239,17 +230,9 @@ type s3Writer struct {
 	ctype string
 	buf   []byte // the next part, up to partSize
 	parts []minio.CompletePart
-	done  bool
 }
 
-func (w *s3Writer) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fail(ReasonFailed, nil, "the delivery was already committed or aborted")
-	}
-	if w.ctx.Err() != nil {
-		w.Abort()
-		return 0, interrupted(w.ctx, w.d.where())
-	}
+func (w *s3Upload) write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		k := min(len(p), cap(w.buf)-len(w.buf))
@@ -257,7 +240,6 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 		p, n = p[k:], n+k
 		if len(w.buf) == cap(w.buf) {
 			if err := w.put(); err != nil {
-				w.Abort()
 				return n, err
 			}
 		}
@@ -266,7 +248,7 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 }
 
 // put uploads the buffered part.
-func (w *s3Writer) put() error {
+func (w *s3Upload) put() error {
 	num := len(w.parts) + 1
 	// The part's SHA-256 is signed, so that the server refuses a part
 	// that arrived changed; on http:// (loopback) minio-go would otherwise
@@ -281,25 +263,9 @@ func (w *s3Writer) put() error {
 	return nil
 }
 
-// Commit uploads the last part and completes the upload; the object
+// commit uploads the last part and completes the upload; the object
 // appears then, whole. An empty file is a plain, empty object.
-func (w *s3Writer) Commit() error {
-	if w.done {
-		return fail(ReasonFailed, nil, "the delivery was already committed or aborted")
-	}
-	err := w.commit()
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	w.done = true
-	return nil
-}
-
-func (w *s3Writer) commit() error {
-	if w.ctx.Err() != nil {
-		return interrupted(w.ctx, w.d.where())
-	}
+func (w *s3Upload) commit() error {
 	if len(w.parts) == 0 && len(w.buf) == 0 {
 		empty := sha256.Sum256(nil)
 		_, err := w.c.PutObject(w.ctx, w.d.bucket, w.key, bytes.NewReader(nil), 0, "", hex.EncodeToString(empty[:]), minio.PutObjectOptions{ContentType: w.ctype, DisableContentSha256: true})
@@ -328,7 +294,7 @@ const abortTimeout = 30 * time.Second
 
 // abortUpload aborts the multipart upload, even when the delivery's
 // context was cancelled.
-func (w *s3Writer) abortUpload() error {
+func (w *s3Upload) abortUpload() error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), abortTimeout)
 	defer cancel()
 	if err := w.c.AbortMultipartUpload(ctx, w.d.bucket, w.key, w.id); err != nil {
@@ -337,17 +303,14 @@ func (w *s3Writer) abortUpload() error {
 	return nil
 }
 
-// Abort aborts the upload: its parts are dropped, no object appears.
-func (w *s3Writer) Abort() error {
-	if w.done {
-		return nil
-	}
-	w.done = true
+// release does nothing: a completed upload holds nothing.
+func (w *s3Upload) release() error { return nil }
+
+// abort aborts the upload: its parts are dropped, no object appears.
+func (w *s3Upload) abort() error {
 	w.buf = nil
 	return w.abortUpload()
 }
-
-func (w *s3Writer) Close() error { return w.Abort() }
 
 // contentType is the media type of a file called name.
 func contentType(name string) string {

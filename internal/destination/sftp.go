@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -300,22 +299,18 @@ func (d *sftpDest) Open(ctx context.Context, name string) (Writer, error) {
 		s.close()
 		return nil, d.failed(ctx, err, false)
 	}
-	w := &sftpWriter{ctx: ctx, d: d, s: s, f: f, tmp: tmp, final: path.Join(d.dir, name)}
-	w.buf = bufio.NewWriterSize(f, 256<<10)
-	return w, nil
+	t := &sftpTransfer{ctx: ctx, d: d, s: s, f: f, tmp: tmp, final: path.Join(d.dir, name)}
+	t.buf = bufio.NewWriterSize(f, 256<<10)
+	return &remote{ctx: ctx, where: d.where(), t: t}, nil
 }
 
 // Check connects, creates a temporary file in d's folder and removes it.
 func (d *sftpDest) Check(ctx context.Context) error {
-	w, err := d.Open(ctx, ".informe-check")
-	if err != nil {
-		return err
-	}
-	return w.Abort()
+	return openAndAbort(ctx, d, ".informe-check")
 }
 
-// sftpWriter writes one file's temporary copy on an SFTP server.
-type sftpWriter struct {
+// sftpTransfer writes one file's temporary copy on an SFTP server.
+type sftpTransfer struct {
 	ctx   context.Context
 	d     *sftpDest
 	s     *session
@@ -323,46 +318,27 @@ type sftpWriter struct {
 	buf   *bufio.Writer
 	tmp   string
 	final string
-	done  bool
 }
 
-func (w *sftpWriter) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fail(ReasonFailed, nil, "the delivery was already committed or aborted")
-	}
-	if w.ctx.Err() != nil {
-		w.Abort()
-		return 0, interrupted(w.ctx, w.d.where())
-	}
+func (w *sftpTransfer) write(p []byte) (int, error) {
 	n, err := w.buf.Write(p)
 	if err != nil {
-		err = w.d.failed(w.ctx, err, true)
-		w.Abort()
-		return n, err
+		return n, w.d.failed(w.ctx, err, true)
 	}
 	return n, nil
 }
 
-// Commit writes the rest, syncs the file when the server can
+// commit writes the rest, syncs the file when the server can
 // (fsync@openssh.com), closes it and renames it over its name.
-func (w *sftpWriter) Commit() error {
-	if w.done {
-		return fail(ReasonFailed, nil, "the delivery was already committed or aborted")
+func (w *sftpTransfer) commit() error {
+	if err := w.publish(); err != nil {
+		return w.d.failed(w.ctx, err, true)
 	}
-	err := w.commit()
-	if err != nil {
-		err = w.d.failed(w.ctx, err, true)
-		w.Abort()
-		return err
-	}
-	w.done = true
-	return w.s.close()
+	return nil
 }
 
-func (w *sftpWriter) commit() error {
-	if w.ctx.Err() != nil {
-		return interrupted(w.ctx, w.d.where())
-	}
+// publish is commit's work, whose errors commit classifies.
+func (w *sftpTransfer) publish() error {
 	if err := w.buf.Flush(); err != nil {
 		return err
 	}
@@ -390,17 +366,12 @@ func (w *sftpWriter) commit() error {
 	return w.s.sftp.Rename(w.tmp, w.final)
 }
 
-// Abort closes and removes the temporary file, and the connection.
-func (w *sftpWriter) Abort() error {
-	if w.done {
-		return nil
-	}
-	w.done = true
+// release closes the connection.
+func (w *sftpTransfer) release() error { return w.s.close() }
+
+// abort closes and removes the temporary file, and the connection.
+func (w *sftpTransfer) abort() error {
 	w.f.Close()
 	err := w.s.sftp.Remove(w.tmp)
 	return closeAll(func() error { return err }, w.s.close)
 }
-
-func (w *sftpWriter) Close() error { return w.Abort() }
-
-var _ io.Writer = (*sftpWriter)(nil)

@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +74,7 @@ type FeedOptions struct {
 // and Close. In the steady state Encode does not allocate. It implements
 // export.Encoder. A Feed is not safe for concurrent use.
 type Feed struct {
-	bw       *bufio.Writer
+	w        *export.Output
 	q        *Query
 	opts     FeedOptions
 	out      []outProp
@@ -93,9 +92,6 @@ type Feed struct {
 	// null, held in sortBuf.
 	lastSort [][]byte
 	sortBuf  []byte
-	err      error // sticky; errClosed after Close
-	closed   bool
-	closeIs  error
 }
 
 // outProp is a property as a Feed writes it.
@@ -107,11 +103,8 @@ type outProp struct {
 	emptyNull bool // an empty value is null
 }
 
+// errClosed is the error of a Feed's calls after Close.
 var errClosed = errors.New("odata: feed closed")
-
-// bufSize is the write buffer of a Feed: a page reaches the writer in few
-// calls.
-const bufSize = 64 << 10
 
 // FeedSpec is what [NewFeed] needs besides the writer.
 type FeedSpec struct {
@@ -131,7 +124,7 @@ func (s FeedSpec) NewEncoder(w io.Writer) (export.Encoder, error) {
 func NewFeed(w io.Writer, q *Query, opts FeedOptions) *Feed {
 	set := q.set
 	f := &Feed{
-		bw:       bufio.NewWriterSize(w, bufSize),
+		w:        export.NewOutput(w, errClosed),
 		q:        q,
 		opts:     opts,
 		rowLen:   len(set.def.Columns),
@@ -215,12 +208,11 @@ func (f *Feed) Rows() int64 { return f.rows }
 // writer, a row of the wrong length, or a value that does not fit its
 // property's type.
 func (f *Feed) Encode(row [][]byte) error {
-	if f.err != nil {
-		return f.err
+	if err := f.w.Err(); err != nil {
+		return err
 	}
 	if len(row) != f.rowLen {
-		f.err = fmt.Errorf("odata: row has %d values, want %d", len(row), f.rowLen)
-		return f.err
+		return f.w.Fail(fmt.Errorf("odata: row has %d values, want %d", len(row), f.rowLen))
 	}
 	if f.rows >= f.pageRows {
 		f.more = f.more || f.peek
@@ -231,8 +223,7 @@ func (f *Feed) Encode(row [][]byte) error {
 	if set.keyCol >= 0 {
 		v, ok := parseInt(row[set.keyCol])
 		if !ok {
-			f.err = fmt.Errorf("odata: key %s is %q, not an integer", set.def.Key, row[set.keyCol])
-			return f.err
+			return f.w.Fail(fmt.Errorf("odata: key %s is %q, not an integer", set.def.Key, row[set.keyCol]))
 		}
 		key[0] = v
 	} else {
@@ -243,8 +234,7 @@ func (f *Feed) Encode(row [][]byte) error {
 			}
 			n, ok := parseInt(v)
 			if !ok {
-				f.err = fmt.Errorf("odata: key part %s is %q, not an integer", set.def.RowKey[i], v)
-				return f.err
+				return f.w.Fail(fmt.Errorf("odata: key part %s is %q, not an integer", set.def.RowKey[i], v))
 			}
 			key[i] = n
 		}
@@ -272,8 +262,7 @@ func (f *Feed) Encode(row [][]byte) error {
 		}
 		var ok bool
 		if b, ok = f.appendValue(b, p, row[p.col]); !ok {
-			f.err = valueError(p, row[p.col])
-			return f.err
+			return f.w.Fail(valueError(p, row[p.col]))
 		}
 	}
 	if len(f.expand) > 0 {
@@ -284,8 +273,7 @@ func (f *Feed) Encode(row [][]byte) error {
 		for i := range f.expand {
 			var err error
 			if b, err = f.appendExpansion(b, &f.expand[i], row[at+i]); err != nil {
-				f.err = err
-				return f.err
+				return f.w.Fail(err)
 			}
 		}
 	}
@@ -310,8 +298,7 @@ func (f *Feed) Encode(row [][]byte) error {
 			off += len(v)
 		}
 	}
-	_, f.err = f.bw.Write(b)
-	return f.err
+	return f.w.Write(b)
 }
 
 // valueError is the error for a value v that does not fit property p.
@@ -389,25 +376,17 @@ func (f *Feed) appendNumber(b, digits []byte) []byte {
 
 // Flush writes the entities encoded so far to the writer and returns the
 // Feed's error.
-func (f *Feed) Flush() error {
-	if f.err == nil {
-		f.err = f.bw.Flush()
-	}
-	return f.err
-}
+func (f *Feed) Flush() error { return f.w.Flush() }
 
 // Close finishes the page, with the next link when a row beyond it
 // arrived, flushes it to the writer and returns the Feed's first error.
 // It does not close the writer. Later calls return the first call's result;
 // Encode after Close returns an error.
 func (f *Feed) Close() error {
-	if f.closed {
-		return f.closeIs
-	}
-	f.closed = true
-	if f.err == nil && f.opts.Entity {
-		_, f.err = f.bw.Write([]byte{'}'})
-	} else if f.err == nil {
+	return f.w.Close(func() error {
+		if f.opts.Entity {
+			return f.w.Write([]byte{'}'})
+		}
 		b := f.scratch[:0]
 		if f.rows == 0 {
 			b = append(b, f.header...)
@@ -418,13 +397,8 @@ func (f *Feed) Close() error {
 			b = export.AppendJSONString(b, []byte(f.nextLink()))
 		}
 		b = append(b, '}')
-		_, f.err = f.bw.Write(b)
-	}
-	if f.err == nil {
-		f.err = f.bw.Flush()
-	}
-	f.closeIs, f.err = f.err, errClosed
-	return f.closeIs
+		return f.w.Write(b)
+	})
 }
 
 // nextLink returns the URL of the page after this one: the same $filter,
@@ -499,31 +473,14 @@ func escapeQueryValue(v string) string {
 // '-', then digits without leading zeros. The result is also a valid JSON
 // number.
 func parseInt(v []byte) (int64, bool) {
-	neg := len(v) > 0 && v[0] == '-'
 	d := v
-	if neg {
-		d = v[1:]
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
 	}
-	if len(d) == 0 || len(d) > 19 || (d[0] == '0' && len(d) > 1) {
+	if len(d) == 0 || d[0] == '+' || (d[0] == '0' && len(d) > 1) {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
+	return dataset.ParseValue(dataset.Integer, v)
 }
 
 // isDecimal reports whether v is a decimal as PostgreSQL writes a numeric,
@@ -576,6 +533,10 @@ func num2(v []byte) int { return int(v[0]-'0')*10 + int(v[1]-'0') }
 // offset is loc's at that wall-clock time (UTC when loc is nil; in a
 // daylight-saving gap or overlap time.Date picks one). Offsets are written
 // to the minute, as RFC 3339 has them; 0 is written "Z".
+// maxOffset is the largest UTC offset, in seconds, that a timestamp of
+// the feed may carry: 18 hours.
+const maxOffset = 18 * 3600
+
 func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, bool) {
 	if len(v) < 19 || !isDate(v[:10]) || (v[10] != ' ' && v[10] != 'T') ||
 		v[13] != ':' || v[16] != ':' || !allDigits(v[11:13]) || !allDigits(v[14:16]) || !allDigits(v[17:19]) {
@@ -597,8 +558,8 @@ func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, 
 	}
 	var offset int // seconds east of UTC
 	if withOffset {
-		o, ok := parseOffset(v[end:])
-		if !ok {
+		o, ok := dataset.ParseOffset(v[end:])
+		if !ok || o > maxOffset || o < -maxOffset {
 			return b, false
 		}
 		offset = o
@@ -627,30 +588,4 @@ func appendTimestamp(b, v []byte, loc *time.Location, withOffset bool) ([]byte, 
 		b = append(b, sign, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
 	}
 	return append(b, '"'), true
-}
-
-// parseOffset parses "+HH", "+HH:MM" or "+HH:MM:SS" (or "-") into seconds
-// east of UTC.
-func parseOffset(v []byte) (int, bool) {
-	if len(v) != 3 && len(v) != 6 && len(v) != 9 || (v[0] != '+' && v[0] != '-') {
-		return 0, false
-	}
-	secs := 0
-	for i, unit := 1, 3600; i < len(v); i, unit = i+3, unit/60 {
-		if i > 1 && v[i-1] != ':' || !allDigits(v[i:i+2]) {
-			return 0, false
-		}
-		n := num2(v[i:])
-		if i > 1 && n > 59 {
-			return 0, false
-		}
-		secs += n * unit
-	}
-	if secs > 18*3600 {
-		return 0, false
-	}
-	if v[0] == '-' {
-		secs = -secs
-	}
-	return secs, true
 }

@@ -254,8 +254,8 @@ var positionSchema = obj("type", "integer", "minimum", 1,
 // odataCodes returns the codes of OData errors.
 func odataCodes() []string {
 	var codes []string
-	for _, st := range odataErrorStatuses {
-		codes = append(codes, odataCode(st))
+	for _, e := range odataErrors {
+		codes = append(codes, odataCode(e.status))
 	}
 	return codes
 }
@@ -347,62 +347,48 @@ func odataHeaders() object {
 // odata package's codes are.
 func odataCode(st int) string { return strings.ReplaceAll(http.StatusText(st), " ", "") }
 
-// odataErrorStatuses are the statuses of OData errors: every error of a
-// path under the service root comes in OData's shape but 401, which is the
-// same on every path (it tells nothing of which exist).
-var odataErrorStatuses = []int{
-	http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound,
-	http.StatusMethodNotAllowed, http.StatusNotAcceptable, http.StatusTooManyRequests, http.StatusRequestHeaderFieldsTooLarge,
-	http.StatusInternalServerError, http.StatusNotImplemented, http.StatusServiceUnavailable,
+// odataErrors are the errors of a path under the service root, which come
+// in OData's shape: every error but 401, which is the same on every path
+// (it tells nothing of which exist). Each has its status, what it means,
+// an example message, and the headers it has besides those of every OData
+// response.
+var odataErrors = []struct {
+	status        int
+	desc, message string
+	headers       []string
+}{
+	{http.StatusBadRequest, "A malformed OData request: the message names the query option and what is wrong.", `$top must be a non-negative integer, got "-1"`, nil},
+	{http.StatusForbidden, "The token lacks the scope the entity set needs.", "this token lacks the " + reportScope + " scope", nil},
+	{http.StatusNotFound, "No such path under the service root (answered only to a valid token).", "Not Found", nil},
+	{http.StatusMethodNotAllowed, "The path does not allow the method.", "Method Not Allowed", []string{"Allow"}},
+	{http.StatusNotAcceptable, "No format this service writes is acceptable.", "Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false", nil},
+	{http.StatusTooManyRequests, "A page of more than 1,000 rows, or a count under a filter, asked with a token that already has as many big responses running or waiting as it may; try again after `Retry-After` seconds.", "Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", []string{"Retry-After"}},
+	{http.StatusRequestHeaderFieldsTooLarge, "The request's header fields, with its URL, are too large.", "Request Header Fields Too Large: the request's header fields may take 64 KiB at most", nil},
+	{http.StatusInternalServerError, "An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error", nil},
+	{http.StatusNotImplemented, "Valid OData that informe does not support; the message says what is supported.", "$expand is not supported; supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format", nil},
+	{http.StatusServiceUnavailable, "The database cannot be reached, a request took longer than the server allows, or the server is at capacity; try again after `Retry-After` seconds.", "Service Unavailable: the database cannot be reached", []string{"Retry-After"}},
 }
 
-// odataErrorResponse returns an error response in OData's format with
-// status st, the schema named schema and the headers of every OData
-// response and headers.
-func odataErrorResponse(st int, schema, desc, message string, headers ...string) object {
-	return obj(
-		"description", desc,
-		"headers", headerRefs(append([]string{"X-Request-Id", "Cache-Control", "OData-Version"}, headers...)...),
-		"content", obj("application/json", obj(
-			"schema", ref("schemas", schema),
-			"example", obj("error", obj("code", odataCode(st), "message", message)),
-		)),
-	)
-}
-
+// odataResponses returns the responses of the OData paths: a 304, and
+// each of odataErrors, named "OData" and its code ("ODataBadRequest").
 func odataResponses() object {
-	return obj(
+	r := obj(
 		"ODataNotModified", obj(
 			"description", "The client holds the current `ETag` (`If-None-Match`): nothing the page reads changed. No body; decided without reading rows.",
 			"headers", headerRefs("X-Request-Id", "Cache-Control", "OData-Version", "ETag"),
 		),
-		"ODataBadRequest", odataErrorResponse(http.StatusBadRequest, "ODataError",
-			"A malformed OData request: the message names the query option and what is wrong.",
-			"$top must be a non-negative integer, got \"-1\""),
-		"ODataForbidden", odataErrorResponse(http.StatusForbidden, "ODataError",
-			"The token lacks the scope the entity set needs.", "this token lacks the "+reportScope+" scope"),
-		"ODataNotFound", odataErrorResponse(http.StatusNotFound, "ODataError",
-			"No such path under the service root (answered only to a valid token).", "Not Found"),
-		"ODataMethodNotAllowed", odataErrorResponse(http.StatusMethodNotAllowed, "ODataError",
-			"The path does not allow the method.", "Method Not Allowed", "Allow"),
-		"ODataNotAcceptable", odataErrorResponse(http.StatusNotAcceptable, "ODataError",
-			"No format this service writes is acceptable.",
-			"Accept allows no format this service writes: the service writes application/json;odata.metadata=minimal, with IEEE754Compatible=true or false"),
-		"ODataTooManyRequests", odataErrorResponse(http.StatusTooManyRequests, "ODataError",
-			"A page of more than 1,000 rows, or a count under a filter, asked with a token that already has as many big responses running or waiting as it may; try again after `Retry-After` seconds.",
-			"Too Many Requests: this token has as many exports running and waiting as it may; try again when some have ended", "Retry-After"),
-		"ODataRequestHeaderFieldsTooLarge", odataErrorResponse(http.StatusRequestHeaderFieldsTooLarge, "ODataError",
-			"The request's header fields, with its URL, are too large.",
-			"Request Header Fields Too Large: the request's header fields may take 64 KiB at most"),
-		"ODataInternalServerError", odataErrorResponse(http.StatusInternalServerError, "ODataError",
-			"An unexpected failure; its cause is logged with the request id, never sent.", "Internal Server Error"),
-		"ODataNotImplemented", odataErrorResponse(http.StatusNotImplemented, "ODataError",
-			"Valid OData that informe does not support; the message says what is supported.",
-			"$expand is not supported; supported are $select, $filter, $orderby, $top, $skip, $count, $skiptoken and $format"),
-		"ODataServiceUnavailable", odataErrorResponse(http.StatusServiceUnavailable, "ODataError",
-			"The database cannot be reached, a request took longer than the server allows, or the server is at capacity; try again after `Retry-After` seconds.",
-			"Service Unavailable: the database cannot be reached", "Retry-After"),
 	)
+	for _, e := range odataErrors {
+		r = append(r, member{"OData" + odataCode(e.status), obj(
+			"description", e.desc,
+			"headers", headerRefs(append([]string{"X-Request-Id", "Cache-Control", "OData-Version"}, e.headers...)...),
+			"content", obj("application/json", obj(
+				"schema", ref("schemas", "ODataError"),
+				"example", obj("error", obj("code", odataCode(e.status), "message", e.message)),
+			)),
+		)})
+	}
+	return r
 }
 
 // odataContent is the content of a successful OData JSON response.

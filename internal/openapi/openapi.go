@@ -241,15 +241,10 @@ func (v *view) paths() object {
 	p = append(p, member{Path, documentPath()})
 	for _, d := range v.entities() {
 		p = append(p, member{d.ExportPath, listingPath(listing{
-			op: d.OData.Name + "Export", tag: "entities", scope: string(d.Scope),
+			d: d, op: d.OData.Name + "Export", tag: "entities",
 			summary:     "Every " + d.One + ", once",
 			description: about(d) + " Every row matching `$filter`, ordered by `" + d.OData.Key + "` (or by `$orderby`), in one response read from one snapshot. `X-Total-Count` gives their number. The same rows are the OData entity set `" + d.OData.Name + "`.",
-			params:      listingParams(d, d.Params),
-			headers:     []string{"X-Total-Count"},
-			json:        obj("type", "array", "items", ref("schemas", d.OData.TypeName)),
-			row:         d.OData.TypeName,
 			file:        "`" + d.Name + ".csv` (`.tsv`, `.xlsx`, `.parquet`, `.arrow`)",
-			sheet:       d.Name,
 		})})
 	}
 	return append(p, v.odataPaths()...)
@@ -262,41 +257,26 @@ func specPaths(d *dataset.Dataset) object {
 	case dataset.GeneralReport.Name:
 		return obj(
 			d.PagePath, listingPath(listing{
-				op: "GeneralReport", tag: "report", scope: string(d.Scope),
+				d: d, page: "GeneralReportPage", op: "GeneralReport", tag: "report",
 				summary: "One page of the general report",
 				description: "One row per task of a process of a contract, ordered by contract id, process id and task id, stable across pages. A contract without processes, or a process without tasks, still has exactly one row. Filters combine with AND. The count and the page are read in one snapshot, so `totalPages` never disagrees with the rows; a page past the end is a 200 without rows.\n\n" +
 					"Paging travels in headers too, in every format: `X-Total-Count`, `X-Total-Pages`, `X-Current-Page` and `Link`.",
-				params:  listingParams(d, d.PageParams),
-				headers: []string{"X-Total-Count", "X-Total-Pages", "X-Current-Page", "Link"},
-				json:    ref("schemas", "GeneralReportPage"),
-				row:     "GeneralReportRow",
-				file:    "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-				sheet:   "general-report",
+				file: "`general-report-page-<page>-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
 			}),
 			d.ExportPath, listingPath(listing{
-				op: "GeneralReportExport", tag: "report", scope: string(d.Scope),
+				d: d, op: "GeneralReportExport", tag: "report",
 				summary:     "Every row of the general report",
 				description: "Every row matching the filters, in the order of the paged report (or of `$orderby`), in one response read from one snapshot: for exports and spreadsheet data connections that want the whole report. The JSON format is a bare array of rows. `page` and `result_per_page` are a 400 here: an export has no pages.",
-				params:      listingParams(d, d.Params),
-				headers:     []string{"X-Total-Count"},
-				json:        obj("type", "array", "items", ref("schemas", "GeneralReportRow")),
-				row:         "GeneralReportRow",
 				file:        "`general-report-<filter>-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-				sheet:       "general-report",
 			}),
 		)
 	case dataset.Users.Name:
 		return obj(
 			d.ExportPath, listingPath(listing{
-				op: "Users", tag: "users", scope: string(d.Scope),
+				d: d, op: "Users", tag: "users",
 				summary:     "The users",
 				description: "Every user matching `$filter`, ordered by id (or by `$orderby`). `X-Total-Count` gives their number.",
-				params:      listingParams(d, d.Params),
-				headers:     []string{"X-Total-Count"},
-				json:        obj("type", "array", "items", ref("schemas", "User")),
-				row:         "User",
 				file:        "`users-<date>.csv` (`.tsv`, `.xlsx`, `.json`, `.ndjson`, `.parquet`, `.arrow`)",
-				sheet:       "users",
 			}),
 		)
 	}
@@ -408,16 +388,18 @@ func documentPath() object {
 	)
 }
 
-// listing describes a path that streams rows in every format.
+// listing describes a path that streams the rows of d in every format:
+// its parameters, scope, row schema (d.OData.TypeName, an NDJSON line)
+// and worksheet's name (d.Name) are d's.
 type listing struct {
-	op, tag, scope       string
+	d *dataset.Dataset
+	// page is the schema of a paged listing's JSON body; "" for an
+	// export, whose JSON body is a bare array of rows, and whose rows
+	// X-Total-Count counts.
+	page                 string
+	op, tag              string
 	summary, description string
-	params               []any
-	headers              []string // headers of a 200 besides those of every listing
-	json                 any      // schema of the JSON body
-	row                  string   // schema of a row, an NDJSON line
-	file                 string   // the attachment's name, for the description
-	sheet                string   // the XLSX worksheet's name
+	file                 string // the attachment's name, for the description
 }
 
 // formatParams are the parameters of every listing: format negotiation
@@ -425,14 +407,20 @@ type listing struct {
 var formatParams = []any{ref("parameters", "format"), ref("parameters", "header"), ref("parameters", "lang"), ref("parameters", "bom"), ref("parameters", "delimiter"), ref("parameters", "decimal")}
 
 func listingPath(l listing) object {
-	headers := append([]string{"X-Request-Id", "Cache-Control", "Vary"}, l.headers...)
+	row, scope := l.d.OData.TypeName, string(l.d.Scope)
+	headers := []string{"X-Request-Id", "Cache-Control", "Vary", "X-Total-Count"}
+	json, specParams := obj("type", "array", "items", ref("schemas", row)), l.d.Params
+	if l.page != "" {
+		headers = append(headers, "X-Total-Pages", "X-Current-Page", "Link")
+		json, specParams = ref("schemas", l.page), l.d.PageParams
+	}
 	headers = append(headers, "Content-Disposition", "Content-Encoding", "ETag")
 	ok := obj(
-		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+l.row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.sheet+"` with a bold, frozen header row, an autofilter and typed cells; Parquet (Snappy-compressed, in row groups of up to 65,536 rows) and Arrow (an IPC stream, in record batches) have a column per field, named as in JSON, typed as docs/columns.md says, with NULL for a missing value. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
+		"description", "The rows, in the negotiated format (see `format`). In JSON, every value is a string. NDJSON is one `"+row+"` object per line, each line ending in `\\n`; no rows, no lines. CSV follows RFC 4180 (UTF-8, CRLF line ends) with a header row of the field names; XLSX is one worksheet named `"+l.d.Name+"` with a bold, frozen header row, an autofilter and typed cells; Parquet (Snappy-compressed, in row groups of up to 65,536 rows) and Arrow (an IPC stream, in record batches) have a column per field, named as in JSON, typed as docs/columns.md says, with NULL for a missing value. Every format comes as an attachment named "+l.file+", where `<filter>` is the first filter given (`contract-<id>`, `code-<code>`, `client-<id>` or `rut-<rut>`; none without one) and `<date>` the day it was made (YYYY-MM-DD).",
 		"headers", headerRefs(headers...),
 		"content", obj(
-			"application/json", obj("schema", l.json),
-			"application/x-ndjson", obj("schema", ref("schemas", l.row)),
+			"application/json", obj("schema", json),
+			"application/x-ndjson", obj("schema", ref("schemas", row)),
 			"text/csv", obj("schema", obj("type", "string", "description", "RFC 4180 CSV: a header row of the field names (unless `header=false`), then a record per row.")),
 			"text/tab-separated-values", obj("schema", obj("type", "string", "description", "The CSV format with tabs (`delimiter=tab`).")),
 			export.XLSX.ContentType(), obj(),
@@ -450,14 +438,14 @@ func listingPath(l listing) object {
 		"500", ref("responses", "InternalServerError"),
 		"503", ref("responses", "ServiceUnavailable"),
 	)
-	params := append(append(append([]any(nil), l.params...), formatParams...), ref("parameters", "ifNoneMatch"))
+	params := append(append(listingParams(l.d, specParams), formatParams...), ref("parameters", "ifNoneMatch"))
 	get := obj(
 		"operationId", "get"+l.op,
 		"tags", []string{l.tag},
 		"summary", l.summary,
-		"description", l.description+"\n\nNeeds the `"+l.scope+"` scope.",
+		"description", l.description+"\n\nNeeds the `"+scope+"` scope.",
 		"parameters", params,
-		"security", securityRequirements(l.scope),
+		"security", securityRequirements(scope),
 		"responses", append(obj("200", ok, "304", ref("responses", "NotModified")), errs...),
 	)
 	headOK := obj(
@@ -470,7 +458,7 @@ func listingPath(l listing) object {
 		"summary", l.summary+" (headers only)",
 		"description", "The GET's status and headers without its body.",
 		"parameters", params,
-		"security", securityRequirements(l.scope),
+		"security", securityRequirements(scope),
 		"responses", append(obj("200", headOK, "304", ref("responses", "NotModified")), errs...),
 	)
 	return obj("get", get, "head", head)
