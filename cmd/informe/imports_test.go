@@ -454,8 +454,7 @@ func isSQL(s string) bool {
 // the test, so the list says where SQL is.
 var sqlHolders = map[string]string{
 	"internal/postgres":        "PostgreSQL's own package: the pool, snapshots, counts' check, and the statements of the stores (tokens, audit records, persons, schedules), the seed and the benchmark",
-	"internal/dataset":         "the read path: statements of pages, counts, parts, key tables, $expand's related rows, and the general report's pages through the maintained counts",
-	"internal/odata":           "the read path: $filter, $orderby and the skip token as conditions on the typed views",
+	"internal/dataset":         "the read path: statements of pages, counts, parts, key tables, $expand's related rows, the general report's pages through the maintained counts, and the typed conditions, orders and positions of every door written as conditions on the typed views",
 	"internal/pgserver":        "private servers: their databases",
 	"internal/pgserver/pgtest": "tests' databases cloned from a template",
 	"cmd/informe-bench":        "a note of its typed table that quotes psql's \\copy; its statements are internal/postgres's",

@@ -54,7 +54,7 @@ type Dataset struct {
 	// faster than through the typed view; nil reads every query through it.
 	Plain Plain
 	// KeyTable, when set, finds the keys of the pages in the dataset's own
-	// order whose conditions are all on its columns ([Query.On]) in a
+	// order whose conditions are all on its columns ([On]) in a
 	// table of their own; nil finds every page's keys through the typed
 	// view.
 	KeyTable *KeyTable
@@ -119,18 +119,9 @@ func (d *Dataset) KeyText(alias string) []string {
 	}
 	out := make([]string, len(d.Keys))
 	for i, k := range d.Keys {
-		out[i] = KeyPart(alias, i, k) + "::text"
+		out[i] = keyPart(alias, i, k) + "::text"
 	}
 	return out
-}
-
-// KeyPart is the i-th key part, column col, over alias as a comparable
-// integer: a NULL part (a contract without processes) is 0.
-func KeyPart(alias string, i int, col string) string {
-	if i == 0 {
-		return alias + "." + col
-	}
-	return "coalesce(" + alias + "." + col + ", 0)"
 }
 
 // Eq is an equality on a column that both views of a dataset hold under one
@@ -140,24 +131,19 @@ type Eq struct {
 	Value  any
 }
 
-// Sort is one ordering item of a [Query], before the key.
-type Sort struct {
-	// Expr is a typed expression over the typed view aliased t.
-	Expr string
-	// Text is Expr's value as text, read after a row's columns and key
-	// when [Query.Position] asks for it (what a next link resumes from).
-	Text string
-	// Desc orders descending, nulls last; else ascending, nulls first.
-	Desc bool
-}
-
 // Query asks for rows of a [Dataset]. The zero Query reads every row, all
-// columns, in the dataset's order, uncounted. Conditions are added with
-// [Query.Equal] and [Query.Where], each value bound with [Query.Param];
-// the position's conditions, with [Query.After], come last.
+// columns, in the dataset's order, uncounted. Its conditions are typed:
+// equalities ([Query.Equal]), a request by key, and expressions
+// ([Expr]); the store writes them as SQL when it opens the query.
 type Query struct {
 	// Columns are the fields to read, in order; nil reads all of them.
 	Columns []Column
+	// Filters are conditions on the rows, each an [Expr] of type Bool:
+	// a row is read where all are true.
+	Filters []*Expr
+	// ByKey, when set, reads the one row with that key (OData's
+	// /Set(key)), one integer per key part.
+	ByKey []int64
 	// Sort orders the rows before the key; nil keeps the key's order.
 	Sort []Sort
 	// Skip passes over that many rows, in order, after the position.
@@ -181,31 +167,37 @@ type Query struct {
 	// (export.Format.Typed; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
-	// Position makes each row carry, after its columns and Expand, its key's parts as
-	// text ([Dataset.KeyText], unless the key is a column) and its Sort
-	// values' Text.
+	// Position makes each row carry, after its columns and Expand, its
+	// key's parts as text ([Dataset.KeyText], unless the key is a column)
+	// and its Sort values as text: a date as 2006-01-02, a date-time as
+	// 2006-01-02T15:04:05.000000 (with Z when it has an offset), a number
+	// in base 10, what a [Resume] takes back.
 	Position bool
 	// Key, with no Sort, is the key the rows start after (a keyset
 	// position), one integer per key part, 0 for a NULL part; nil for
-	// none. With a Sort, the position is in the conditions of After.
-	Key []int64
-	// Bound says an index gives the order of Sort[0]: the page's first
-	// sort values are found through it first (see Store.Open). AfterValue,
-	// when the rows start after a position whose first sort value is not
-	// null, is the parameter holding it; AfterFloor a condition on the key
-	// that the rows sharing that value meet.
-	Bound                  bool
-	AfterValue, AfterFloor string
+	// none. Resume is the position the rows start after, with a Sort or
+	// not (with none, its Values are empty and its Key is Key).
+	Key    []int64
+	Resume *Resume
 	// Validate, when set, makes [Store.Open] and [Store.OpenParts] tag
 	// the rows with an entity tag before anything else is read, and stop
 	// there when the client holds it ([Cursor.NotModified]).
 	Validate *Validation
 
-	eq    []Eq
-	where []string // conditions on the typed view, aliased t
-	on    []On     // each condition of where on one column, Column "" when it is not
-	more  bool     // where holds more than the equalities of eq
-	after []string // the position's conditions, after where
+	eq       []Eq
+	compiled bool      // the typed conditions are written below: see compile
+	sorts    []sortSQL // Sort, written
+	// bound says an index gives the order of Sort[0]: the page's first
+	// sort values are found through it first (see Store.Open).
+	// afterValue, when the rows start after a position whose first sort
+	// value is not null, is the parameter holding it; afterFloor a
+	// condition on the key that the rows sharing that value meet.
+	bound                  bool
+	afterValue, afterFloor string
+	where                  []string // conditions on the typed view, aliased t
+	on                     []On     // each condition of where on one column, Column "" when it is not
+	more                   bool     // where holds more than the equalities of eq
+	after                  []string // the position's conditions, after where
 	// withheld says the related rows of Expand are read with the
 	// personal values of withheld persons NULL (see [Withheld])
 	withheld bool
@@ -278,8 +270,8 @@ func (q *Query) related(withheld bool) []string {
 // whole export without filters reads.
 func Whole() Query { return Query{Limit: -1} }
 
-// Param binds v, cast to the SQL type cast, and returns its placeholder.
-func (q *Query) Param(v any, cast string) string {
+// param binds v, cast to the SQL type cast, and returns its placeholder.
+func (q *Query) param(v any, cast string) string {
 	q.args = append(q.args, v)
 	return "$" + strconv.Itoa(len(q.args)) + "::" + cast
 }
@@ -287,37 +279,19 @@ func (q *Query) Param(v any, cast string) string {
 // Equal adds the condition that column, which both views hold, equals v
 // (an int64 or a string): a filter the dataset's plain reading serves.
 func (q *Query) Equal(column string, v any) {
-	cast := "text"
-	if _, ok := v.(int64); ok {
-		cast = "bigint"
-	}
 	q.eq = append(q.eq, Eq{Column: column, Value: v})
-	q.addWhere("t."+column+" = "+q.Param(v, cast), On{})
-}
-
-// Where adds cond, a condition on the typed view's row aliased t whose
-// values are bound with [Query.Param].
-func (q *Query) Where(cond string) {
-	q.more = true
-	q.addWhere(cond, On{})
 }
 
 // On is a condition on one column of the typed view: the column, then
 // what follows it ("= $1::text", "IS NOT NULL"), which reads no other
-// column, only operators and parameters of [Query.Param]. A comparison
-// with one value also says which (Op "=", ">", ">=", "<" or "<=", and the
-// value as bound: for a date, its text "2006-01-02").
+// column, only operators and parameters. A comparison with one value also
+// says which (Op "=", ">", ">=", "<" or "<=", and the value as bound: for
+// a date, its text "2006-01-02"). A [KeyTable] holding the column can
+// test it too.
 type On struct {
 	Column, Test string
 	Op           string
 	Value        any
-}
-
-// On adds the condition o, as [Query.Where] adds "t.Column Test": a
-// [KeyTable] holding the column can test it too.
-func (q *Query) On(o On) {
-	q.more = true
-	q.addWhere("t."+o.Column+" "+o.Test, o)
 }
 
 func (q *Query) addWhere(cond string, o On) {
@@ -326,27 +300,23 @@ func (q *Query) addWhere(cond string, o On) {
 	}
 	q.where = append(q.where, cond)
 	q.on = append(q.on, o)
+	q.more = q.more || len(q.where) > len(q.eq)
 	q.nWhere = len(q.args)
 }
-
-// After adds cond, a condition of the position the rows start after. It
-// must come after every condition of [Query.Equal] and [Query.Where]:
-// counting reads the conditions without it.
-func (q *Query) After(cond string) { q.after = append(q.after, cond) }
 
 // Equalities returns the equalities of [Query.Equal].
 func (q *Query) Equalities() []Eq { return q.eq }
 
 // Filtered reports whether any condition narrows the rows.
-func (q *Query) Filtered() bool { return len(q.where) > 0 }
+func (q *Query) Filtered() bool { return len(q.eq) > 0 || !q.FilterPlain() || len(q.where) > 0 }
 
 // Plain reports whether q asks for rows in the dataset's own order,
 // filtered by nothing but equalities: what [Dataset.Plain] reads.
-func (q *Query) Plain() bool { return !q.more && len(q.Sort) == 0 && len(q.Expand) == 0 }
+func (q *Query) Plain() bool { return q.FilterPlain() && len(q.Sort) == 0 && len(q.Expand) == 0 }
 
 // FilterPlain reports whether q's conditions are nothing but equalities,
 // whatever its order: what [Plain.Count] counts.
-func (q *Query) FilterPlain() bool { return !q.more }
+func (q *Query) FilterPlain() bool { return !q.more && len(q.Filters) == 0 && q.ByKey == nil }
 
 // columns returns the fields q reads of d.
 func (q *Query) columns(d *Dataset) []Column {
@@ -356,16 +326,22 @@ func (q *Query) columns(d *Dataset) []Column {
 	return q.Columns
 }
 
-// Conditions returns q's conditions on the typed view aliased t, without
-// the position's, joined by AND ("" for none), and their arguments.
-func (q *Query) Conditions() (string, []any) {
+// Conditions returns q's conditions on the typed view of d aliased t,
+// written, without the position's, joined by AND ("" for none), and their
+// arguments.
+func (q Query) Conditions(d *Dataset) (string, []any) {
+	q.compile(d)
+	return q.conditions()
+}
+
+func (q *Query) conditions() (string, []any) {
 	return strings.Join(q.where, " AND "), q.args[:q.nWhere:q.nWhere]
 }
 
 // countSQL returns the statement counting the rows of d matching q's
 // conditions, and its arguments.
 func (q *Query) countSQL(d *Dataset) (string, []any) {
-	where, args := q.Conditions()
+	where, args := q.conditions()
 	sql := "SELECT count(*) FROM " + ident(d.Typed) + " t"
 	if where != "" {
 		sql += " WHERE " + where

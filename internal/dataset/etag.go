@@ -79,9 +79,9 @@ func (q *Query) digest(h hash.Hash) {
 		n(int64(c.Mask)) // a token's mask changes the bytes, not the rows
 	}
 	n(int64(len(q.Sort)))
-	for _, s := range q.Sort {
-		hashField(h, s.Expr)
-		hashField(h, s.Text)
+	for i, s := range q.Sort {
+		hashField(h, q.sorts[i].expr)
+		hashField(h, q.sorts[i].text)
 		b(s.Desc)
 	}
 	n(q.Skip)
@@ -96,9 +96,9 @@ func (q *Query) digest(h hash.Hash) {
 		n(k)
 	}
 	b(q.Key == nil)
-	b(q.Bound)
-	hashField(h, q.AfterValue)
-	hashField(h, q.AfterFloor)
+	b(q.bound)
+	hashField(h, q.afterValue)
+	hashField(h, q.afterFloor)
 	list(q.where)
 	list(q.after)
 	b(q.more)

@@ -18,11 +18,11 @@ import (
 // those columns come in the dataset's order from an index, kept exact by
 // the database (for the general report, report_task_keys and the triggers
 // of migration 00011). A page whose conditions are all on its columns
-// ([Query.On]) finds its keys there, then reads the rows of those keys
+// ([On]) finds its keys there, then reads the rows of those keys
 // alone; any other page is read through the typed view.
 //
 // Its rows are the dataset's rows for which each of Columns can be
-// non-NULL: a condition on one of them (every condition [Query.On] writes
+// non-NULL: a condition on one of them (every [On] condition
 // is false or NULL where its column is NULL) holds on no row it lacks.
 type KeyTable struct {
 	// Table names the table.
@@ -117,7 +117,7 @@ func keyCount(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, bool, error
 	if !ok {
 		return 0, false, nil
 	}
-	_, args := q.Conditions()
+	_, args := q.conditions()
 	var n int64
 	sql := "SELECT count(*) FROM " + ident(d.KeyTable.Table) + " k WHERE " + strings.Join(conds, " AND ")
 	if err := snap.QueryRow(sql, args, &n); err != nil {
@@ -136,7 +136,7 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 		return Statement{}, false, nil
 	}
 	kt := d.KeyTable
-	_, args := q.Conditions()
+	_, args := q.conditions()
 	args = slices.Clip(args)
 	keys := make([]string, len(kt.Keys))
 	for i, k := range kt.Keys {
@@ -251,8 +251,8 @@ func keyRows(d *Dataset, q *Query, arrays []any, nullable bool) Statement {
 	}
 	if q.Position {
 		outer = append(outer, d.KeyText("t")...)
-		for _, s := range q.Sort {
-			outer = append(outer, s.Text)
+		for _, s := range q.sorts {
+			outer = append(outer, s.text)
 		}
 	}
 	return Statement{

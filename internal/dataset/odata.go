@@ -49,7 +49,7 @@ type EntitySet struct {
 	RowKey []string
 
 	// KeyColumns names the columns of the set's typed view that hold the
-	// key's parts, in order: the view odata's Query.SQL writes conditions on,
+	// key's parts, in order: the view a [Query]'s conditions are written on,
 	// whose columns are the properties' typed values under their own
 	// names. For the report: key_contract_id, key_process_id and
 	// key_task_id, NULL standing for an absent process or task. Empty
@@ -102,7 +102,7 @@ type EntitySet struct {
 	// it (nulls first ascending, last descending), an index gives through
 	// the typed view: a page sorted first by one of them can find its
 	// first sort values in that index before it sorts anything (see
-	// odata's SQL.Bound). For the report, costo_servicio (services_cost_idx).
+	// the store's bound). For the report, costo_servicio (services_cost_idx).
 	SortIndexed []string
 
 	// Navigations relate the set to others (see [Navigation]): the

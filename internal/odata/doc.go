@@ -4,8 +4,9 @@
 // url.Values and header strings, writes to an io.Writer, and hands the
 // store a [Query]: for a plain request, equalities, $skip, the
 // $skiptoken's key and a row limit; for any other $filter or $orderby, a
-// condition and an order written as PostgreSQL over the set's typed view,
-// every literal a bound parameter ([Query.Compile]).
+// typed condition ([dataset.Expr]) and order over the set's properties,
+// which the store writes as PostgreSQL over the set's typed view, every
+// literal a bound parameter ([Query.Compile]).
 //
 // Entity sets are data: an [dataset.EntitySet] names a set, its entity type and
 // the dataset.Column list that already drives the SQL and every other
@@ -18,7 +19,7 @@
 //	size, applied := odata.PageSize(r.Header.Values("Prefer"))
 //	// the store counts (if q.Count), then reads q.Limit(size) rows
 //	// matching q.Filter, after q.After, skipping q.Skip; or, when
-//	// !q.Plain(), those q.Compile(&dq) writes over the typed view
+//	// !q.Plain(), those of the conditions q.Compile(&dq) adds
 //	enc := odata.NewFeed(w, q, odata.FeedOptions{ServiceRoot: root, PageSize: size, Count: n, Format: f})
 //	for rows.Next() { enc.Encode(rows.Values()) }
 //	err = enc.Close() // writes @odata.nextLink when a further page exists

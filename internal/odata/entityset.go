@@ -217,3 +217,11 @@ func isIdentifier(s string) bool {
 	}
 	return true
 }
+
+// keyColumns are the typed view's columns of the key's parts.
+func (s *EntitySet) keyColumns() []string {
+	if len(s.def.KeyColumns) > 0 {
+		return s.def.KeyColumns
+	}
+	return []string{s.def.Key}
+}

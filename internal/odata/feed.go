@@ -88,7 +88,7 @@ type Feed struct {
 	rows    int64 // rows written
 	more    bool  // a row beyond the page arrived: write a next link
 	last    [maxKeyParts]int64
-	// lastSort are the last row's sort values ([dataset.Sort.Text]), nil for
+	// lastSort are the last row's sort values ([dataset.Query.Position]), nil for
 	// null, held in sortBuf.
 	lastSort [][]byte
 	sortBuf  []byte
@@ -202,7 +202,7 @@ func (f *Feed) Rows() int64 { return f.rows }
 // as text in the API's formats (nil for NULL), followed, for a set with a
 // synthetic key, by the key's parts (see [dataset.EntitySet.RowKey]), then by
 // one JSON value per item of $expand ([Query.Expansions]), then, under a
-// $orderby, by its sort values ([dataset.Sort.Text]). A row
+// $orderby, by its sort values ([dataset.Query.Position]). A row
 // beyond the page is not written: it tells Close to write the next link.
 // Encode does not retain row. It returns the Feed's first error: from the
 // writer, a row of the wrong length, or a value that does not fit its

@@ -219,7 +219,7 @@ func TestFilterLiteralSQL(t *testing.T) {
 			}
 			var dq dataset.Query
 			q.Compile(&dq)
-			where, args := dq.Conditions()
+			where, args := dq.Conditions(dataset.GeneralReport)
 			if !strings.Contains(where, tt.where) {
 				t.Errorf("conditions %s, want %s in them", where, tt.where)
 			}
@@ -263,7 +263,7 @@ func TestFilterSQLJoined(t *testing.T) {
 		var got []string
 		var dq dataset.Query
 		q.Compile(&dq)
-		where, _ := dq.Conditions()
+		where, _ := dq.Conditions(dataset.GeneralReport)
 		for _, c := range []string{task, client, service, "t.key_process_id IS NOT NULL"} {
 			if strings.Contains(where, c) {
 				got = append(got, c)
@@ -303,7 +303,7 @@ func FuzzFilterSQL(f *testing.F) {
 		}
 		var dq dataset.Query
 		q.Compile(&dq)
-		where, args := dq.Conditions()
+		where, args := dq.Conditions(dataset.GeneralReport)
 		if strings.ContainsAny(constants.Replace(where), `'"`) || strings.Contains(where, "--") ||
 			strings.Contains(where, ";") {
 			t.Fatalf("%q: SQL holds text of its own: %s", filter, where)

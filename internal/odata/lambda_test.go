@@ -20,44 +20,44 @@ func TestFilterLambdaAndFoldSQL(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name   string
-		set    *odata.EntitySet
+		set    *dataset.Dataset
 		filter string
 		where  string
 		args   []any
 	}{
-		{"AnyEq", odata.Of(dataset.Contracts), "Tasks/any(d:d/task_status eq 'Pendiente')",
+		{"AnyEq", (dataset.Contracts), "Tasks/any(d:d/task_status eq 'Pendiente')",
 			"EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND l1.task_status = $1::text)", []any{"Pendiente"}},
-		{"AnyEmpty", odata.Of(dataset.Contracts), "Processes/any()",
+		{"AnyEmpty", (dataset.Contracts), "Processes/any()",
 			"EXISTS (SELECT 1 FROM process_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id)", nil},
-		{"AnySpaces", odata.Of(dataset.Contracts), "Tasks/any( d : d/task_end_date ge 2026-01-01 and d/task_end_date lt 2027-01-01 )",
+		{"AnySpaces", (dataset.Contracts), "Tasks/any( d : d/task_end_date ge 2026-01-01 and d/task_end_date lt 2027-01-01 )",
 			"EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND (l1.task_end_date >= $1::date AND l1.task_end_date < $2::date))",
 			[]any{"2026-01-01", "2027-01-01"}},
-		{"All", odata.Of(dataset.Processes), "Tasks/all(d:d/task_status eq 'Terminada')",
+		{"All", (dataset.Processes), "Tasks/all(d:d/task_status eq 'Terminada')",
 			"(NOT EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_process_id = t.key_process_id AND (l1.task_status = $1::text) IS NOT TRUE))", []any{"Terminada"}},
-		{"NotAny", odata.Of(dataset.Contracts), "not Tasks/any(d:d/task_status eq 'Pendiente')",
+		{"NotAny", (dataset.Contracts), "not Tasks/any(d:d/task_status eq 'Pendiente')",
 			"(NOT ((EXISTS (SELECT 1 FROM task_list_typed l1 WHERE l1.key_contract_id = t.key_contract_id AND l1.task_status = $1::text)) IS TRUE))", []any{"Pendiente"}},
-		{"Nested", odata.Of(dataset.Clients), "Contracts/any(c:c/Tasks/any(d:d/task_status eq 'Pendiente'))",
+		{"Nested", (dataset.Clients), "Contracts/any(c:c/Tasks/any(d:d/task_status eq 'Pendiente'))",
 			"EXISTS (SELECT 1 FROM contract_list_typed l1 WHERE l1.key_client_id = t.key_client_id AND EXISTS (SELECT 1 FROM task_list_typed l2 WHERE l2.key_contract_id = l1.key_contract_id AND l2.task_status = $1::text))",
 			[]any{"Pendiente"}},
-		{"AndOuter", odata.Of(dataset.Contracts), "contract_status eq 'APROBADO' and Tasks/any(d:d/task_status ne 'Terminada')",
+		{"AndOuter", (dataset.Contracts), "contract_status eq 'APROBADO' and Tasks/any(d:d/task_status ne 'Terminada')",
 			"(l1.task_status <> $2::text OR l1.task_status IS NULL)", []any{"APROBADO", "Terminada"}},
-		{"Fold", odata.Of(dataset.Clients), "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez')",
+		{"Fold", (dataset.Clients), "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez')",
 			"informe_fold(t.last_name_client) IS NOT DISTINCT FROM informe_fold($1::text)", []any{"Núñez"}},
-		{"FoldContains", odata.Of(dataset.Clients), "contains(Informe.fold(text=client_commune),Informe.fold(text='valpa'))",
+		{"FoldContains", (dataset.Clients), "contains(Informe.fold(text=client_commune),Informe.fold(text='valpa'))",
 			"(strpos(informe_fold(t.client_commune), informe_fold($1::text)) > 0)", []any{"valpa"}},
-		{"FoldInLambda", odata.Of(dataset.Contracts), "Tasks/any(d:contains(Informe.fold(text=d/task),'audiencia'))",
+		{"FoldInLambda", (dataset.Contracts), "Tasks/any(d:contains(Informe.fold(text=d/task),'audiencia'))",
 			"AND (strpos(informe_fold(l1.task), $1::text) > 0))", []any{"audiencia"}},
-		{"FoldReport", odata.Of(dataset.GeneralReport), "Informe.fold(text=client_region) eq 'nuble'",
+		{"FoldReport", (dataset.GeneralReport), "Informe.fold(text=client_region) eq 'nuble'",
 			"informe_fold(t.client_region) = $1::text", []any{"nuble"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := odata.Parse(url.Values{"$filter": {tt.filter}}, tt.set)
+			q, err := odata.Parse(url.Values{"$filter": {tt.filter}}, odata.Of(tt.set))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var dq dataset.Query
 			q.Compile(&dq)
-			where, args := dq.Conditions()
+			where, args := dq.Conditions(tt.set)
 			if !strings.Contains(where, tt.where) {
 				t.Errorf("conditions\n%s\nwant in them\n%s", where, tt.where)
 			}

@@ -158,7 +158,7 @@ func decodeSkipToken(tok string, set *EntitySet, order []orderItem, bind []byte)
 }
 
 // validSortValue reports whether v is a sort value of kind k as
-// [dataset.Sort.Text] writes it.
+// [dataset.Query.Position] writes it.
 func validSortValue(k dataset.Kind, v string) bool {
 	var err error
 	switch k {

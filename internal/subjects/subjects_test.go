@@ -212,17 +212,19 @@ func TestBlock(t *testing.T) {
 		add  func(q *dataset.Query)
 	}{
 		{"client email", dataset.Clients, func(q *dataset.Query) {
-			q.On(dataset.On{Column: "client_email", Test: "= " + q.Param(client.values[1], "text")})
+			q.Filters = append(q.Filters, textEq("client_email", client.values[1]))
 		}},
 		{"report rut", dataset.GeneralReport, func(q *dataset.Query) { q.Equal("key_client_rut", key(client)) }},
 		{"payer rut", dataset.Contracts, func(q *dataset.Query) {
-			q.Where("t.rut_payer_contract = " + q.Param(payer.rut, "text"))
+			// Not a condition on one column: written as any condition.
+			eq := textEq("rut_payer_contract", payer.rut)
+			q.Filters = append(q.Filters, &dataset.Expr{Op: dataset.Or, Type: dataset.Bool, Args: []*dataset.Expr{eq, eq}})
 		}},
 		{"attended by", dataset.Contracts, func(q *dataset.Query) {
-			q.On(dataset.On{Column: "attended_by", Test: "= " + q.Param(user.values[2], "text")})
+			q.Filters = append(q.Filters, textEq("attended_by", user.values[2]))
 		}},
 		{"user email", dataset.Users, func(q *dataset.Query) {
-			q.On(dataset.On{Column: "email", Test: "= " + q.Param(user.values[1], "text")})
+			q.Filters = append(q.Filters, textEq("email", user.values[1]))
 		}},
 	}
 	counts := func() []int64 {
@@ -319,7 +321,12 @@ func TestReport(t *testing.T) {
 		return c.Set().Encode()
 	}
 	byClient := func(id int64) func(q *dataset.Query) {
-		return func(q *dataset.Query) { q.On(dataset.On{Column: "client_id", Test: "= " + q.Param(id, "bigint")}) }
+		return func(q *dataset.Query) {
+			q.Filters = append(q.Filters, &dataset.Expr{Op: dataset.Compare, Type: dataset.Bool, Name: "eq", Args: []*dataset.Expr{
+				{Op: dataset.Property, Type: dataset.Int, Column: "client_id", Kind: dataset.Integer},
+				{Op: dataset.Literal, Type: dataset.Int, Value: id},
+			}})
+		}
 	}
 	none := func(*dataset.Query) {}
 	records := []struct {
@@ -452,4 +459,12 @@ func countRows(ctx context.Context, store *dataset.Store, d *dataset.Dataset, q 
 		return 0, err
 	}
 	return cur.Total(), nil
+}
+
+// textEq returns the condition that the text column equals v.
+func textEq(column, v string) *dataset.Expr {
+	return &dataset.Expr{Op: dataset.Compare, Type: dataset.Bool, Name: "eq", Args: []*dataset.Expr{
+		{Op: dataset.Property, Type: dataset.String, Column: column, Kind: dataset.Text},
+		{Op: dataset.Literal, Type: dataset.String, Value: v},
+	}}
 }

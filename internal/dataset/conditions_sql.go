@@ -1,141 +1,177 @@
-package odata
+package dataset
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/informe/informe/internal/dataset"
 )
 
-// Compile adds q's $filter, request by key, $orderby, $skiptoken position
-// and $skip to dq, written as PostgreSQL over the entity set's typed view
-// (see [dataset.EntitySet.KeyColumns]) aliased t: every literal is a bound
-// parameter, never text in the statement, and every comparison is on the
-// typed column, so that it is by value and an index on the column can
-// serve it. The position is dq.Key under the set's own order, and
-// conditions of dq.After in any order. $skip is the caller's: dq.Skip.
-func (q *Query) Compile(dq *dataset.Query) {
-	b := &sqlBuilder{set: q.set, alias: "t", q: dq}
-	b.filter(q)
-	dq.Bound = len(q.order) > 0 && q.set.sorted[q.order[0].prop]
-	var sort []string
-	for _, o := range q.order {
-		e, t := b.sortExpr(o.prop)
-		sort = append(sort, e)
-		dq.Sort = append(dq.Sort, dataset.Sort{Expr: e, Text: t, Desc: o.desc})
+// compile writes q's typed conditions ([Query.Filters], [Query.ByKey]),
+// order ([Query.Sort]) and position ([Query.Resume]) as PostgreSQL over
+// d's typed view aliased t, after the equalities of [Query.Equal]: every
+// literal is a bound parameter, never text in the statement, and every
+// comparison is on the typed column, so that it is by value and an index
+// on the column can serve it. A query is compiled once, when it is opened.
+func (q *Query) compile(d *Dataset) {
+	if q.compiled {
+		return
 	}
-	if q.After != nil {
-		if len(q.order) == 0 {
-			dq.Key = q.After
+	q.compiled = true
+	set := d.EntitySet()
+	b := &sqlBuilder{set: &set, alias: "t", q: q}
+	for _, e := range q.eq {
+		cast := "text"
+		if _, ok := e.Value.(int64); ok {
+			cast = "bigint"
 		}
-		after, first, floor := b.after(q, sort)
-		for _, c := range after {
-			dq.After(c)
+		q.addWhere("t."+e.Column+" = "+q.param(e.Value, cast), On{})
+	}
+	for i, c := range b.keyColumns() {
+		if q.ByKey != nil {
+			q.addWhere(keyPart(b.alias, i, c)+" = "+q.param(q.ByKey[i], "bigint"), On{})
 		}
-		dq.AfterValue, dq.AfterFloor = first, floor
+	}
+	for _, f := range q.Filters {
+		b.filter(f)
+	}
+	q.bound = len(q.Sort) > 0 && slices.Contains(set.SortIndexed, q.Sort[0].Property)
+	var sort []string
+	for _, o := range q.Sort {
+		e, t := b.sortExpr(o.Property)
+		sort = append(sort, e)
+		q.sorts = append(q.sorts, sortSQL{expr: e, text: t})
+	}
+	if q.Resume != nil {
+		after, first, floor := b.after(q.Resume, sort)
+		q.after = append(q.after, after...)
+		q.afterValue, q.afterFloor = first, floor
 	}
 }
 
-// filter adds the conditions of $filter and of a request by key to b's
-// query: each operand of a $filter's outer and on its own, and those that
-// compare a column with a literal as conditions on that column
-// ([dataset.Query.On]).
-func (b *sqlBuilder) filter(q *Query) {
-	for i, c := range b.set.keyColumns() {
-		if q.key != nil {
-			b.q.Where(b.set.keyPart(b.alias, i, c) + " = " + b.param(q.key[i], "bigint"))
-		}
-	}
-	if q.where == nil {
-		return
-	}
-	var conjuncts func(e *expr)
-	conjuncts = func(e *expr) {
-		if e.kind == eAnd {
-			conjuncts(e.args[0])
-			conjuncts(e.args[1])
+// sortSQL is a [Sort] item written: its typed expression over the typed
+// view aliased t, and that value as text, read after a row's columns and
+// key when [Query.Position] asks for it (what a next link resumes from).
+type sortSQL struct{ expr, text string }
+
+type sqlBuilder struct {
+	set   *EntitySet
+	alias string
+	q     *Query // where the parameters are bound
+	depth int    // of lambda operators around the expressions written
+}
+
+func (b *sqlBuilder) param(v any, cast string) string { return b.q.param(v, cast) }
+
+// filter adds the condition e: each operand of its outer and on its own,
+// and those that compare a column with a literal as conditions on that
+// column (see [On]), then the joined columns it needs.
+func (b *sqlBuilder) filter(e *Expr) {
+	var conjuncts func(e *Expr)
+	conjuncts = func(e *Expr) {
+		if e.Op == And {
+			conjuncts(e.Args[0])
+			conjuncts(e.Args[1])
 		} else if o, ok := b.on(e); ok {
-			b.q.On(o)
+			b.q.addWhere("t."+o.Column+" "+o.Test, o)
 		} else {
-			b.q.Where(b.cond(e))
+			b.q.addWhere(b.cond(e), On{})
 		}
 	}
-	conjuncts(q.where)
+	conjuncts(e)
 	seen := make(map[string]bool)
-	for _, col := range b.needed(q.where) {
+	for _, col := range b.needed(e) {
 		if !seen[col] {
 			seen[col] = true
-			b.q.On(dataset.On{Column: col, Test: "IS NOT NULL"})
+			b.q.addWhere("t."+col+" IS NOT NULL", On{Column: col, Test: "IS NOT NULL"})
 		}
 	}
+}
+
+// keyColumns are the typed view's columns of the key's parts.
+func (b *sqlBuilder) keyColumns() []string {
+	if len(b.set.KeyColumns) > 0 {
+		return b.set.KeyColumns
+	}
+	return []string{b.set.Key}
+}
+
+// column returns the set's column named name.
+func (b *sqlBuilder) column(name string) (Column, bool) {
+	for _, c := range b.set.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Column{}, false
 }
 
 // on returns e as a condition on one column, when it compares a property
 // with a literal by eq, gt, ge, lt or le as [sqlBuilder.cmp] writes it:
 // the column, the operator and the literal's parameter.
-func (b *sqlBuilder) on(e *expr) (dataset.On, bool) {
-	if e.kind != eCmp {
-		return dataset.On{}, false
+func (b *sqlBuilder) on(e *Expr) (On, bool) {
+	if e.Op != Compare {
+		return On{}, false
 	}
-	l, r, name := e.args[0], e.args[1], e.name
-	if l.kind == eLit {
+	l, r, name := e.Args[0], e.Args[1], e.Name
+	if l.Op == Literal {
 		l, r, name = r, l, flip(name)
 	}
-	if name == "ne" || l.kind != eProp || r.kind != eLit || r.typ == tNull || l.typ == tBool || subMicro(r) {
-		return dataset.On{}, false
+	if name == "ne" || l.Op != Property || r.Op != Literal || r.Type == Null || l.Type == Bool || subMicro(r) {
+		return On{}, false
 	}
-	p := b.set.props[l.prop]
-	if _, normalized := b.set.def.Normalized[p.name]; p.col < 0 || p.kind == dataset.Timestamp || normalized {
-		return dataset.On{}, false // cmp writes these otherwise
+	if _, normalized := b.set.Normalized[l.Column]; l.Key || l.Kind == Timestamp || normalized {
+		return On{}, false // cmp writes these otherwise
 	}
-	return dataset.On{Column: p.name, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.val}, true
+	return On{Column: l.Column, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.Value}, true
 }
 
-// needed returns the [dataset.EntitySet.Joined] columns that are not null
+// needed returns the [EntitySet.Joined] columns that are not null
 // wherever e is true (some maybe twice): e reads a property of their
 // table, and is false or NULL where that property is null.
-func (b *sqlBuilder) needed(e *expr) []string {
-	joined := func(props []int) []string {
+func (b *sqlBuilder) needed(e *Expr) []string {
+	joined := func(props []*Expr) []string {
 		var cols []string
-		for _, i := range props {
-			if c, ok := b.set.joined[i]; ok {
-				cols = append(cols, c)
+		for _, p := range props {
+			for col, names := range b.set.Joined {
+				if !p.Key && slices.Contains(names, p.Column) {
+					cols = append(cols, col)
+				}
 			}
 		}
 		return cols
 	}
-	switch e.kind {
-	case eAnd:
-		return append(b.needed(e.args[0]), b.needed(e.args[1])...)
-	case eOr:
-		r := b.needed(e.args[1])
+	switch e.Op {
+	case And:
+		return append(b.needed(e.Args[0]), b.needed(e.Args[1])...)
+	case Or:
+		r := b.needed(e.Args[1])
 		var both []string
-		for _, c := range b.needed(e.args[0]) {
+		for _, c := range b.needed(e.Args[0]) {
 			if slices.Contains(r, c) {
 				both = append(both, c)
 			}
 		}
 		return both
-	case eIn:
-		for _, a := range e.args[1:] {
-			if a.typ == tNull {
+	case In:
+		for _, a := range e.Args[1:] {
+			if a.Type == Null {
 				return nil
 			}
 		}
-		return joined(reads(e.args[0]))
-	case eCmp:
-		l, r := e.args[0], e.args[1]
+		return joined(reads(e.Args[0]))
+	case Compare:
+		l, r := e.Args[0], e.Args[1]
 		// ne matches null; eq between two non-literals is IS NOT
 		// DISTINCT FROM, true for two nulls; a Boolean is compared
 		// with IS.
-		if e.name == "ne" || l.typ == tNull || r.typ == tNull || l.typ == tBool ||
-			e.name == "eq" && l.kind != eLit && r.kind != eLit {
+		if e.Name == "ne" || l.Type == Null || r.Type == Null || l.Type == Bool ||
+			e.Name == "eq" && l.Op != Literal && r.Op != Literal {
 			return nil
 		}
 		return joined(append(reads(l), reads(r)...))
-	case eFunc: // contains, startswith, endswith
+	case Call: // contains, startswith, endswith
 		return joined(reads(e))
 	}
 	return nil
@@ -143,13 +179,13 @@ func (b *sqlBuilder) needed(e *expr) []string {
 
 // reads returns the properties a scalar e reads when e is null wherever
 // one of them is: every function [sqlBuilder.call] writes is.
-func reads(e *expr) []int {
-	switch e.kind {
-	case eProp:
-		return []int{e.prop}
-	case eFunc:
-		var out []int
-		for _, a := range e.args {
+func reads(e *Expr) []*Expr {
+	switch e.Op {
+	case Property:
+		return []*Expr{e}
+	case Call:
+		var out []*Expr
+		for _, a := range e.Args {
 			out = append(out, reads(a)...)
 		}
 		return out
@@ -157,138 +193,109 @@ func reads(e *expr) []int {
 	return nil
 }
 
-// KeyOrder returns the ORDER BY items of the key's parts over alias.
-func (s *EntitySet) KeyOrder(alias string) []string {
-	cols := s.keyColumns()
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		out[i] = alias + "." + c
-	}
-	return out
-}
-
-// keyColumns are the typed view's columns of the key's parts.
-func (s *EntitySet) keyColumns() []string {
-	if len(s.def.KeyColumns) > 0 {
-		return s.def.KeyColumns
-	}
-	return []string{s.def.Key}
-}
-
-// KeyText returns the expressions of the key's parts as base-10 text over
-// alias, 0 for an absent part: what a row carries after its columns.
-func (s *EntitySet) KeyText(alias string) []string {
-	var out []string
-	for i, c := range s.keyColumns() {
-		out = append(out, s.keyPart(alias, i, c)+"::text")
-	}
-	return out
-}
-
-// keyPart is the i-th key part as a comparable integer: an absent process
-// or task is 0.
-func (s *EntitySet) keyPart(alias string, i int, col string) string {
+// keyPart is the i-th key part, column col, over alias as a comparable
+// integer: a NULL part (a contract without processes) is 0.
+func keyPart(alias string, i int, col string) string {
 	if i == 0 {
 		return alias + "." + col
 	}
 	return "coalesce(" + alias + "." + col + ", 0)"
 }
 
-type sqlBuilder struct {
-	set   *EntitySet
-	alias string
-	q     *dataset.Query // where the parameters are bound
-	depth int            // of lambda operators around the expressions written
-}
-
-func (b *sqlBuilder) param(v any, cast string) string { return b.q.Param(v, cast) }
-
-// column is property i's typed expression.
-func (b *sqlBuilder) column(i int) string {
-	p := b.set.props[i]
-	if p.col < 0 { // the synthetic key, as text
+// property writes the typed expression of the property e.
+func (b *sqlBuilder) property(e *Expr) string {
+	if e.Key { // the synthetic key, as text
 		var parts []string
-		for j, c := range b.set.keyColumns() {
-			parts = append(parts, b.set.keyPart(b.alias, j, c)+"::text")
+		for j, c := range b.keyColumns() {
+			parts = append(parts, keyPart(b.alias, j, c)+"::text")
 		}
 		return "(" + strings.Join(parts, " || '-' || ") + ")"
 	}
-	return b.alias + "." + p.name
+	return b.alias + "." + e.Column
 }
 
-// sortExpr returns the ordering expression of property i and its text:
-// for a personal column, null where its person is blocked.
-func (b *sqlBuilder) sortExpr(i int) (string, string) {
-	e := b.column(i)
-	if p := b.set.props[i]; p.col >= 0 && b.set.def.Columns[p.col].Personal != dataset.NotPersonal {
+// sortExpr returns the ordering expression of the property name and its
+// text: for a personal column, null where its person is blocked.
+func (b *sqlBuilder) sortExpr(name string) (string, string) {
+	p := &Expr{Op: Property, Column: name, Key: name == b.set.Key && len(b.set.RowKey) > 0}
+	c, _ := b.column(name)
+	p.Kind = c.Kind
+	e := b.property(p)
+	if !p.Key && c.Personal != NotPersonal {
 		// A blocked person's value sorts as null, so that neither the
 		// order nor a next link's position carries it.
-		e = dataset.WithheldTyped(b.set.def, b.alias, p.name)
+		e = WithheldTyped(*b.set, b.alias, name)
 	}
-	switch b.set.props[i].kind {
-	case dataset.Date:
+	switch p.Kind {
+	case Date:
 		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
-	case dataset.Timestamp:
+	case Timestamp:
 		return e, "to_char(" + e + `, 'YYYY-MM-DD"T"HH24:MI:SS.US')`
-	case dataset.Timestamptz:
+	case Timestamptz:
 		return e, "to_char(" + e + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-	case dataset.Text:
+	case Text:
 		return e, e
 	}
 	return e, e + "::text"
 }
 
-// sortParam binds a sort value of property i as read from a $skiptoken.
-func (b *sqlBuilder) sortParam(i int, v string) string {
-	switch b.set.props[i].kind {
-	case dataset.Integer:
+// sortParam binds a sort value of the property name as read from a
+// position.
+func (b *sqlBuilder) sortParam(name string, v string) string {
+	c, ok := b.column(name)
+	if !ok {
+		return b.param(v, "text") // the synthetic key
+	}
+	switch c.Kind {
+	case Integer:
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return b.param(n, "bigint")
-	case dataset.Decimal:
+	case Decimal:
 		return b.param(v, "numeric")
-	case dataset.Date:
+	case Date:
 		return b.param(v, "date")
-	case dataset.Timestamp:
+	case Timestamp:
 		return b.param(v, "timestamp")
-	case dataset.Timestamptz:
+	case Timestamptz:
 		return b.param(v, "timestamptz")
 	}
 	return b.param(v, "text")
 }
 
-// after returns the conditions selecting the rows after q.After in q's
-// order: some leading sort values equal and the next one after, or all
-// equal and the key greater. A bound on the first sort value comes first,
-// so that an index on it can narrow the scan. It also returns
-// [dataset.Query.AfterValue] and [dataset.Query.AfterFloor].
-func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor string) {
+// after returns the conditions selecting the rows after the position r in
+// the query's order: some leading sort values equal and the next one after,
+// or all equal and the key greater. A bound on the first sort value comes
+// first, so that an index on it can narrow the scan. It also returns the
+// parameter of the first sort value and a condition on the key that the
+// rows sharing that value meet (see bounded).
+func (b *sqlBuilder) after(r *Resume, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
-	for j, o := range q.order {
-		v := q.afterSort[j]
+	for j, o := range b.q.Sort {
+		v := r.Values[j]
 		e := sort[j]
 		var p string
 		if v != nil {
-			p = b.sortParam(o.prop, *v)
+			p = b.sortParam(o.Property, *v)
 		}
 		if j == 0 && v != nil {
 			first = p
 		}
 		if j == 0 {
 			switch {
-			case v != nil && !o.desc:
+			case v != nil && !o.Desc:
 				conds = append(conds, e+" >= "+p)
 			case v != nil:
 				conds = append(conds, "("+e+" <= "+p+" OR "+e+" IS NULL)")
-			case o.desc:
+			case o.Desc:
 				conds = append(conds, e+" IS NULL")
 			}
 		}
 		var next string
 		switch {
-		case v == nil && !o.desc:
+		case v == nil && !o.Desc:
 			next = e + " IS NOT NULL"
 		case v == nil: // nulls last: nothing comes after null
-		case !o.desc:
+		case !o.Desc:
 			next = e + " > " + p
 		default:
 			next = "(" + e + " < " + p + " OR " + e + " IS NULL)"
@@ -302,13 +309,13 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 			eqs = append(eqs, e+" = "+p)
 		}
 	}
-	cols := b.set.keyColumns()
+	cols := b.keyColumns()
 	var left, right []string
 	for i, c := range cols {
-		left = append(left, b.set.keyPart(b.alias, i, c))
-		right = append(right, b.param(q.After[i], "bigint"))
+		left = append(left, keyPart(b.alias, i, c))
+		right = append(right, b.param(r.Key[i], "bigint"))
 	}
-	if len(q.order) == 0 {
+	if len(b.q.Sort) == 0 {
 		// As for the set's own order: the bound on the first part lets the
 		// index narrow the scan.
 		conds = append(conds, left[0]+" >= "+right[0])
@@ -321,7 +328,7 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 	if len(alts) == 1 {
 		return append(conds, alts[0]), "", ""
 	}
-	if len(q.order) == 1 && first != "" {
+	if len(b.q.Sort) == 1 && first != "" {
 		// Among the rows sharing the first sort value, the key is the
 		// order: those after the position have a greater key. (With more
 		// sort values, the next one orders them instead.)
@@ -342,19 +349,19 @@ func (b *sqlBuilder) after(q *Query, sort []string) (_ []string, first, floor st
 // and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE.
 // Where false and null must differ (under not, or compared with eq or ne),
 // [sqlBuilder.exact] writes it.
-func (b *sqlBuilder) cond(e *expr) string {
+func (b *sqlBuilder) cond(e *Expr) string {
 	if s, ok := b.logical(e, b.cond); ok {
 		return s
 	}
-	switch e.kind {
-	case eIn:
+	switch e.Op {
+	case In:
 		return b.in(e)
-	case eCmp:
+	case Compare:
 		return b.cmp(e)
-	case eAny, eAll:
+	case Some, Every:
 		return b.lambda(e)
-	case eLit:
-		if e.val.(bool) {
+	case Literal:
+		if e.Value.(bool) {
 			return "TRUE"
 		}
 		return "FALSE"
@@ -365,14 +372,14 @@ func (b *sqlBuilder) cond(e *expr) string {
 // logical writes e when it is and, or or not, its operands of and and or
 // written by side, and reports whether it was. not is always exact: not of
 // null is null, never true.
-func (b *sqlBuilder) logical(e *expr, side func(*expr) string) (string, bool) {
-	switch e.kind {
-	case eAnd:
-		return "(" + side(e.args[0]) + " AND " + side(e.args[1]) + ")", true
-	case eOr:
-		return "(" + side(e.args[0]) + " OR " + side(e.args[1]) + ")", true
-	case eNot:
-		return "(NOT " + b.exact(e.args[0]) + ")", true
+func (b *sqlBuilder) logical(e *Expr, side func(*Expr) string) (string, bool) {
+	switch e.Op {
+	case And:
+		return "(" + side(e.Args[0]) + " AND " + side(e.Args[1]) + ")", true
+	case Or:
+		return "(" + side(e.Args[0]) + " OR " + side(e.Args[1]) + ")", true
+	case Not:
+		return "(NOT " + b.exact(e.Args[0]) + ")", true
 	}
 	return "", false
 }
@@ -383,18 +390,18 @@ func (b *sqlBuilder) logical(e *expr, side func(*expr) string) (string, bool) {
 // row makes the lambda expression true (any() where there is a related
 // row at all); all is true where no related row makes it false or null,
 // so on a row with no related rows. Neither is ever null.
-func (b *sqlBuilder) lambda(e *expr) string {
+func (b *sqlBuilder) lambda(e *Expr) string {
 	alias := "l" + strconv.Itoa(b.depth+1)
-	inner := &sqlBuilder{set: e.target, alias: alias, q: b.q, depth: b.depth + 1}
-	rel := alias + "." + e.nav.Column + " = " + b.alias + "." + b.set.keyColumns()[0]
-	sub := "SELECT 1 FROM " + e.target.def.Typed + " " + alias + " WHERE " + rel
-	if e.kind == eAny && len(e.args) == 0 {
+	inner := &sqlBuilder{set: e.Target, alias: alias, q: b.q, depth: b.depth + 1}
+	rel := alias + "." + e.Nav.Column + " = " + b.alias + "." + b.keyColumns()[0]
+	sub := "SELECT 1 FROM " + e.Target.Typed + " " + alias + " WHERE " + rel
+	if e.Op == Some && len(e.Args) == 0 {
 		return "EXISTS (" + sub + ")"
 	}
 	// A condition on a related row's personal columns is never true of a
 	// blocked person's row.
-	cond := dataset.Unblocked(e.target.def, alias, inner.cond(e.args[0]))
-	if e.kind == eAny {
+	cond := Unblocked(*e.Target, alias, inner.cond(e.Args[0]))
+	if e.Op == Some {
 		return "EXISTS (" + sub + " AND " + cond + ")"
 	}
 	return "(NOT EXISTS (" + sub + " AND (" + cond + ") IS NOT TRUE))"
@@ -407,12 +414,11 @@ func (b *sqlBuilder) lambda(e *expr) string {
 // three-valued as SQL's are, so that not null is null, not true. So
 // "not contains(task,'x')" keeps no row whose task is null, while
 // "not (task eq 'x')" keeps them.
-func (b *sqlBuilder) exact(e *expr) string {
+func (b *sqlBuilder) exact(e *Expr) string {
 	if s, ok := b.logical(e, b.exact); ok {
 		return s
 	}
-	switch e.kind {
-	case eFunc:
+	if e.Op == Call {
 		// contains, startswith, endswith: null exactly where an argument
 		// is, as every function [sqlBuilder.call] writes.
 		return b.cond(e)
@@ -426,97 +432,97 @@ var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt
 
 // cmp writes a comparison. OData's eq and ne are two-valued: null eq null
 // is true, and a null value is ne any other.
-func (b *sqlBuilder) cmp(e *expr) string {
-	l, r := e.args[0], e.args[1]
-	if l.kind == eLit && r.kind == eLit && l.typ == tDTO && r.typ == tDTO {
+func (b *sqlBuilder) cmp(e *Expr) string {
+	l, r := e.Args[0], e.Args[1]
+	if l.Op == Literal && r.Op == Literal && l.Type == Instant && r.Type == Instant {
 		// Two date-times, compared here at their own precision, which
 		// PostgreSQL's microseconds may not hold.
-		if compareInstants(l, r, e.name) {
+		if compareInstants(l, r, e.Name) {
 			return "TRUE"
 		}
 		return "FALSE"
 	}
-	if l.kind == eLit {
+	if l.Op == Literal {
 		l, r = r, l
-		e = &expr{kind: eCmp, name: flip(e.name), args: []*expr{l, r}}
+		e = &Expr{Op: Compare, Name: flip(e.Name), Args: []*Expr{l, r}}
 	}
-	if r.kind == eLit && r.typ == tDTO && subMicro(r) {
+	if r.Op == Literal && r.Type == Instant && subMicro(r) {
 		// Date-times are stored to the microsecond: none equals a literal
 		// with a finer fraction, and those after it are those after it
 		// cut to the microsecond. Rounding it (as PostgreSQL does) would
 		// find 12:53:36.471554 eq 12:53:36.4715544.
-		floor := &expr{kind: eLit, typ: tDTO, val: r.val}
-		switch e.name {
+		floor := &Expr{Op: Literal, Type: Instant, Value: r.Value}
+		switch e.Name {
 		case "eq":
 			return "FALSE"
 		case "ne":
 			return "TRUE"
 		case "gt", "ge":
-			e = &expr{kind: eCmp, typ: tBool, name: "gt", args: []*expr{l, floor}}
+			e = &Expr{Op: Compare, Type: Bool, Name: "gt", Args: []*Expr{l, floor}}
 		default: // lt, le
-			e = &expr{kind: eCmp, typ: tBool, name: "le", args: []*expr{l, floor}}
+			e = &Expr{Op: Compare, Type: Bool, Name: "le", Args: []*Expr{l, floor}}
 		}
 		r = floor
 	}
-	if l.typ == tBool {
+	if l.Type == Bool {
 		// Conditions compared as values: null eq false is false, null eq
 		// null true.
 		v := b.exact(l)
-		if r.kind == eLit && r.typ == tNull {
-			if e.name == "eq" {
+		if r.Op == Literal && r.Type == Null {
+			if e.Name == "eq" {
 				return "(" + v + " IS NULL)"
 			}
 			return "(" + v + " IS NOT NULL)"
 		}
-		if r.kind == eLit {
-			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.val.(bool)]
-			if e.name == "eq" {
+		if r.Op == Literal {
+			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.Value.(bool)]
+			if e.Name == "eq" {
 				return "(" + v + " IS " + word + ")"
 			}
 			return "(" + v + " IS NOT " + word + ")"
 		}
 		w := b.exact(r)
-		if e.name == "eq" {
+		if e.Name == "eq" {
 			return "(" + v + " IS NOT DISTINCT FROM " + w + ")"
 		}
 		return "(" + v + " IS DISTINCT FROM " + w + ")"
 	}
-	if r.kind == eLit && r.typ == tNull {
-		if e.name == "eq" {
+	if r.Op == Literal && r.Type == Null {
+		if e.Name == "eq" {
 			return b.value(l) + " IS NULL"
 		}
 		return b.value(l) + " IS NOT NULL"
 	}
 	var lv, rv string
-	if e.name == "eq" || e.name == "ne" || l.kind == eProp && b.set.props[l.prop].kind == dataset.Timestamp && r.kind == eLit {
+	if e.Name == "eq" || e.Name == "ne" || l.Op == Property && l.Kind == Timestamp && r.Op == Literal {
 		lv, rv = b.operands(l, r)
 	} else {
 		lv, rv = b.value(l), b.value(r)
 	}
 	switch {
-	case e.name == "ne" && r.kind == eLit:
+	case e.Name == "ne" && r.Op == Literal:
 		return "(" + lv + " <> " + rv + " OR " + lv + " IS NULL)"
-	case e.name == "ne":
+	case e.Name == "ne":
 		return lv + " IS DISTINCT FROM " + rv
-	case e.name == "eq" && r.kind != eLit:
+	case e.Name == "eq" && r.Op != Literal:
 		return lv + " IS NOT DISTINCT FROM " + rv
 	}
-	return lv + " " + sqlOps[e.name] + " " + rv
+	return lv + " " + sqlOps[e.Name] + " " + rv
 }
 
 // operands writes the two sides of a comparison. A date-time without an
 // offset (a Timestamp column, UTC wall-clock time) compared with a literal
 // meets the literal's UTC wall-clock time, so that an index on the column
-// serves it; a normalized property ([dataset.EntitySet.Normalized]) meets the
+// serves it; a normalized property ([EntitySet.Normalized]) meets the
 // literal normalized.
-func (b *sqlBuilder) operands(l, r *expr) (string, string) {
-	if l.kind == eProp && r.kind == eLit && r.typ == tStr {
-		if n, ok := b.set.def.Normalized[b.set.props[l.prop].name]; ok {
-			return b.alias + "." + n[0], n[1] + "(" + b.param(r.val.(string), "text") + ")"
+func (b *sqlBuilder) operands(l, r *Expr) (string, string) {
+	if l.Op == Property && r.Op == Literal && r.Type == String {
+		if n, ok := b.set.Normalized[l.Column]; ok && !l.Key {
+			return b.alias + "." + n[0], n[1] + "(" + b.param(r.Value.(string), "text") + ")"
 		}
 	}
-	if l.kind == eProp && b.set.props[l.prop].kind == dataset.Timestamp && r.kind == eLit {
-		return b.column(l.prop), b.param(pgTimestamp(r.val.(time.Time), false), "timestamp")
+	if l.Op == Property && l.Kind == Timestamp && r.Op == Literal {
+		return b.property(l), b.param(pgTimestamp(r.Value.(time.Time), false), "timestamp")
 	}
 	return b.value(l), b.value(r)
 }
@@ -536,21 +542,21 @@ func flip(op string) string {
 }
 
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
-func (b *sqlBuilder) in(e *expr) string {
-	l := e.args[0]
-	if l.typ == tBool || l.kind == eLit {
+func (b *sqlBuilder) in(e *Expr) string {
+	l := e.Args[0]
+	if l.Type == Bool || l.Op == Literal {
 		// Conditions as values, or a literal, each compared as eq
 		// compares them.
 		var parts []string
-		for _, a := range e.args[1:] {
-			parts = append(parts, b.cmp(&expr{kind: eCmp, typ: tBool, name: "eq", args: []*expr{l, a}}))
+		for _, a := range e.Args[1:] {
+			parts = append(parts, b.cmp(&Expr{Op: Compare, Type: Bool, Name: "eq", Args: []*Expr{l, a}}))
 		}
 		return "(" + strings.Join(parts, " OR ") + ")"
 	}
 	var items []string
 	lv, null := "", false
-	for _, a := range e.args[1:] {
-		if a.typ == tNull {
+	for _, a := range e.Args[1:] {
+		if a.Type == Null {
 			null = true
 			continue
 		}
@@ -558,7 +564,7 @@ func (b *sqlBuilder) in(e *expr) string {
 			continue // equal to no stored value: see cmp
 		}
 		var rv string
-		if l.kind == eProp || lv == "" {
+		if l.Op == Property || lv == "" {
 			// A property's side has no parameters: the same for every
 			// literal of one type. Any other is written once.
 			lv, rv = b.operands(l, a)
@@ -582,16 +588,16 @@ func (b *sqlBuilder) in(e *expr) string {
 
 // subMicro reports whether e is a date-time literal with a fraction of a
 // second finer than the microsecond, PostgreSQL's precision.
-func subMicro(e *expr) bool {
-	return e.kind == eLit && e.typ == tDTO && e.pico != 0
+func subMicro(e *Expr) bool {
+	return e.Op == Literal && e.Type == Instant && e.Pico != 0
 }
 
 // compareInstants reports whether l op r holds for two date-time
 // literals, each at its own precision.
-func compareInstants(l, r *expr, op string) bool {
-	c := l.val.(time.Time).Compare(r.val.(time.Time))
+func compareInstants(l, r *Expr, op string) bool {
+	c := l.Value.(time.Time).Compare(r.Value.(time.Time))
 	if c == 0 {
-		c = cmpInt(l.pico, r.pico)
+		c = cmpInt(l.Pico, r.Pico)
 	}
 	switch op {
 	case "eq":
@@ -619,27 +625,27 @@ func cmpInt(a, b int64) int {
 }
 
 // value writes a scalar expression.
-func (b *sqlBuilder) value(e *expr) string {
-	switch e.kind {
-	case eProp:
-		c := b.column(e.prop)
-		if b.set.props[e.prop].kind == dataset.Timestamp {
+func (b *sqlBuilder) value(e *Expr) string {
+	switch e.Op {
+	case Property:
+		c := b.property(e)
+		if e.Kind == Timestamp {
 			return "(" + c + " AT TIME ZONE 'UTC')" // UTC wall-clock time, as the feed writes it
 		}
 		return c
-	case eLit:
-		switch v := e.val.(type) {
+	case Literal:
+		switch v := e.Value.(type) {
 		case int64:
 			return b.param(v, "bigint")
 		case time.Time:
 			return b.param(pgTimestamp(v, true), "timestamptz")
 		case string:
-			return b.param(v, map[edm]string{tDec: "numeric", tDate: "date", tStr: "text"}[e.typ])
+			return b.param(v, map[Type]string{Number: "numeric", Day: "date", String: "text"}[e.Type])
 		case bool:
 			return b.cond(e)
 		}
 		return "NULL"
-	case eFunc:
+	case Call:
 		return b.call(e)
 	}
 	return b.cond(e)
@@ -655,24 +661,24 @@ func likeLiteral(s string) string {
 }
 
 // call writes a function call.
-func (b *sqlBuilder) call(e *expr) string {
-	a := e.args
+func (b *sqlBuilder) call(e *Expr) string {
+	a := e.Args
 	arg := func(i int) string { return b.value(a[i]) }
-	switch e.name {
+	switch e.Name {
 	case "contains":
 		return "(strpos(" + arg(0) + ", " + arg(1) + ") > 0)"
 	case "startswith":
-		if a[1].kind == eLit {
-			return "(" + arg(0) + " LIKE " + b.param(likeLiteral(a[1].val.(string))+"%", "text") + ")"
+		if a[1].Op == Literal {
+			return "(" + arg(0) + " LIKE " + b.param(likeLiteral(a[1].Value.(string))+"%", "text") + ")"
 		}
 		return "starts_with(" + arg(0) + ", " + arg(1) + ")"
 	case "endswith":
-		if a[1].kind == eLit {
-			return "(" + arg(0) + " LIKE " + b.param("%"+likeLiteral(a[1].val.(string)), "text") + ")"
+		if a[1].Op == Literal {
+			return "(" + arg(0) + " LIKE " + b.param("%"+likeLiteral(a[1].Value.(string)), "text") + ")"
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
-	case foldFunction:
+	case Fold:
 		// informe_fold (migration 00013): lower case through
 		// informe_case, then the Latin letters' accents taken off.
 		return "informe_fold(" + arg(0) + ")"
@@ -680,7 +686,7 @@ func (b *sqlBuilder) call(e *expr) string {
 		// Case mapped by Unicode's rules through informe_case (migration
 		// 00009), whatever the database's collation; the result compares
 		// and sorts in the database's collation again, as any text.
-		f := map[string]string{"tolower": "lower", "toupper": "upper"}[e.name]
+		f := map[string]string{"tolower": "lower", "toupper": "upper"}[e.Name]
 		return "(" + f + "((" + arg(0) + `) COLLATE informe_case) COLLATE "default")`
 	case "trim":
 		return "btrim(" + arg(0) + `, E' \t\n\r')`
@@ -696,9 +702,9 @@ func (b *sqlBuilder) call(e *expr) string {
 		// past the end of every string, and a length past it runs to the
 		// end, as a larger one does. So the literals are cut to fit,
 		// meaning the same, their sum within an integer.
-		s := "substr(" + arg(0) + ", " + b.param(min(a[1].val.(int64), maxTextChars-1)+1, "integer")
+		s := "substr(" + arg(0) + ", " + b.param(min(a[1].Value.(int64), maxTextChars-1)+1, "integer")
 		if len(a) == 3 {
-			s += ", " + b.param(min(a[2].val.(int64), maxTextChars), "integer")
+			s += ", " + b.param(min(a[2].Value.(int64), maxTextChars), "integer")
 		}
 		return s + ")"
 	case "year":
@@ -707,21 +713,37 @@ func (b *sqlBuilder) call(e *expr) string {
 		w := b.wall(a[0])
 		return "(extract(year FROM " + w + ") + (extract(year FROM " + w + ") < 0)::int)::bigint"
 	case "month", "day", "hour", "minute":
-		return "extract(" + e.name + " FROM " + b.wall(a[0]) + ")::bigint"
+		return "extract(" + e.Name + " FROM " + b.wall(a[0]) + ")::bigint"
 	case "second":
 		return "floor(extract(second FROM " + b.wall(a[0]) + "))::bigint"
 	}
-	panic("odata: function " + e.name + " has no SQL") // the parser admits only the functions above
+	panic("dataset: function " + e.Name + " has no SQL") // the parsers admit only the functions above
 }
 
 // wall writes a date or date-time as UTC wall-clock time, as the feed
 // writes it.
-func (b *sqlBuilder) wall(e *expr) string {
-	if e.kind == eProp && b.set.props[e.prop].kind != dataset.Timestamptz {
-		return b.column(e.prop)
+func (b *sqlBuilder) wall(e *Expr) string {
+	if e.Op == Property && e.Kind != Timestamptz {
+		return b.property(e)
 	}
-	if e.typ == tDTO {
+	if e.Type == Instant {
 		return "(" + b.value(e) + " AT TIME ZONE 'UTC')"
 	}
 	return b.value(e)
+}
+
+// pgTimestamp writes t in UTC to the microsecond as PostgreSQL reads a
+// timestamp, with its era, and "+00" for a timestamptz when zone is true.
+func pgTimestamp(t time.Time, zone bool) string {
+	t = t.UTC()
+	y, m, d := t.Date()
+	era := ""
+	if y <= 0 {
+		y, era = 1-y, " BC"
+	}
+	z := ""
+	if zone {
+		z = "+00"
+	}
+	return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%06d%s%s", y, int(m), d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000, z, era)
 }
