@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -47,7 +48,7 @@ func BenchmarkStream(b *testing.B) {
 	pool := benchPool(b)
 	ctx := context.Background()
 	for _, c := range countings {
-		store, ds := dataset.NewStore(pool), report.Dataset(c.counting)
+		store, ds := postgres.NewStore(pool), report.Dataset(c.counting)
 		total := countRows(b, store, ds)
 		pages := []struct {
 			name string
@@ -108,7 +109,7 @@ func BenchmarkCount(b *testing.B) {
 	pool := benchPool(b)
 	for _, c := range countings {
 		b.Run(c.name, func(b *testing.B) {
-			store, ds := dataset.NewStore(pool), report.Dataset(c.counting)
+			store, ds := postgres.NewStore(pool), report.Dataset(c.counting)
 			var total int64
 			for b.Loop() {
 				total = countRows(b, store, ds)
@@ -120,7 +121,7 @@ func BenchmarkCount(b *testing.B) {
 
 // countRows counts the report's rows by opening a page far past the end,
 // which reads no rows.
-func countRows(b *testing.B, store *dataset.Store, ds *dataset.Dataset) int64 {
+func countRows(b *testing.B, store *postgres.Store, ds *dataset.Dataset) int64 {
 	cur, err := store.Open(context.Background(), ds, dataset.Query{Skip: 1 << 40, Limit: report.MaxPerPage, Count: true})
 	if err != nil {
 		b.Fatal(err)

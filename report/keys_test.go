@@ -9,9 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -20,7 +20,7 @@ import (
 // src, of size rows each, following each page's last key as a next link
 // does, the first page skipping skip rows; it returns their rows and the
 // total the first page counted.
-func feedPages(t *testing.T, store *dataset.Store, src *source.Source, filter string, skip string, size int64) ([]string, int64) {
+func feedPages(t *testing.T, store *postgres.Store, src *source.Source, filter string, skip string, size int64) ([]string, int64) {
 	t.Helper()
 	values := url.Values{"$filter": {filter}}
 	if skip != "" {
@@ -99,7 +99,7 @@ func folded(t *testing.T, pool *pgxpool.Pool) []string {
 func TestTaskKeysPagesAsTheView(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Seeded(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	keyed, plain := source.Report(report.Maintained), source.Report(report.FromView)
 	compare := func(step string) {
 		t.Helper()
@@ -150,7 +150,7 @@ func TestTaskKeysRead(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE report_task_keys SET status = 'only in the keys' WHERE task_id = (SELECT min(id) FROM tasks)`); err != nil {
 		t.Fatal(err)
 	}
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	for _, tt := range []struct {
 		counting report.Counting
 		want     int

@@ -36,7 +36,7 @@ func ParseCounting(s string) (Counting, error) {
 // with its plain queries counted and paged as counting says.
 func Dataset(counting Counting) *dataset.Dataset {
 	d := *dataset.GeneralReport
-	d.Plain = dataset.ReportReading{Maintained: counting == Maintained}
+	d.Plain = &dataset.ReportReading{Maintained: counting == Maintained}
 	if counting == Maintained {
 		d.KeyTable = taskKeys
 	}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/report"
 )
 
 // readAll reads every row of cur as joined text, and the key of the last
 // when the rows carry their position.
-func readAll(t *testing.T, cur *dataset.Cursor, keyed bool) (rows []string, last []int64) {
+func readAll(t *testing.T, cur *postgres.Cursor, keyed bool) (rows []string, last []int64) {
 	t.Helper()
 	defer cur.Close()
 	for cur.Next() {
@@ -83,7 +84,7 @@ func TestSliceWalk(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	for _, c := range []report.Counting{report.Maintained, report.FromView} {
 		ds := report.Dataset(c)
 		for f := range filters {
@@ -157,7 +158,7 @@ func TestPages(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Seeded(t)
 	ctx := context.Background()
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	cur, err := store.Open(ctx, report.Dataset(report.Maintained), dataset.Whole())
 	if err != nil {
 		t.Fatal(err)

@@ -67,10 +67,10 @@ func TestExportPartsOnStandby(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil || !inRecovery {
 		t.Fatalf("the standby is not in recovery: %v, %v", inRecovery, err)
 	}
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 
 	want, _ := readAll(t, openOne(t, store), false)
-	curs, err := store.OpenParts(ctx, report.Dataset(report.Maintained), dataset.Whole(), dataset.Parts{Max: 3, MinRows: 1})
+	curs, err := store.OpenParts(ctx, report.Dataset(report.Maintained), dataset.Whole(), postgres.Parts{Max: 3, MinRows: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func postgresUser(tb testing.TB, dir string) *syscall.Credential {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
-func openOne(tb testing.TB, store *dataset.Store) *dataset.Cursor {
+func openOne(tb testing.TB, store *postgres.Store) *postgres.Cursor {
 	tb.Helper()
 	cur, err := store.Open(context.Background(), report.Dataset(report.Maintained), dataset.Whole())
 	if err != nil {

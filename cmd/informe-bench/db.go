@@ -96,7 +96,7 @@ func traced(ctx context.Context, url string, q dataset.Query) (string, int64, er
 	}
 	defer pool.Close()
 	q.Count = true
-	cur, err := dataset.NewStore(pool).Open(ctx, report.Dataset(report.Maintained), q)
+	cur, err := postgres.NewStore(pool).Open(ctx, report.Dataset(report.Maintained), q)
 	if err != nil {
 		return "", 0, err
 	}

@@ -133,7 +133,7 @@ func exportCommand() *cli.Command {
 			var sum fileexport.Summary
 			err = records.Do(ctx, rec, func(ctx context.Context) (int64, int64, error) {
 				var err error
-				sum, err = fileexport.Run(ctx, dataset.NewStore(pool).Told(records.Reading), plan, os.Stdout, os.Stderr)
+				sum, err = fileexport.Run(ctx, postgres.NewStore(pool).Told(records.Reading), plan, os.Stdout, os.Stderr)
 				return sum.Rows, sum.Bytes, err
 			})
 			if err != nil {

@@ -23,8 +23,8 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/informe/informe/export"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
@@ -54,7 +54,7 @@ func apiExport(t *testing.T, pool *pgxpool.Pool, v url.Values, f export.Format, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, err := dataset.NewStore(pool).Open(context.Background(), src.Dataset, q)
+	cur, err := postgres.NewStore(pool).Open(context.Background(), src.Dataset, q)
 	if err != nil {
 		t.Fatal(err)
 	}

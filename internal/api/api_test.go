@@ -465,7 +465,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		// authentication.
 		bad := closedPortPool(t)
 		ts := serve(t, &api.Server{
-			Data: dataset.NewStore(bad), Report: source.Report(report.Maintained),
+			Data: postgres.NewStore(bad), Report: source.Report(report.Maintained),
 			Tokens:  auth.NewStore(bad),
 			Metrics: metrics.New(bad),
 		})
@@ -484,7 +484,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		pool := pgtest.New(t)
 		bad := closedPortPool(t)
 		ts := serve(t, &api.Server{
-			Data: dataset.NewStore(bad), Report: source.Report(report.Maintained),
+			Data: postgres.NewStore(bad), Report: source.Report(report.Maintained),
 			Tokens:  auth.NewStore(pool),
 			Metrics: metrics.New(pool),
 		})
@@ -507,28 +507,21 @@ func TestDatabaseUnavailable(t *testing.T) {
 	})
 }
 
-// brokenPlain is a dataset's plain reading that panics, as a bug would.
-type brokenPlain struct{ n *int64 }
-
-func (b brokenPlain) Count(*postgres.Snapshot, *dataset.Query) (int64, error) { return *b.n, nil }
-func (b brokenPlain) Read(*postgres.Snapshot, *dataset.Query, []dataset.Column, int64) (dataset.Statement, error) {
-	return dataset.Statement{}, nil
-}
-func (b brokenPlain) Split(*postgres.Snapshot, *dataset.Query, []dataset.Column, int64, int64) ([]dataset.Statement, error) {
-	return nil, nil
-}
-
 func TestPanicIsInternalServerError(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.New(t)
-	// A report whose plain reading is broken panics in the report handler.
-	broken := *source.Report(report.Maintained)
-	ds := *broken.Dataset
-	ds.Plain = brokenPlain{}
-	broken.Dataset = &ds
+	// A store that panics as it opens the report's rows, as a bug would,
+	// in the report handler.
+	broken := postgres.NewStore(pool).Told(func(_ context.Context, d *dataset.Dataset, _ *dataset.Query) postgres.Told {
+		var n *int64
+		if d.Name == dataset.GeneralReport.Name {
+			_ = *n
+		}
+		return postgres.Told{}
+	})
 	ts := serve(t, &api.Server{
-		Data:    dataset.NewStore(pool),
-		Report:  &broken,
+		Data:    broken,
+		Report:  source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 	})

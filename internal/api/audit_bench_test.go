@@ -10,8 +10,8 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -25,7 +25,7 @@ func BenchmarkAuditPage(b *testing.B) {
 	pool := pgtest.Seeded(b)
 	servers := map[string]*testServer{}
 	for _, name := range []string{"recorded", "unrecorded"} {
-		s := &api.Server{Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		s := &api.Server{Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 			Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)}
 		if name == "recorded" {
 			audited(b, pool, s)

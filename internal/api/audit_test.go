@@ -19,6 +19,7 @@ import (
 	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/subjects"
@@ -45,7 +46,7 @@ func auditedHow(tb testing.TB, pool *pgxpool.Pool, s *api.Server, onReads bool) 
 	done := make(chan struct{})
 	go func() { defer close(done); log.Run(ctx) }()
 	tb.Cleanup(func() { cancel(); <-done })
-	s.Data = dataset.NewStore(pool).Told(log.Reading)
+	s.Data = postgres.NewStore(pool).Told(log.Reading)
 	s.Audit = log
 	return log
 }

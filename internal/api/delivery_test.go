@@ -25,8 +25,8 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/metrics"
@@ -63,7 +63,7 @@ func newOpsServer(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server)
 func newOpsServerOn(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Server), wrap func(net.Listener) net.Listener) *opsServer {
 	tb.Helper()
 	s := &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:        auth.NewStore(pool),
 		Metrics:       metrics.New(pool),
 		Pool:          pool,

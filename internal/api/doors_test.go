@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -173,7 +173,7 @@ func commandKeys(t *testing.T, ts *testServer, set string, opts url.Values) []st
 		t.Fatalf("export plan: %v", err)
 	}
 	var out bytes.Buffer
-	if _, err := fileexport.Run(context.Background(), dataset.NewStore(ts.Pool), plan, &out, io.Discard); err != nil {
+	if _, err := fileexport.Run(context.Background(), postgres.NewStore(ts.Pool), plan, &out, io.Discard); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	return csvKeys(t, set, out.Bytes())

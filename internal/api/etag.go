@@ -18,6 +18,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/httplist"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 )
 
@@ -110,7 +111,7 @@ func outputValidation(c *gin.Context, out output) (conditional, error) {
 // the client holds it, answers 304 Not Modified, with the fields a 200
 // would have that RFC 9110 section 15.4.5 asks for (ETag, Vary) and no
 // body, and reports true.
-func (k conditional) answered(c *gin.Context, cur *dataset.Cursor) bool {
+func (k conditional) answered(c *gin.Context, cur *postgres.Cursor) bool {
 	h := c.Writer.Header()
 	if tag := cur.ETag(); tag != "" {
 		if k.weak {
@@ -135,7 +136,7 @@ func (k conditional) answered(c *gin.Context, cur *dataset.Cursor) bool {
 // what a HEAD request and OData's /$count answer, as a read of e's
 // format would tag them. The cursor returned is closed; its ETag,
 // NotModified and Total stand.
-func (s *Server) validateOnly(ctx context.Context, e road.Export) (*dataset.Cursor, error) {
+func (s *Server) validateOnly(ctx context.Context, e road.Export) (*postgres.Cursor, error) {
 	rd, err := road.OpenPage(ctx, s.Data, e)
 	if err != nil {
 		return nil, err

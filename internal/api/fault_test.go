@@ -23,9 +23,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/api"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgfault"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
@@ -238,7 +238,7 @@ func startCommand(t *testing.T, ts *faultServer) (check func()) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := fileexport.Run(context.Background(), dataset.NewStore(ts.Pool), plan, io.Discard, io.Discard)
+		_, err := fileexport.Run(context.Background(), postgres.NewStore(ts.Pool), plan, io.Discard, io.Discard)
 		done <- err
 	}()
 	return func() {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -99,7 +99,7 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 				t.Fatalf("export plan: %v", err)
 			}
 			var out bytes.Buffer
-			if _, err := fileexport.Run(context.Background(), dataset.NewStore(ts.Pool), plan, &out, io.Discard); err != nil {
+			if _, err := fileexport.Run(context.Background(), postgres.NewStore(ts.Pool), plan, &out, io.Discard); err != nil {
 				t.Fatalf("informe export: %v", err)
 			}
 			if got := csvRecordCount(t, out.Bytes()); got != want {

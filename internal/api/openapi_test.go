@@ -32,6 +32,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/openapi"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -568,12 +569,12 @@ func TestOpenAPIServerErrors(t *testing.T) {
 	broken := serve(t, &api.Server{Report: source.Report(report.Maintained), Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)})
 	brokenToken := broken.newToken(t, "broken", nil, time.Time{})
 	storesDown := serve(t, &api.Server{
-		Data: dataset.NewStore(down), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(pool), Metrics: metrics.New(pool),
 	})
 	downToken := storesDown.newToken(t, "down", nil, time.Time{})
 	allDown := serve(t, &api.Server{
-		Data: dataset.NewStore(down), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(down), Metrics: metrics.New(down),
 	})
 

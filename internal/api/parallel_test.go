@@ -21,7 +21,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
-	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
@@ -34,7 +34,7 @@ import (
 func partsServer(tb testing.TB, pool *pgxpool.Pool, parts int) *testServer {
 	tb.Helper()
 	ts := serve(tb, &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Limits:  api.Limits{Limits: road.Limits{Exports: 4}, ExportParts: parts, ExportPartRows: 1},

@@ -14,6 +14,7 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
@@ -174,7 +175,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	rd, err := road.Open(ctx, s.Data, road.Export{
-		Dataset: src.Dataset, Query: q, Format: out.format, Parts: dataset.Parts{Max: 1 + extra, MinRows: s.exportPartRows()},
+		Dataset: src.Dataset, Query: q, Format: out.format, Parts: postgres.Parts{Max: 1 + extra, MinRows: s.exportPartRows()},
 	})
 	if err != nil {
 		s.fewerTurns(ctx, extra)

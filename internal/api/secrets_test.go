@@ -10,7 +10,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
-	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -198,7 +198,7 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		ts := serve(t, &api.Server{
-			Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+			Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 			Tokens: auth.NewStore(pool), Metrics: metrics.New(pool), TrustedProxies: prefixes,
 		})
 		ts.Token = untrusted.Token
@@ -245,7 +245,7 @@ func TestForwardedHostValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := serve(t, &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(pool), Metrics: metrics.New(pool), TrustedProxies: prefixes,
 	})
 	ts.Token = own.Token

@@ -21,7 +21,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/audit"
-	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
@@ -32,7 +32,7 @@ import (
 type Server struct {
 	// Data reads the datasets: Report (the general report, as its
 	// counting is configured) and the other datasets of dataset.All.
-	Data    *dataset.Store
+	Data    *postgres.Store
 	Report  *source.Source
 	Tokens  *auth.Store
 	Metrics *metrics.Metrics
@@ -58,7 +58,7 @@ type Server struct {
 	// See [ParsePublicURL].
 	PublicURL *url.URL
 	// Audit records every read and counts refused requests; nil records
-	// nothing. Data must tell it of each read (dataset.Store.Told).
+	// nothing. Data must tell it of each read (postgres.Store.Told).
 	Audit *audit.Log
 
 	// admission admits every request's read to the database: turns of

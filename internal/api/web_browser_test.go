@@ -29,7 +29,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	ibrowser "github.com/informe/informe/internal/browser"
-	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/internal/web"
@@ -698,7 +698,7 @@ func TestPageImportDataHTTPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Site:    site,

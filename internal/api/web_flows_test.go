@@ -21,6 +21,7 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/internal/web"
@@ -399,7 +400,7 @@ func TestPageAppsScript(t *testing.T) {
 	}
 	server := func() *api.Server {
 		return &api.Server{
-			Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+			Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 			Tokens: auth.NewStore(pool), Metrics: metrics.New(pool), Site: site,
 		}
 	}

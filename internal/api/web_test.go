@@ -14,6 +14,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
@@ -29,7 +30,7 @@ func newWebServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
 		tb.Fatal(err)
 	}
 	ts := serve(tb, &api.Server{
-		Data: dataset.NewStore(pool), Report: source.Report(report.Maintained),
+		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 		Site:    site,

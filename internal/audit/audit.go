@@ -5,7 +5,7 @@
 //
 // A door (the API's middleware, informe export, a schedule's run) makes a
 // [Record] of who asks and how, and puts it in the context of its reads
-// ([NewContext]). The one road to rows, [dataset.Store], calls
+// ([NewContext]). The one road to rows, [postgres.Store], calls
 // [Log.Reading] as it opens a read: the record is inserted then, while the
 // read's own queries run, and the read's cursor is handed out only once
 // the insert has succeeded. Under [Required], a record that cannot be
@@ -216,23 +216,23 @@ func errUnrecorded(err error) error {
 // record: a fault of informe's, never served.
 var errNoRecord = failure.Errorf(failure.Internal, "a read was made without an audit record")
 
-// Reading is [dataset.Store]'s hook: it begins recording the read of q on
+// Reading is [postgres.Store]'s hook: it begins recording the read of q on
 // d under the record ctx carries, and asks the read to wait for the
 // record before it hands out its cursor. A record is inserted once, at its
 // first read; further reads under it add their dataset. The insert rides
 // in the read's first round trip ([postgres.Prelude]) when l writes to the
 // reads' database ([Log.OnReads]), and runs beside the read, through l's
 // own pool, when not.
-func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query) dataset.Told {
+func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query) postgres.Told {
 	if l.Mode() == Off {
-		return dataset.Told{}
+		return postgres.Told{}
 	}
 	r := FromContext(ctx)
 	if r == nil {
 		if l.mode == Required {
-			return dataset.Told{Wait: func() error { return errNoRecord }}
+			return postgres.Told{Wait: func() error { return errNoRecord }}
 		}
-		return dataset.Told{}
+		return postgres.Told{}
 	}
 	first := false
 	r.once.Do(func() {
@@ -271,7 +271,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		q.Carried = r.carried
 	}
 	if !first {
-		return dataset.Told{Wait: func() error { return l.failed(r.err) }}
+		return postgres.Told{Wait: func() error { return l.failed(r.err) }}
 	}
 	wait := func() error {
 		select {
@@ -283,7 +283,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 	}
 	if !l.onReads {
 		go l.open(ctx, r)
-		return dataset.Told{Wait: wait}
+		return postgres.Told{Wait: wait}
 	}
 	before := postgres.AuditOpenPrelude(opening(r, l.instance), func(id int64, err error) {
 		if errors.Is(err, postgres.ErrPreludeNotRun) {
@@ -297,7 +297,7 @@ func (l *Log) Reading(ctx context.Context, d *dataset.Dataset, q *dataset.Query)
 		}
 		l.inserted(ctx, r, err)
 	})
-	return dataset.Told{Before: before, Wait: wait}
+	return postgres.Told{Before: before, Wait: wait}
 }
 
 // OnReads makes l insert each record on its read's own connection, in

@@ -8,18 +8,15 @@
 // asks for rows of one dataset, whichever door it came through (the spec's
 // JSON page, an export in any format, the OData feed, the export command,
 // the web page): the conditions, the order, the columns, the position, the
-// rows to skip and to read, and whether to count. [Store.Open] turns the two
-// into a cursor over rows of one snapshot.
+// rows to skip and to read, and whether to count, all typed ([Expr],
+// [Sort], [Resume]). The package holds no SQL: package postgres writes
+// the query's ([github.com/informe/informe/internal/postgres.Store.Open])
+// and reads its rows in one snapshot.
 //
 // Each door parses its own syntax into a Query (package report the spec's
 // parameters, package odata the $-options) and nothing else: no door has a
 // selection type of its own.
 package dataset
-
-import (
-	"strconv"
-	"strings"
-)
 
 // Dataset declares a table that informe serves: everything every layer
 // knows of it, as plain data. Each is declared in a file of its own in
@@ -52,9 +49,9 @@ type Dataset struct {
 	// Plain, when set, reads the queries of the dataset's own order that
 	// are filtered by nothing but equalities ([Query.Plain]) its own way,
 	// faster than through the typed view; nil reads every query through it.
-	Plain Plain
+	Plain *ReportReading
 	// KeyTable, when set, finds the keys of the pages in the dataset's own
-	// order whose conditions are all on its columns ([On]) in a
+	// order whose conditions are all on its columns ([github.com/informe/informe/internal/postgres.On]) in a
 	// table of their own; nil finds every page's keys through the typed
 	// view.
 	KeyTable *KeyTable
@@ -110,20 +107,6 @@ func (d *Dataset) Path() string {
 	return d.ExportPath
 }
 
-// KeyText returns the expressions of the key's parts as base-10 text over
-// alias, 0 for an absent (NULL) part: what a row carries after its columns
-// when [Query.Position] asks for it; none when the key is a column.
-func (d *Dataset) KeyText(alias string) []string {
-	if d.KeyColumn != "" {
-		return nil
-	}
-	out := make([]string, len(d.Keys))
-	for i, k := range d.Keys {
-		out[i] = keyPart(alias, i, k) + "::text"
-	}
-	return out
-}
-
 // Eq is an equality on a column that both views of a dataset hold under one
 // name, such as general_report's key_client_rut: the spec's filters.
 type Eq struct {
@@ -151,7 +134,7 @@ type Query struct {
 	// Limit is the most rows to read; negative reads them all.
 	Limit int64
 	// Count counts the rows matching the conditions, without the position,
-	// Skip and Limit: [Cursor.Total].
+	// Skip and Limit: [github.com/informe/informe/internal/postgres.Cursor.Total].
 	Count bool
 	// Expand are the related rows each row carries after its columns,
 	// before its position, one value per item: OData's $expand. A query
@@ -159,17 +142,17 @@ type Query struct {
 	Expand []Expansion
 	// Carried, when set, is told as rows are read whose personal values
 	// each row carried (the persons of its personal columns among
-	// Columns). The cursors of [Store.OpenParts] all tell it, and may be
+	// Columns). The cursors of [github.com/informe/informe/internal/postgres.Store.OpenParts] all tell it, and may be
 	// read at once: it must be safe for concurrent use.
 	Carried Carrier
-	// Typed makes [Cursor.Values] hold the columns' values typed, in the
+	// Typed makes [github.com/informe/informe/internal/postgres.Cursor.Values] hold the columns' values typed, in the
 	// binary form the typed formats take with export.Options.Binary
 	// (export.Format.Typed; see [Row.Typed]), rather than as the
 	// API's text.
 	Typed bool
 	// Position makes each row carry, after its columns and Expand, its
-	// key's parts as text ([Dataset.KeyText], unless the key is a column)
-	// and its Sort values as text: a date as 2006-01-02, a date-time as
+	// key's parts as text (0 for a NULL part; none when the key is a
+	// column, [Dataset.KeyColumn]) and its Sort values as text: a date as 2006-01-02, a date-time as
 	// 2006-01-02T15:04:05.000000 (with Z when it has an offset), a number
 	// in base 10, what a [Resume] takes back.
 	Position bool
@@ -179,47 +162,12 @@ type Query struct {
 	// not (with none, its Values are empty and its Key is Key).
 	Key    []int64
 	Resume *Resume
-	// Validate, when set, makes [Store.Open] and [Store.OpenParts] tag
+	// Validate, when set, makes [github.com/informe/informe/internal/postgres.Store.Open] and [github.com/informe/informe/internal/postgres.Store.OpenParts] tag
 	// the rows with an entity tag before anything else is read, and stop
-	// there when the client holds it ([Cursor.NotModified]).
+	// there when the client holds it ([github.com/informe/informe/internal/postgres.Cursor.NotModified]).
 	Validate *Validation
 
-	eq       []Eq
-	compiled bool      // the typed conditions are written below: see compile
-	sorts    []sortSQL // Sort, written
-	// bound says an index gives the order of Sort[0]: the page's first
-	// sort values are found through it first (see Store.Open).
-	// afterValue, when the rows start after a position whose first sort
-	// value is not null, is the parameter holding it; afterFloor a
-	// condition on the key that the rows sharing that value meet.
-	bound                  bool
-	afterValue, afterFloor string
-	where                  []string // conditions on the typed view, aliased t
-	on                     []On     // each condition of where on one column, Column "" when it is not
-	more                   bool     // where holds more than the equalities of eq
-	after                  []string // the position's conditions, after where
-	// withheld says the related rows of Expand are read with the
-	// personal values of withheld persons NULL (see [Withheld])
-	withheld bool
-	// wide says the page's rows span several values of its first sort
-	// value (see bounded): reading them is sorting them
-	wide bool
-	// split, for a wide page of a few sort values (see bounded), holds
-	// each value and how many of the page's rows have it, in the page's
-	// order; splitArgs is how many of args its conditions use (those
-	// before the bound's).
-	split      []splitValue
-	splitArgs  int
-	splitFloor bool // the first value is the position's: from AfterFloor
-	args       []any
-	nWhere     int // args of the conditions, before the position's
-}
-
-// splitValue is one of the first sort values of a wide page, and its rows
-// in the page.
-type splitValue struct {
-	value any
-	rows  int64
+	eq []Eq
 }
 
 // Expansion is an item of OData's $expand: the rows of Target related to
@@ -245,36 +193,9 @@ func (q *Query) Reads() []string {
 	return views
 }
 
-// related returns the expressions, over the text view's row aliased r,
-// of q's expansions: read from each target's text view, with the personal
-// values of withheld persons written NULL when withheld says so (see
-// [Withheld]).
-func (q *Query) related(withheld bool) []string {
-	out := make([]string, len(q.Expand))
-	for i, x := range q.Expand {
-		cols := make([]string, len(x.Columns))
-		for j, c := range x.Columns {
-			if withheld {
-				cols[j] = WithheldText(x.Target, "x", c)
-			} else {
-				cols[j] = "x." + ident(c.Name)
-			}
-		}
-		out[i] = "(SELECT json_agg(ARRAY[" + strings.Join(cols, ", ") + "]::text[] ORDER BY x." + x.Order +
-			") FROM " + ident(x.Target.Text) + " x WHERE x." + x.Remote + " = r." + x.Local + ")"
-	}
-	return out
-}
-
 // Whole returns the query for every row of the dataset, in its order: what a
 // whole export without filters reads.
 func Whole() Query { return Query{Limit: -1} }
-
-// param binds v, cast to the SQL type cast, and returns its placeholder.
-func (q *Query) param(v any, cast string) string {
-	q.args = append(q.args, v)
-	return "$" + strconv.Itoa(len(q.args)) + "::" + cast
-}
 
 // Equal adds the condition that column, which both views hold, equals v
 // (an int64 or a string): a filter the dataset's plain reading serves.
@@ -282,69 +203,16 @@ func (q *Query) Equal(column string, v any) {
 	q.eq = append(q.eq, Eq{Column: column, Value: v})
 }
 
-// On is a condition on one column of the typed view: the column, then
-// what follows it ("= $1::text", "IS NOT NULL"), which reads no other
-// column, only operators and parameters. A comparison with one value also
-// says which (Op "=", ">", ">=", "<" or "<=", and the value as bound: for
-// a date, its text "2006-01-02"). A [KeyTable] holding the column can
-// test it too.
-type On struct {
-	Column, Test string
-	Op           string
-	Value        any
-}
-
-func (q *Query) addWhere(cond string, o On) {
-	if len(q.after) > 0 {
-		panic("dataset: a condition after the position") // the doors' order
-	}
-	q.where = append(q.where, cond)
-	q.on = append(q.on, o)
-	q.more = q.more || len(q.where) > len(q.eq)
-	q.nWhere = len(q.args)
-}
-
 // Equalities returns the equalities of [Query.Equal].
 func (q *Query) Equalities() []Eq { return q.eq }
 
 // Filtered reports whether any condition narrows the rows.
-func (q *Query) Filtered() bool { return len(q.eq) > 0 || !q.FilterPlain() || len(q.where) > 0 }
+func (q *Query) Filtered() bool { return len(q.eq) > 0 || !q.FilterPlain() }
 
 // Plain reports whether q asks for rows in the dataset's own order,
 // filtered by nothing but equalities: what [Dataset.Plain] reads.
 func (q *Query) Plain() bool { return q.FilterPlain() && len(q.Sort) == 0 && len(q.Expand) == 0 }
 
 // FilterPlain reports whether q's conditions are nothing but equalities,
-// whatever its order: what [Plain.Count] counts.
-func (q *Query) FilterPlain() bool { return !q.more && len(q.Filters) == 0 && q.ByKey == nil }
-
-// columns returns the fields q reads of d.
-func (q *Query) columns(d *Dataset) []Column {
-	if q.Columns == nil {
-		return d.Columns
-	}
-	return q.Columns
-}
-
-// Conditions returns q's conditions on the typed view of d aliased t,
-// written, without the position's, joined by AND ("" for none), and their
-// arguments.
-func (q Query) Conditions(d *Dataset) (string, []any) {
-	q.compile(d)
-	return q.conditions()
-}
-
-func (q *Query) conditions() (string, []any) {
-	return strings.Join(q.where, " AND "), q.args[:q.nWhere:q.nWhere]
-}
-
-// countSQL returns the statement counting the rows of d matching q's
-// conditions, and its arguments.
-func (q *Query) countSQL(d *Dataset) (string, []any) {
-	where, args := q.conditions()
-	sql := "SELECT count(*) FROM " + ident(d.Typed) + " t"
-	if where != "" {
-		sql += " WHERE " + where
-	}
-	return sql, args
-}
+// whatever its order: what a [ReportReading] counts.
+func (q *Query) FilterPlain() bool { return len(q.Filters) == 0 && q.ByKey == nil }

@@ -110,8 +110,8 @@ func NewRow(cols []Column, fields []pgconn.FieldDescription) (*Row, error) {
 }
 
 // Pass makes Render hand on field i's bytes as they came, unchecked and
-// unwritten: for a field read only for its bytes (the hidden ids of
-// [Withheld.prepare], which [withhold] reads raw and strips).
+// unwritten: for a field read only for its bytes (the hidden ids by which
+// the store withholds a person's values, which it reads raw and strips).
 func (r *Row) Pass(i int) {
 	r.fields[i] = field{op: opText, kind: Text, nullable: true, name: r.fields[i].name}
 }

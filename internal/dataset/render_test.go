@@ -564,3 +564,13 @@ func checkTyped(t *testing.T, conn *pgx.Conn, opts []any, c sqlCase) {
 		t.Errorf("%d of %d values differ (%d refused by both)", bad, 2*n, refused)
 	}
 }
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// show writes a value for a message: NULL, or quoted.
+func show(v []byte) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%q", v)
+}

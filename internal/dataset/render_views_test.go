@@ -20,7 +20,15 @@ func selectTyped(d *dataset.Dataset) string {
 	for _, c := range d.Columns {
 		list = append(list, "t."+pgx.Identifier{c.Name}.Sanitize())
 	}
-	list = append(list, d.KeyText("t")...)
+	if d.KeyColumn == "" { // the key's parts as text, 0 for NULL
+		for i, k := range d.Keys {
+			if i == 0 {
+				list = append(list, "t."+k+"::text")
+			} else {
+				list = append(list, "coalesce(t."+k+", 0)::text")
+			}
+		}
+	}
 	return "SELECT " + strings.Join(list, ", ") + " FROM " + pgx.Identifier{d.Typed}.Sanitize() + " t"
 }
 
@@ -164,3 +172,32 @@ func copyRow(raw [][]byte) [][]byte {
 	}
 	return out
 }
+
+// scheduleRuns is a run history, which the demo data has none of: a
+// schedule and runs of every outcome, NULLs and offsets included.
+const scheduleRuns = `
+INSERT INTO schedules (id, name, dataset, format, cron, destination, token_name, next_run) VALUES
+  (900001, 'finanzas-diario', 'general-report', 'csv', '0 6 * * *', 'file:///srv/finanzas/pendientes-{date}.csv', 'finanzas', '2026-01-02 09:00:00+00');
+INSERT INTO schedule_runs (schedule_id, schedule_name, occurrence, attempt, outcome, started_at, ended_at, rows, bytes, destination, file_name, reason, instance)
+SELECT 900001, 'finanzas-diario', '2026-01-01 09:00:00+00'::timestamptz + i * interval '1 day', 1 + i % 2,
+       (ARRAY['delivered', 'unchanged', 'failed', 'retried', 'running'])[1 + i % 5],
+       '2026-01-01 09:00:00.000001-03'::timestamptz + i * interval '1 day 1.5 seconds',
+       CASE WHEN i % 5 = 4 THEN NULL ELSE '2026-01-01 09:00:03.5+00'::timestamptz + i * interval '1 day' END,
+       CASE WHEN i % 5 < 2 THEN i * 1000 END, CASE WHEN i % 5 < 2 THEN i * 123456 END,
+       'file:///srv/finanzas/pendientes-{date}.csv', CASE WHEN i % 5 <> 4 THEN 'pendientes-2026-01-' || lpad((i + 1)::text, 2, '0') || '.csv' END,
+       CASE WHEN i % 5 IN (2, 3) THEN 'full: there is no space left in /srv/finanzas' END, 'informe-1'
+FROM generate_series(0, 14) i;
+INSERT INTO audit_records (started_at, ended_at, request_id, principal, client_address, user_agent, path, dataset, query, rules,
+  format, columns, rows, bytes, status, outcome, reason, requests, instance)
+SELECT '2026-01-01 09:00:00.000001-03'::timestamptz + i * interval '1 hour 0.25 seconds',
+       CASE WHEN i % 6 = 5 THEN NULL ELSE '2026-01-01 12:00:03.5+00'::timestamptz + i * interval '1 hour' END,
+       'req-' || i, (ARRAY['finanzas', 'ana@host', '(no valid token)'])[1 + i % 3],
+       CASE WHEN i % 4 <> 3 THEN '10.0.0.' || i END, CASE WHEN i % 2 = 0 THEN E'Microsoft.Data.Mashup (Ñ "q")' END,
+       'GET /api/general-report/export', 'general-report', CASE WHEN i % 3 <> 2 THEN '$filter=task_status%20eq%20%27Pendiente%27' END,
+       CASE WHEN i % 5 = 1 THEN 'columns=no personal data; max_rows=5000' END,
+       'csv', 'contract_id,client_rut', CASE WHEN i % 6 < 4 THEN i * 100 END, CASE WHEN i % 6 < 4 THEN i * 12345 END,
+       CASE WHEN i % 6 = 5 THEN NULL ELSE 200 END,
+       (ARRAY['complete', 'cut', 'failed', 'not_modified', 'refused', 'open'])[1 + i % 6],
+       CASE WHEN i % 6 IN (1, 2, 4) THEN 'client_stalled' END, 1 + i % 3, 'informe-1'
+FROM generate_series(0, 14) i;
+`

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 )
 
@@ -38,7 +38,7 @@ func TestLabelsAndDecimalComma(t *testing.T) {
 		})
 	}
 
-	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	store := postgres.NewStore(pgtest.SmallSeeded(t))
 	for _, tt := range []struct {
 		name, labels, want string
 	}{

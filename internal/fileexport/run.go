@@ -13,10 +13,10 @@ import (
 
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/compress"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/internal/spool"
 )
@@ -63,7 +63,7 @@ func (s Summary) String() string {
 //
 // Its error says why the export failed, "interrupted" when ctx was
 // cancelled, and that the output file, if any, was left unchanged.
-func Run(ctx context.Context, store *dataset.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
+func Run(ctx context.Context, store *postgres.Store, p Plan, stdout, stderr io.Writer) (Summary, error) {
 	start := time.Now()
 	dst := stdout
 	var file *destination.File
@@ -123,14 +123,14 @@ type Written struct {
 // A failed export gets no closing bytes. It returns ctx's error when ctx
 // is cancelled, even after the last row, so that the caller publishes
 // nothing; its other errors are the store's and w's, as [why] tells them.
-func Write(ctx context.Context, store *dataset.Store, p Plan, w io.Writer, progress func(total int64) func(int64)) (Written, error) {
+func Write(ctx context.Context, store *postgres.Store, p Plan, w io.Writer, progress func(total int64) func(int64)) (Written, error) {
 	// A failing part cancels every part's query through ctx.
 	qctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	// Rows: the count from the snapshot, which XLSX declares as the sheet's
 	// range before the first row.
 	rd, err := road.Open(qctx, store, road.Export{
-		Dataset: p.source.Dataset, Query: p.query, Format: p.format, Parts: dataset.Parts{Max: p.parts, MinRows: partRows},
+		Dataset: p.source.Dataset, Query: p.query, Format: p.format, Parts: postgres.Parts{Max: p.parts, MinRows: partRows},
 	})
 	if err != nil {
 		return Written{}, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/seed"
 )
 
@@ -108,7 +109,7 @@ func folder(t *testing.T, dir string) []string {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t) // every row is compared: more would prove nothing more
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	rows := pgtest.Int(t, pool, "SELECT count(*) FROM general_report")
 	dir := t.TempDir()
 
@@ -172,7 +173,7 @@ func TestRunFailures(t *testing.T) {
 		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: 10000, Seed: 1})
 		return err
 	})
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	const old = "the previous export\n"
 
 	// setup returns a folder holding only target, with the old content.
@@ -202,7 +203,7 @@ func TestRunFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nowhere.Close()
-		_, err = Run(context.Background(), dataset.NewStore(nowhere), plan(t, Flags{Output: target}), io.Discard, io.Discard)
+		_, err = Run(context.Background(), postgres.NewStore(nowhere), plan(t, Flags{Output: target}), io.Discard, io.Discard)
 		if err == nil || !strings.HasPrefix(err.Error(), "the database cannot be reached: ") || !strings.HasSuffix(err.Error(), "; "+target+" was left unchanged") {
 			t.Errorf("err = %v, want that the database cannot be reached and %s was left unchanged", err, target)
 		}
@@ -262,7 +263,7 @@ func TestRunFailures(t *testing.T) {
 func TestRunParts(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t) // every row is compared: more would prove nothing more
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	defer func(n int64) { partRows = n }(partRows)
 	partRows = 1
 	dir := t.TempDir()
@@ -304,7 +305,7 @@ func TestRunParts(t *testing.T) {
 		})
 	}
 	// What Run asked for: three cursors, not one.
-	curs, err := store.OpenParts(context.Background(), reportSource.Dataset, dataset.Whole(), dataset.Parts{Max: 3, MinRows: partRows})
+	curs, err := store.OpenParts(context.Background(), reportSource.Dataset, dataset.Whole(), postgres.Parts{Max: 3, MinRows: partRows})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/postgres"
 )
 
 func parseFilter(t testing.TB, set *odata.EntitySet, filter string) ([]odata.Eq, error) {
@@ -219,7 +220,7 @@ func TestFilterLiteralSQL(t *testing.T) {
 			}
 			var dq dataset.Query
 			q.Compile(&dq)
-			where, args := dq.Conditions(dataset.GeneralReport)
+			where, args := postgres.Conditions(dataset.GeneralReport, dq)
 			if !strings.Contains(where, tt.where) {
 				t.Errorf("conditions %s, want %s in them", where, tt.where)
 			}
@@ -263,7 +264,7 @@ func TestFilterSQLJoined(t *testing.T) {
 		var got []string
 		var dq dataset.Query
 		q.Compile(&dq)
-		where, _ := dq.Conditions(dataset.GeneralReport)
+		where, _ := postgres.Conditions(dataset.GeneralReport, dq)
 		for _, c := range []string{task, client, service, "t.key_process_id IS NOT NULL"} {
 			if strings.Contains(where, c) {
 				got = append(got, c)
@@ -303,7 +304,7 @@ func FuzzFilterSQL(f *testing.F) {
 		}
 		var dq dataset.Query
 		q.Compile(&dq)
-		where, args := dq.Conditions(dataset.GeneralReport)
+		where, args := postgres.Conditions(dataset.GeneralReport, dq)
 		if strings.ContainsAny(constants.Replace(where), `'"`) || strings.Contains(where, "--") ||
 			strings.Contains(where, ";") {
 			t.Fatalf("%q: SQL holds text of its own: %s", filter, where)

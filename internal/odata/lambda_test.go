@@ -10,6 +10,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/odata"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // TestFilterLambdaAndFoldSQL checks the SQL of the lambda operators any
@@ -57,7 +58,7 @@ func TestFilterLambdaAndFoldSQL(t *testing.T) {
 			}
 			var dq dataset.Query
 			q.Compile(&dq)
-			where, args := dq.Conditions(tt.set)
+			where, args := postgres.Conditions(tt.set, dq)
 			if !strings.Contains(where, tt.where) {
 				t.Errorf("conditions\n%s\nwant in them\n%s", where, tt.where)
 			}

@@ -1,9 +1,11 @@
-// Package postgres is informe's access to PostgreSQL: connecting a pool,
-// reading in consistent snapshots through cursors, classifying errors, the
-// schema (versioned migrations embedded in the binary), and the statements
-// of the stores (tokens, audit records, persons, schedules, the seed, the
-// benchmark), each run by a function that takes a [Querier], so that its
-// caller keeps its own transaction.
+// Package postgres is informe's access to PostgreSQL, and the one package
+// that writes SQL: connecting a pool, reading in consistent snapshots
+// through cursors, classifying errors, the schema (versioned migrations
+// embedded in the binary); the read path, which writes every door's typed
+// [dataset.Query] as SQL over the datasets' typed views and reads its rows
+// ([Store]); and the statements of the stores (tokens, audit records,
+// persons, schedules, the seed, the benchmark), each run by a function
+// that takes a [Querier], so that its caller keeps its own transaction.
 package postgres
 
 import (

@@ -21,6 +21,7 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // Export is a read of rows as a door asked for it, to be written in
@@ -34,20 +35,20 @@ type Export struct {
 	Format export.Format
 	// Parts says how many connections a whole export may be read
 	// through.
-	Parts dataset.Parts
+	Parts postgres.Parts
 }
 
 // Read is a read opened: its rows counted and ready to be written.
 type Read struct {
 	format export.Format
-	curs   []*dataset.Cursor
+	curs   []*postgres.Cursor
 }
 
 // Open opens the rows of a whole export e in store: with the columns'
 // values typed exactly when e's format writes typed values (Parquet,
 // Arrow), counted in the snapshot they are read from, through up to
 // e.Parts connections. On failure nothing stays open.
-func Open(ctx context.Context, store *dataset.Store, e Export) (*Read, error) {
+func Open(ctx context.Context, store *postgres.Store, e Export) (*Read, error) {
 	e.Query.Typed = e.Format.Typed()
 	curs, err := store.OpenParts(ctx, e.Dataset, e.Query, e.Parts)
 	if err != nil {
@@ -60,13 +61,13 @@ func Open(ctx context.Context, store *dataset.Store, e Export) (*Read, error) {
 // skip, limit and count) in store, through one connection, typed as
 // [Open] reads them; a query that asks for no rows (a HEAD's, a
 // count's) reads only its tag and count.
-func OpenPage(ctx context.Context, store *dataset.Store, e Export) (*Read, error) {
+func OpenPage(ctx context.Context, store *postgres.Store, e Export) (*Read, error) {
 	e.Query.Typed = e.Format.Typed()
 	cur, err := store.Open(ctx, e.Dataset, e.Query)
 	if err != nil {
 		return nil, err
 	}
-	return &Read{format: e.Format, curs: []*dataset.Cursor{cur}}, nil
+	return &Read{format: e.Format, curs: []*postgres.Cursor{cur}}, nil
 }
 
 // Total returns the number of rows matching the read's conditions (the
@@ -75,8 +76,8 @@ func OpenPage(ctx context.Context, store *dataset.Store, e Export) (*Read, error
 func (r *Read) Total() int64 { return r.curs[0].Total() }
 
 // First returns the cursor of the read's first part, which carries the
-// rows' entity tag ([dataset.Cursor.ETag], [dataset.Cursor.NotModified]).
-func (r *Read) First() *dataset.Cursor { return r.curs[0] }
+// rows' entity tag ([postgres.Cursor.ETag], [postgres.Cursor.NotModified]).
+func (r *Read) First() *postgres.Cursor { return r.curs[0] }
 
 // Parts returns how many connections the rows are read through.
 func (r *Read) Parts() int { return len(r.curs) }

@@ -9,6 +9,7 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/road"
 	"github.com/informe/informe/report"
 )
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // deliver opens e in store and writes it whole in e's format, returning
 // the bytes and the read's parts and total.
-func deliver(t *testing.T, store *dataset.Store, e road.Export) (body []byte, parts int, total int64) {
+func deliver(t *testing.T, store *postgres.Store, e road.Export) (body []byte, parts int, total int64) {
 	t.Helper()
 	ctx, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
@@ -43,15 +44,15 @@ func deliver(t *testing.T, store *dataset.Store, e road.Export) (body []byte, pa
 func TestPartsSameBytes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	d := report.Dataset(report.Maintained)
 	e := road.Export{Dataset: d, Query: dataset.Whole(), Format: export.CSV}
-	e.Parts = dataset.Parts{Max: 1}
+	e.Parts = postgres.Parts{Max: 1}
 	one, parts, total := deliver(t, store, e)
 	if parts != 1 {
 		t.Fatalf("read through %d parts, want 1", parts)
 	}
-	e.Parts = dataset.Parts{Max: 3, MinRows: 100}
+	e.Parts = postgres.Parts{Max: 3, MinRows: 100}
 	three, parts, _ := deliver(t, store, e)
 	if parts != 3 {
 		t.Fatalf("read through %d parts, want 3", parts)
@@ -78,10 +79,10 @@ func TestPartsSameBytes(t *testing.T) {
 func TestTypedByFormat(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	d := dataset.Users
 	for _, f := range []export.Format{export.CSV, export.JSON, export.NDJSON, export.XLSX, export.Parquet, export.Arrow} {
-		e := road.Export{Dataset: d, Query: dataset.Whole(), Parts: dataset.Parts{Max: 1}, Format: f}
+		e := road.Export{Dataset: d, Query: dataset.Whole(), Parts: postgres.Parts{Max: 1}, Format: f}
 		body, _, total := deliver(t, store, e)
 		if total <= 0 || len(body) == 0 {
 			t.Errorf("%s: %d rows in %d bytes", f, total, len(body))
@@ -94,7 +95,7 @@ func TestTypedByFormat(t *testing.T) {
 // one.
 func TestDeliverOtherFormat(t *testing.T) {
 	t.Parallel()
-	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	store := postgres.NewStore(pgtest.SmallSeeded(t))
 	d := dataset.Users
 	rd, err := road.Open(context.Background(), store, road.Export{Dataset: d, Query: dataset.Whole(), Format: export.CSV})
 	if err != nil {
@@ -111,7 +112,7 @@ func TestDeliverOtherFormat(t *testing.T) {
 // TestOpenPage reads a page: its rows only, counted over all of them.
 func TestOpenPage(t *testing.T) {
 	t.Parallel()
-	store := dataset.NewStore(pgtest.SmallSeeded(t))
+	store := postgres.NewStore(pgtest.SmallSeeded(t))
 	d := dataset.Users
 	q := dataset.Query{Skip: 2, Limit: 3, Count: true}
 	rd, err := road.OpenPage(context.Background(), store, road.Export{Dataset: d, Query: q, Format: export.Arrow})

@@ -25,6 +25,7 @@ import (
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
@@ -75,7 +76,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &api.Server{Data: dataset.NewStore(pool), Report: source.Report(report.Maintained), Tokens: tokens, Metrics: metrics.New(pool),
+	srv := &api.Server{Data: postgres.NewStore(pool), Report: source.Report(report.Maintained), Tokens: tokens, Metrics: metrics.New(pool),
 		Logger: slog.New(slog.DiscardHandler)}
 	hs := httptest.NewUnstartedServer(srv.Handler())
 	hs.Config.ConnContext = api.ConnContext

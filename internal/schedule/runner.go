@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/audit"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/delivery"
 	"github.com/informe/informe/internal/destination"
 	"github.com/informe/informe/internal/failure"
@@ -93,7 +92,7 @@ type Config struct {
 type Runner struct {
 	cfg       Config
 	pool      *pgxpool.Pool
-	store     *dataset.Store
+	store     *postgres.Store
 	schedules *Store
 	// wrap, if not nil, wraps what an attempt writes to its destination
 	// (a test stops a delivery halfway with it).
@@ -120,7 +119,7 @@ func NewRunner(pool *pgxpool.Pool, cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	if cfg.Audit != nil {
 		store = store.Told(cfg.Audit.Reading)
 	}

@@ -28,8 +28,8 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
 	"github.com/informe/informe/internal/audit"
-	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/schedule"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/spool"
@@ -129,7 +129,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	}
 	defer closeRecords()
 	app := &api.Server{
-		Data:           dataset.NewStore(pool).Told(records.Reading),
+		Data:           postgres.NewStore(pool).Told(records.Reading),
 		Audit:          records,
 		Report:         source.Report(counting),
 		Tokens:         auth.NewStore(pool),

@@ -1,7 +1,7 @@
 // Package subjects owns what informe knows of the persons whose data it
 // serves: the blocks that hold a person's personal data back (informe
 // subjects block, unblock, list; read on every request by
-// [dataset.Withheld]), the compact [Set] of the persons whose personal
+// [github.com/informe/informe/internal/postgres.Withheld]), the compact [Set] of the persons whose personal
 // values a response carried, built as its rows stream by a [Collector],
 // the ids a RUT is known by ([Resolve]) and the report of the responses
 // that carried a person's data ([Report]).
@@ -243,7 +243,7 @@ func decodeBitmap(b []byte) ([]int64, error) {
 // response's rows carried: it is the [dataset.Carrier] of the response's
 // query ([dataset.Query.Carried]), told of each row's persons as the rows
 // stream. It is safe for concurrent use: the parts of a whole export
-// ([dataset.Store.OpenParts]) are read at once, all telling the same
+// ([github.com/informe/informe/internal/postgres.Store.OpenParts]) are read at once, all telling the same
 // Collector.
 type Collector struct {
 	mu  sync.Mutex

@@ -16,6 +16,7 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/subjects"
@@ -128,7 +129,7 @@ func persons(t *testing.T, pool *pgxpool.Pool) (client, payer, user person) {
 // columns equal one of values, and the sum of the contracts' costs.
 func seen(t *testing.T, pool *pgxpool.Pool, values []string) (n int, cost string) {
 	t.Helper()
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	ctx := context.Background()
 	want := map[string]bool{}
 	for _, v := range values {
@@ -139,7 +140,7 @@ func seen(t *testing.T, pool *pgxpool.Pool, values []string) (n int, cost string
 		for _, typed := range []bool{false, true} {
 			q := dataset.Whole()
 			q.Typed = typed
-			curs, err := store.OpenParts(ctx, s.Dataset, q, dataset.Parts{Max: 2, MinRows: 100})
+			curs, err := store.OpenParts(ctx, s.Dataset, q, postgres.Parts{Max: 2, MinRows: 100})
 			if err != nil {
 				t.Fatalf("%s: %v", s.Name, err)
 			}
@@ -172,7 +173,7 @@ func seen(t *testing.T, pool *pgxpool.Pool, values []string) (n int, cost string
 func TestBlock(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.SmallSeeded(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	client, payer, user := persons(t, pool)
 	all := slices.Concat(client.values, payer.values, user.values)
 
@@ -294,7 +295,7 @@ func TestParseRUT(t *testing.T) {
 func TestReport(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.SmallSeeded(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	client, _, _ := persons(t, pool)
 	clientID := pgtest.Int(t, pool, "SELECT id FROM clients WHERE rut = $1", client.rut)
 	other := pgtest.Int(t, pool, "SELECT min(id) FROM clients WHERE id <> $1", clientID)
@@ -414,8 +415,8 @@ func errorsAs(err error, f **failure.Error) bool { return errors.As(err, f) }
 // cursor on its own goroutine, collects the persons one cursor does.
 func TestCollectorParts(t *testing.T) {
 	ctx := context.Background()
-	store := dataset.NewStore(pgtest.SmallSeeded(t))
-	collect := func(p dataset.Parts) []byte {
+	store := postgres.NewStore(pgtest.SmallSeeded(t))
+	collect := func(p postgres.Parts) []byte {
 		c := subjects.NewCollector()
 		q := dataset.Whole()
 		q.Carried = c
@@ -441,7 +442,7 @@ func TestCollectorParts(t *testing.T) {
 		}
 		return c.Set().Encode()
 	}
-	one, parts := collect(dataset.Parts{Max: 1}), collect(dataset.Parts{Max: 3, MinRows: 100})
+	one, parts := collect(postgres.Parts{Max: 1}), collect(postgres.Parts{Max: 3, MinRows: 100})
 	if len(one) == 0 || !bytes.Equal(one, parts) {
 		t.Fatalf("parts collected %d bytes, one cursor %d, not the same", len(parts), len(one))
 	}
@@ -449,7 +450,7 @@ func TestCollectorParts(t *testing.T) {
 
 // countRows returns the number of d's rows matching q, as a count of a
 // page of none.
-func countRows(ctx context.Context, store *dataset.Store, d *dataset.Dataset, q dataset.Query) (int64, error) {
+func countRows(ctx context.Context, store *postgres.Store, d *dataset.Dataset, q dataset.Query) (int64, error) {
 	q.Count, q.Limit = true, 0
 	cur, err := store.Open(ctx, d, q)
 	if err != nil {

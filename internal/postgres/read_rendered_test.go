@@ -1,4 +1,4 @@
-package dataset_test
+package postgres_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
@@ -96,7 +97,7 @@ func TestRenderedInGoAsInSQL(t *testing.T) {
 	t.Parallel()
 	pool := edgePool(t)
 	sources := append([]*source.Source{source.Report(report.Maintained)}, source.All(source.Report(report.FromView))...)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	for i, s := range sources {
 		d := s.Dataset
 		name := d.Name
@@ -132,7 +133,7 @@ func TestRenderedInGoAsInSQL(t *testing.T) {
 						}
 						for i, c := range d.Columns {
 							if !bytes.Equal(g.values[i], w[i]) || (g.values[i] == nil) != (w[i] == nil) {
-								t.Errorf("row %s, %s: Go wrote %s, SQL %s", g.key, c.Name, show(g.values[i]), show(w[i]))
+								t.Errorf("row %s, %s: Go wrote %s, SQL %s", g.key, c.Name, showValue(g.values[i]), showValue(w[i]))
 							}
 						}
 						gotRows, wantRows = append(gotRows, g.values), append(wantRows, w)
@@ -156,7 +157,8 @@ func TestRenderedInGoAsInSQL(t *testing.T) {
 	}
 }
 
-func show(v []byte) string {
+// showValue writes a value for a message: NULL, or quoted.
+func showValue(v []byte) string {
 	if v == nil {
 		return "NULL"
 	}
@@ -240,15 +242,15 @@ type row struct {
 type reading struct {
 	name   string
 	sorted bool // in another order than the key's
-	read   func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row
+	read   func(t *testing.T, store *postgres.Store, d *dataset.Dataset) []row
 }
 
 // readings are the ways informe reads a dataset: its plain reading, the
 // typed statement of a filtered export, a sorted one, and pages of 997
 // rows one after the other.
 func readings(d *dataset.Dataset) []reading {
-	whole := func(build func(q *dataset.Query)) func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
-		return func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
+	whole := func(build func(q *dataset.Query)) func(t *testing.T, store *postgres.Store, d *dataset.Dataset) []row {
+		return func(t *testing.T, store *postgres.Store, d *dataset.Dataset) []row {
 			q := dataset.Whole()
 			q.Position = true
 			build(&q)
@@ -263,7 +265,7 @@ func readings(d *dataset.Dataset) []reading {
 		{"Sorted", true, whole(func(q *dataset.Query) {
 			q.Sort = []dataset.Sort{{Property: d.Columns[len(d.Columns)/2].Name, Desc: true}}
 		})},
-		{"Pages", false, func(t *testing.T, store *dataset.Store, d *dataset.Dataset) []row {
+		{"Pages", false, func(t *testing.T, store *postgres.Store, d *dataset.Dataset) []row {
 			var out []row
 			for skip := int64(0); ; skip += 997 {
 				q := dataset.Query{Skip: skip, Limit: 997, Count: true, Position: true}
@@ -278,7 +280,7 @@ func readings(d *dataset.Dataset) []reading {
 }
 
 // readAll reads q's rows of d, each with its key as keyText writes it.
-func readAll(t *testing.T, store *dataset.Store, d *dataset.Dataset, q dataset.Query) []row {
+func readAll(t *testing.T, store *postgres.Store, d *dataset.Dataset, q dataset.Query) []row {
 	t.Helper()
 	cur, err := store.Open(context.Background(), d, q)
 	if err != nil {
@@ -371,7 +373,7 @@ func encode(enc encoding, cols []dataset.Column, rows [][][]byte) ([]byte, error
 func TestTypedValues(t *testing.T) {
 	t.Parallel()
 	pool := edgePool(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
 	plain := readings(d)[0].read(t, store, d)
 	byKey := map[string]row{}
@@ -417,14 +419,14 @@ func TestTypedValues(t *testing.T) {
 			switch {
 			case c.Kind == dataset.Text || len(p) == 0:
 				if !bytes.Equal(v, p) || (v == nil) != (p == nil) {
-					t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
+					t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, showValue(v), showValue(p))
 				}
 			case bytes.Equal(v, binary(p)):
 				values++
 			case bytes.Equal(v, binary(append(bytes.Clone(p), " BC"...))):
 				bc++
 			default:
-				t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, show(v), show(p))
+				t.Errorf("row %s, %s: %s typed, %s as text", k.key, c.Name, showValue(v), showValue(p))
 			}
 		}
 	}
@@ -442,7 +444,7 @@ func TestTypedValues(t *testing.T) {
 func TestSortedPages(t *testing.T) {
 	t.Parallel()
 	pool := edgePool(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	d := source.Report(report.Maintained).Dataset
 	for _, col := range []string{"costo_servicio", "task_status", "task_end_date"} {
 		for _, desc := range []bool{false, true} {
@@ -477,7 +479,7 @@ func TestSortedPages(t *testing.T) {
 						}
 						for j, c := range d.Columns {
 							if !bytes.Equal(got[i].values[j], want[i].values[j]) || (got[i].values[j] == nil) != (want[i].values[j] == nil) {
-								t.Fatalf("row %s, %s: %s in the pages, %s in one reading", got[i].key, c.Name, show(got[i].values[j]), show(want[i].values[j]))
+								t.Fatalf("row %s, %s: %s in the pages, %s in one reading", got[i].key, c.Name, showValue(got[i].values[j]), showValue(want[i].values[j]))
 							}
 						}
 					}

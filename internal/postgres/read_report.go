@@ -1,22 +1,16 @@
-package dataset
+package postgres
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 
-	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/dataset"
 )
 
-// ReportReading is the general report's own reading of its plain queries
-// (its own order, the spec's equalities, see [Plain]) from the
-// general_report_typed view: with Maintained, through the row counts that
-// informe's triggers keep (report_contract_rows, report_bucket_rows), so
-// that an unfiltered page costs the same at page 1 and at the last page,
-// and a whole export splits into parts of about the same rows; without,
-// by counting and skipping the view's rows (package report chooses, by
-// report.Counting).
-type ReportReading struct{ Maintained bool }
+// reportReading reads the general report's plain queries as
+// [dataset.ReportReading] declares.
+type reportReading dataset.ReportReading
 
 // reportOrder is the general report's own order, its key's.
 const reportOrder = " ORDER BY key_contract_id, key_process_id, key_task_id"
@@ -34,7 +28,7 @@ var reportWithin = []string{"key_contract_id AS within_contract", "coalesce(key_
 
 // Count returns the number of rows matching q's equalities: from the
 // maintained counts for an unfiltered report, else by counting the view.
-func (p ReportReading) Count(snap *postgres.Snapshot, q *Query) (int64, error) {
+func (p reportReading) Count(snap *Snapshot, q *query) (int64, error) {
 	sql, args := "SELECT report_rows_total()", []any(nil)
 	if len(q.Equalities()) > 0 || !p.Maintained {
 		where, wargs := reportEqualities(q, nil)
@@ -59,7 +53,7 @@ var reportKeyText = []string{
 // Read returns the statement reading q's rows: after a keyset position
 // through the index from its contract; an unfiltered page through the
 // maintained counts (seek); else with OFFSET.
-func (p ReportReading) Read(snap *postgres.Snapshot, q *Query, cols []Column, total int64) (Statement, error) {
+func (p reportReading) Read(snap *Snapshot, q *query, cols []dataset.Column, total int64) (Statement, error) {
 	var extra []string
 	if q.Position {
 		extra = reportKeyText
@@ -92,7 +86,7 @@ func (p ReportReading) Read(snap *postgres.Snapshot, q *Query, cols []Column, to
 // first and last rows, so that only rows inside the first contract are
 // skipped, and bounds the scan by both: PostgreSQL then plans for the few
 // contracts it will read, not for the whole table.
-func (p ReportReading) seek(snap *postgres.Snapshot, q *Query, cols []Column, extra []string, total int64) (Statement, error) {
+func (p reportReading) seek(snap *Snapshot, q *query, cols []dataset.Column, extra []string, total int64) (Statement, error) {
 	if total < 0 {
 		var err error
 		if total, err = p.Count(snap, q); err != nil {
@@ -123,7 +117,7 @@ func (p ReportReading) seek(snap *postgres.Snapshot, q *Query, cols []Column, ex
 // each a range of contracts split by the maintained counts so that the
 // parts hold about the same number of rows; nil when q is filtered or the
 // counts are not maintained.
-func (p ReportReading) Split(snap *postgres.Snapshot, q *Query, cols []Column, total, k int64) ([]Statement, error) {
+func (p reportReading) Split(snap *Snapshot, q *query, cols []dataset.Column, total, k int64) ([]Statement, error) {
 	if len(q.Equalities()) > 0 || q.Key != nil || !p.Maintained {
 		return nil, nil
 	}
@@ -166,8 +160,8 @@ func (p ReportReading) Split(snap *postgres.Snapshot, q *Query, cols []Column, t
 
 // reportSelect returns the SELECT of cols, then of the extra expressions,
 // from the typed view: Go writes the text.
-func reportSelect(cols []Column, extra ...string) string {
-	list := postgres.SelectList(Names(cols))
+func reportSelect(cols []dataset.Column, extra ...string) string {
+	list := SelectList(dataset.Names(cols))
 	for _, e := range extra {
 		list += ", " + e
 	}
@@ -176,11 +170,11 @@ func reportSelect(cols []Column, extra ...string) string {
 
 // reportEqualities returns the WHERE clause of q's equalities on the view, with
 // their arguments appended to args.
-func reportEqualities(q *Query, args []any) (string, []any) {
+func reportEqualities(q *query, args []any) (string, []any) {
 	var where string
 	for _, e := range q.Equalities() {
 		args = append(args, e.Value)
-		where = andWhere(where, postgres.SelectList([]string{e.Column})+" = $"+strconv.Itoa(len(args)))
+		where = andWhere(where, SelectList([]string{e.Column})+" = $"+strconv.Itoa(len(args)))
 	}
 	return where, args
 }

@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"crypto/sha256"
@@ -10,42 +10,20 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/dataset"
 )
-
-// Validation asks [Store.Open] for the entity tag of a query's rows (see
-// [Query.Validate]): a value that is the same exactly when the response
-// would be, derived from the data version of the tables the dataset's
-// views read (postgres.Snapshot.DataVersion), read in the rows' own
-// snapshot, the dataset, the whole query as compiled, and Representation.
-type Validation struct {
-	// Representation is what, besides the data and the query, decides
-	// the bytes of the response: its format and options, its content
-	// coding, informe's build.
-	Representation string
-	// Held are the opaque tags the client holds (If-None-Match's,
-	// compared weakly: without their W/), Any says it sent "*": when the
-	// rows' tag is one of them, or Any, Open reads nothing more and
-	// returns a cursor whose [Cursor.NotModified] is true.
-	Held []string
-	Any  bool
-	// Head reads no rows, only the tag and, with [Query.Count], the count
-	// (a HEAD request, OData's /$count): the tag is the one the rows
-	// would have.
-	Head bool
-}
 
 // validate returns the entity tag of q's rows of d in snap, "" when the
 // data they come from has no version (a view over tables informe does
 // not watch: then nothing is ever "not modified"), and whether the client
 // holds it.
-func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag, version string, held bool, err error) {
+func validate(snap *Snapshot, d *dataset.Dataset, q *query) (tag, version string, held bool, err error) {
 	v := q.Validate
 	// subject_withheld: the blocked persons, whose values every row
 	// withholds (see [Withheld]).
 	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads())
 	version, err = snap.DataVersion(views)
-	if errors.Is(err, postgres.ErrNoDataVersion) {
+	if errors.Is(err, ErrNoDataVersion) {
 		return "", "", v.Any, nil // "*" holds whatever exists
 	}
 	if err != nil {
@@ -64,7 +42,7 @@ func validate(snap *postgres.Snapshot, d *Dataset, q *Query) (tag, version strin
 // digest writes to h everything of q that decides which rows it reads,
 // in which order, and how: its columns, conditions and their arguments,
 // order, position, window, count and related rows, never Validate.
-func (q *Query) digest(h hash.Hash) {
+func (q *query) digest(h hash.Hash) {
 	n := func(i int64) { hashField(h, strconv.FormatInt(i, 10)) }
 	b := func(x bool) { hashField(h, strconv.FormatBool(x)) }
 	list := func(ss []string) {

@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/failure"
-	"github.com/informe/informe/internal/postgres"
 )
 
 // Statement is one SQL statement and its arguments.
@@ -25,26 +25,8 @@ type Statement struct {
 	// sorts no whole rows.
 	Within int
 	// First is the index, from 0, of the statement's first row among the
-	// rows of the whole reading it is a part of (see [Plain]'s Split).
+	// rows of the whole reading it is a part of (see [dataset.ReportReading]'s Split).
 	First int64
-}
-
-// Plain is a dataset's own reading of its [Query.Plain] queries: for the
-// general report, the row counts that informe's triggers maintain, and the
-// seek to a page's first contract through them.
-type Plain interface {
-	// Count returns the number of rows matching q's equalities.
-	Count(snap *postgres.Snapshot, q *Query) (int64, error)
-	// Read returns the statement reading cols of q's rows, then, with
-	// q.Position, the key's parts as text; total is the count of the rows
-	// matching q, -1 when it was not counted. An empty SQL reads no rows
-	// (a page past the last).
-	Read(snap *postgres.Snapshot, q *Query, cols []Column, total int64) (Statement, error)
-	// Split returns the statements of at most k parts that, read one after
-	// the other, give the rows of a whole export of q (total rows), or nil
-	// when q cannot be split. Each statement's First says where its rows
-	// start.
-	Split(snap *postgres.Snapshot, q *Query, cols []Column, total int64, k int64) ([]Statement, error)
 }
 
 // Store opens queries on datasets: the one road from a query to rows,
@@ -56,16 +38,16 @@ type Store struct {
 
 // Reading is told of each read as it opens, with its context and query
 // (which it may change before the rows are read: the persons they carry,
-// [Query.Carried]), and says what the read must do for it. The audit
+// [dataset.Query.Carried]), and says what the read must do for it. The audit
 // records every read through it (internal/audit).
-type Reading func(ctx context.Context, d *Dataset, q *Query) Told
+type Reading func(ctx context.Context, d *dataset.Dataset, q *dataset.Query) Told
 
 // Told is what a [Reading] asks of the read it was told of.
 type Told struct {
 	// Before, unless nil, is run on the read's first connection in the
-	// round trip that begins its snapshot ([postgres.BeginWith]), or
+	// round trip that begins its snapshot ([BeginWith]), or
 	// abandoned when the read ends before that.
-	Before *postgres.Prelude
+	Before *Prelude
 	// Wait, unless nil, is called once the read has opened, before its
 	// cursors are handed out; its error fails the read.
 	Wait func() error
@@ -79,25 +61,25 @@ func (s *Store) Told(r Reading) *Store { return &Store{pool: s.pool, reading: r}
 
 // begin tells s's Reading of the read of q on d, and returns what it
 // asks of the read.
-func (s *Store) begin(ctx context.Context, d *Dataset, q *Query) Told {
+func (s *Store) begin(ctx context.Context, d *dataset.Dataset, q *query) Told {
 	if s.reading == nil {
 		return Told{}
 	}
-	return s.reading(ctx, d, q)
+	return s.reading(ctx, d, &q.Query)
 }
 
 // Cursor reads the rows of a query, driven like pgx.Rows: Next, Values,
 // Err, and Close on every path, which ends the snapshot and returns its
 // connection to the pool. The rows are read typed, in PostgreSQL's binary
 // format (or its text format, through a pooler), and Values holds one value
-// per column of the query (then its position, with [Query.Position]) as
-// text in the API's formats, written by [Row] (with
-// [Query.Typed], the columns' values typed): nil for NULL, valid until
+// per column of the query (then its position, with [dataset.Query.Position]) as
+// text in the API's formats, written by [dataset.Row] (with
+// [dataset.Query.Typed], the columns' values typed): nil for NULL, valid until
 // the next call to Next.
 type Cursor struct {
-	cur    *postgres.Rows
+	cur    *Rows
 	total  int64
-	row    *Row
+	row    *dataset.Row
 	within *within // for a [Statement.Within]
 	first  int64   // see [Statement.First]
 	values [][]byte
@@ -114,7 +96,7 @@ type Cursor struct {
 // buffer its value is written in.
 type masked struct {
 	i    int
-	mask Mask
+	mask dataset.Mask
 	buf  []byte
 }
 
@@ -124,7 +106,7 @@ type masked struct {
 // The personal values of the persons w withholds are nulled, by the hidden
 // id columns that cols ends with (see [Withheld.prepare]), and carry is
 // told whose the row carried.
-func newCursor(cur *postgres.Rows, st Statement, d *Dataset, cols []Column, total int64, typed bool, w *Withheld, hidden int, carry Carrier) (*Cursor, error) {
+func newCursor(cur *Rows, st Statement, d *dataset.Dataset, cols []dataset.Column, total int64, typed bool, w *Withheld, hidden int, carry dataset.Carrier) (*Cursor, error) {
 	c := &Cursor{cur: cur, total: total, first: st.First}
 	fields := cur.Fields()
 	if fields == nil {
@@ -137,7 +119,7 @@ func newCursor(cur *postgres.Rows, st Statement, d *Dataset, cols []Column, tota
 		}
 		c.within, fields = w, fields[:w.n]
 	}
-	row, err := NewRow(cols, fields)
+	row, err := dataset.NewRow(cols, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +132,7 @@ func newCursor(cur *postgres.Rows, st Statement, d *Dataset, cols []Column, tota
 	c.row = row
 	c.pass = w.pass(carry, d, cols, hidden, fields)
 	for i, col := range cols {
-		if col.Mask != Unmasked {
+		if col.Mask != dataset.Unmasked {
 			c.masked = append(c.masked, masked{i: i, mask: col.Mask})
 		}
 	}
@@ -215,7 +197,7 @@ func (c *Cursor) Err() error {
 func (c *Cursor) Count() int { return c.n }
 
 // Close releases the rows and the snapshot's connection; see
-// [postgres.Rows.Close]. It returns the first error met by the iteration
+// [Rows.Close]. It returns the first error met by the iteration
 // or by ending the snapshot, and is safe to call more than once.
 func (c *Cursor) Close() error {
 	err := c.cur.Close()
@@ -235,12 +217,12 @@ func (c *Cursor) First() int64 { return c.first }
 func (c *Cursor) Total() int64 { return c.total }
 
 // ETag returns the opaque tag of the rows of a query with
-// [Query.Validate] (see [Validation]), "" without one or when the views'
+// [dataset.Query.Validate] (see [dataset.Validation]), "" without one or when the views'
 // data has no version.
 func (c *Cursor) ETag() string { return c.etag }
 
 // NotModified reports that the client holds the rows' tag
-// ([Validation]'s Held or Any): the cursor has no rows and no count.
+// ([dataset.Validation]'s Held or Any): the cursor has no rows and no count.
 func (c *Cursor) NotModified() bool { return c.notModified }
 
 // Open counts the rows q asks for when q.Count says so and opens a
@@ -249,8 +231,8 @@ func (c *Cursor) NotModified() bool { return c.notModified }
 // reads the rows' tag in the same snapshot (one small query), and reads
 // nothing more when the client holds it. Connection failures are
 // failure.Unavailable; the cursor's queries are cancelled with ctx.
-func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (*Cursor, error) {
-	q.compile(d)
+func (s *Store) Open(ctx context.Context, d *dataset.Dataset, dq dataset.Query) (*Cursor, error) {
+	q := compile(d, dq)
 	told := s.begin(ctx, d, &q)
 	c, err := s.open(ctx, d, q, told.Before)
 	told.Before.Abandon()
@@ -264,8 +246,8 @@ func (s *Store) Open(ctx context.Context, d *Dataset, q Query) (*Cursor, error) 
 }
 
 // open is [Store.Open] untold.
-func (s *Store) open(ctx context.Context, d *Dataset, q Query, pre *postgres.Prelude) (_ *Cursor, err error) {
-	snap, err := postgres.BeginWith(ctx, s.pool, pre)
+func (s *Store) open(ctx context.Context, d *dataset.Dataset, q query, pre *Prelude) (_ *Cursor, err error) {
+	snap, err := BeginWith(ctx, s.pool, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -329,9 +311,9 @@ func (s *Store) open(ctx context.Context, d *Dataset, q Query, pre *postgres.Pre
 }
 
 // count returns the number of d's rows matching q's conditions.
-func count(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, error) {
+func count(snap *Snapshot, d *dataset.Dataset, q *query) (int64, error) {
 	if d.Plain != nil && q.FilterPlain() {
-		return d.Plain.Count(snap, q)
+		return reportReading(*d.Plain).Count(snap, q)
 	}
 	if n, ok, err := keyCount(snap, d, q); ok {
 		return n, err
@@ -345,9 +327,9 @@ func count(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, error) {
 }
 
 // read returns the statement reading q's rows.
-func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement, error) {
+func read(snap *Snapshot, d *dataset.Dataset, q *query, total int64) (Statement, error) {
 	if d.Plain != nil && q.Plain() {
-		return d.Plain.Read(snap, q, q.columns(d), total)
+		return reportReading(*d.Plain).Read(snap, q, q.columns(d), total)
 	}
 	if st, ok, err := keyRead(snap, d, q); ok {
 		return st, err
@@ -387,7 +369,7 @@ func read(snap *postgres.Snapshot, d *Dataset, q *Query, total int64) (Statement
 // page of a feed by cost where the cost changes, on a million rows: 320
 // ms, against about 20 ms for the other pages). An empty page is an empty
 // statement.
-func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error) {
+func sortedKeys(snap *Snapshot, d *dataset.Dataset, q *query) (Statement, error) {
 	// The keys, then the sort values, of each row; ordered as typed orders
 	// them, by the sort values, then the keys.
 	var sel, order, aggOrder []string
@@ -398,8 +380,8 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 	for i, s := range q.Sort {
 		sel = append(sel, q.sorts[i].expr)
 		cols = append(cols, "s"+strconv.Itoa(i))
-		order = append(order, q.sorts[i].expr+s.direction())
-		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+s.direction())
+		order = append(order, q.sorts[i].expr+direction(s))
+		aggOrder = append(aggOrder, "p.s"+strconv.Itoa(i)+direction(s))
 	}
 	for i, k := range d.Keys {
 		order = append(order, "t."+k)
@@ -427,7 +409,7 @@ func sortedKeys(snap *postgres.Snapshot, d *Dataset, q *Query) (Statement, error
 // position and q.Skip of them, from q.afterFloor when that value is the
 // position's; of each later value, its first, which are after the
 // position by their value alone.
-func (q *Query) splitSelect(d *Dataset, list, order []string) (string, []any) {
+func (q *query) splitSelect(d *dataset.Dataset, list, order []string) (string, []any) {
 	e := q.sorts[0].expr
 	args := slices.Clip(q.args[:q.splitArgs])
 	var branches []string
@@ -468,16 +450,16 @@ type Parts struct {
 // the cursors give the rows Open gives, in the same order; each one's
 // Total is the whole export's.
 //
-// Only what the dataset's [Plain] reading can split is split; anything
+// Only what the dataset's [dataset.ReportReading] reading can split is split; anything
 // else, a server that cannot export a snapshot (a pooler, an old standby),
 // and exports under 2*p.MinRows rows are read through one cursor. With
 // q.Validate, the first connection reads the rows' tag before it counts,
 // and every cursor carries it; when the client holds it, the one cursor
 // returned is [Cursor.NotModified]. On failure, every cursor opened is
 // closed.
-func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) ([]*Cursor, error) {
-	q.Skip, q.Limit, q.Count = 0, -1, true
-	q.compile(d)
+func (s *Store) OpenParts(ctx context.Context, d *dataset.Dataset, dq dataset.Query, p Parts) ([]*Cursor, error) {
+	dq.Skip, dq.Limit, dq.Count = 0, -1, true
+	q := compile(d, dq)
 	told := s.begin(ctx, d, &q)
 	curs, err := s.openParts(ctx, d, q, p, told.Before)
 	told.Before.Abandon()
@@ -493,7 +475,7 @@ func (s *Store) OpenParts(ctx context.Context, d *Dataset, q Query, p Parts) ([]
 }
 
 // openParts is [Store.OpenParts] untold.
-func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre *postgres.Prelude) (_ []*Cursor, err error) {
+func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Parts, pre *Prelude) (_ []*Cursor, err error) {
 	one := func() ([]*Cursor, error) {
 		// pre, if the first connection ran it, is not run again.
 		cur, err := s.open(ctx, d, q, pre)
@@ -505,11 +487,11 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre
 	if p.Max <= 1 || d.Plain == nil || !q.Plain() || q.Filtered() {
 		return one()
 	}
-	first, err := postgres.BeginWith(ctx, s.pool, pre)
+	first, err := BeginWith(ctx, s.pool, pre)
 	if err != nil {
 		return nil, err
 	}
-	snaps := []*postgres.Snapshot{first}
+	snaps := []*Snapshot{first}
 	opened := false
 	defer func() {
 		if !opened { // an error, or a panic: every connection goes back
@@ -546,7 +528,7 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre
 		return nil, fmt.Errorf("%s: withheld: %w", d.Name, err)
 	}
 	hidden := len(w.prepare(d, &q)) // q is not filtered: columns only
-	total, err := d.Plain.Count(first, &q)
+	total, err := reportReading(*d.Plain).Count(first, &q)
 	if err != nil {
 		return nil, err
 	}
@@ -557,19 +539,19 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre
 	cols := q.columns(d)
 	var parts []Statement
 	if k > 1 {
-		if parts, err = d.Plain.Split(first, &q, cols, total, k); err != nil {
+		if parts, err = reportReading(*d.Plain).Split(first, &q, cols, total, k); err != nil {
 			return nil, err
 		}
 	}
 	if len(parts) == 0 {
-		st, err := d.Plain.Read(first, &q, cols, total)
+		st, err := reportReading(*d.Plain).Read(first, &q, cols, total)
 		if err != nil {
 			return nil, err
 		}
 		parts = []Statement{st}
 	}
 	for range parts[1:] {
-		snap, err := postgres.BeginAt(ctx, s.pool, id)
+		snap, err := BeginAt(ctx, s.pool, id)
 		if err != nil {
 			return nil, err
 		}
@@ -611,10 +593,10 @@ func (s *Store) openParts(ctx context.Context, d *Dataset, q Query, p Parts, pre
 
 // typed returns the statement reading q's rows of d from its typed view,
 // found in order by their typed values with the indexes those can use;
-// Go writes their text ([Row], in [Cursor]). Only OData's
+// Go writes their text ([dataset.Row], in [Cursor]). Only OData's
 // related rows (q.Expand) are read from the text view, joined to the rows
 // of the page by their keys.
-func typed(d *Dataset, q *Query) Statement {
+func typed(d *dataset.Dataset, q *query) Statement {
 	extra := len(q.Expand) > 0
 	var list, order, korder []string
 	for i, c := range q.columns(d) {
@@ -629,7 +611,7 @@ func typed(d *Dataset, q *Query) Statement {
 			list = append(list, "t."+k)
 		}
 	} else if q.Position {
-		list = append(list, d.KeyText("t")...)
+		list = append(list, keyText(d, "t")...)
 	}
 	for i, s := range q.Sort {
 		n := strconv.Itoa(i + 1)
@@ -639,8 +621,8 @@ func typed(d *Dataset, q *Query) Statement {
 		if extra {
 			list = append(list, q.sorts[i].expr+" AS sort_"+n)
 		}
-		order = append(order, q.sorts[i].expr+s.direction())
-		korder = append(korder, "k.sort_"+n+s.direction())
+		order = append(order, q.sorts[i].expr+direction(s))
+		korder = append(korder, "k.sort_"+n+direction(s))
 	}
 	for _, k := range d.Keys {
 		order = append(order, "t."+k)
@@ -656,7 +638,7 @@ func typed(d *Dataset, q *Query) Statement {
 	}
 	outer = append(outer, q.related(q.withheld)...)
 	if q.Position {
-		outer = append(outer, d.KeyText("k")...)
+		outer = append(outer, keyText(d, "k")...)
 		for i := range q.Sort {
 			outer = append(outer, "k.sort_text_"+strconv.Itoa(i+1))
 		}
@@ -678,14 +660,14 @@ func typed(d *Dataset, q *Query) Statement {
 // typedSelect returns the SELECT of list from d's typed view aliased t,
 // under q's conditions and position, in order, within q's window (see
 // Window), and its arguments.
-func (q *Query) typedSelect(d *Dataset, list, order []string) (string, []any) {
+func (q *query) typedSelect(d *dataset.Dataset, list, order []string) (string, []any) {
 	sql := fromTyped(d, strings.Join(list, ", "), append(slices.Clip(q.where), q.after...))
 	return q.Window(sql+" ORDER BY "+strings.Join(order, ", "), slices.Clip(q.args))
 }
 
 // fromTyped returns the SELECT of list from d's typed view aliased t, under
 // conds.
-func fromTyped(d *Dataset, list string, conds []string) string {
+func fromTyped(d *dataset.Dataset, list string, conds []string) string {
 	sql := "SELECT " + list + " FROM " + ident(d.Typed) + " t"
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")
@@ -695,7 +677,7 @@ func fromTyped(d *Dataset, list string, conds []string) string {
 
 // direction is s's order in SQL: ascending with NULLs first, or
 // descending with NULLs last.
-func (s Sort) direction() string {
+func direction(s dataset.Sort) string {
 	if s.Desc {
 		return " DESC NULLS LAST"
 	}
@@ -705,7 +687,7 @@ func (s Sort) direction() string {
 // Window returns sql, an ordered SELECT whose parameters are args, with
 // q's Skip as its OFFSET and q's Limit as its LIMIT, each only when it
 // bounds anything, given as parameters after args.
-func (q *Query) Window(sql string, args []any) (string, []any) {
+func (q *query) Window(sql string, args []any) (string, []any) {
 	if q.Skip > 0 {
 		args = append(args, q.Skip)
 		sql += " OFFSET $" + strconv.Itoa(len(args))
@@ -728,11 +710,11 @@ func (q *Query) Window(sql string, args []any) (string, []any) {
 // order is the rest of q's order among the rows of that value, which
 // PostgreSQL can read in that order, from q.afterFloor's bound when that
 // value is the position's.
-func bounded(snap *postgres.Snapshot, d *Dataset, q Query) (Query, error) {
+func bounded(snap *Snapshot, d *dataset.Dataset, q query) (query, error) {
 	if len(q.Sort) == 0 || !q.bound || q.Limit < 0 {
 		return q, nil
 	}
-	e, dir := q.sorts[0].expr, q.Sort[0].direction()
+	e, dir := q.sorts[0].expr, direction(q.Sort[0])
 	conds := append(slices.Clip(q.where), q.after...)
 	n := len(q.args)
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
@@ -823,7 +805,7 @@ const maxSplit = 4
 // order; nil for more than maxSplit values. atPosition says that the
 // first is the position's value, after (an expression of args; none when
 // empty).
-func splitValues(snap *postgres.Snapshot, page, dir, after string, args []any, skip, limit int64) (split []splitValue, atPosition bool, err error) {
+func splitValues(snap *Snapshot, page, dir, after string, args []any, skip, limit int64) (split []splitValue, atPosition bool, err error) {
 	var elems []string
 	values := make([]any, maxSplit+1)
 	counts := make([]*int64, maxSplit+1)

@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"fmt"
@@ -6,22 +6,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
-// compile writes q's typed conditions ([Query.Filters], [Query.ByKey]),
-// order ([Query.Sort]) and position ([Query.Resume]) as PostgreSQL over
+// compile returns dq with its typed conditions ([dataset.Query.Filters], [dataset.Query.ByKey]),
+// order ([dataset.Query.Sort]) and position ([dataset.Query.Resume]) as PostgreSQL over
 // d's typed view aliased t, after the equalities of [Query.Equal]: every
 // literal is a bound parameter, never text in the statement, and every
 // comparison is on the typed column, so that it is by value and an index
 // on the column can serve it. A query is compiled once, when it is opened.
-func (q *Query) compile(d *Dataset) {
-	if q.compiled {
-		return
-	}
-	q.compiled = true
+func compile(d *dataset.Dataset, dq dataset.Query) query {
+	q := &query{Query: dq}
 	set := d.EntitySet()
 	b := &sqlBuilder{set: &set, alias: "t", q: q}
-	for _, e := range q.eq {
+	for _, e := range q.Equalities() {
 		cast := "text"
 		if _, ok := e.Value.(int64); ok {
 			cast = "bigint"
@@ -48,17 +47,18 @@ func (q *Query) compile(d *Dataset) {
 		q.after = append(q.after, after...)
 		q.afterValue, q.afterFloor = first, floor
 	}
+	return *q
 }
 
-// sortSQL is a [Sort] item written: its typed expression over the typed
+// sortSQL is a [dataset.Sort] item written: its typed expression over the typed
 // view aliased t, and that value as text, read after a row's columns and
-// key when [Query.Position] asks for it (what a next link resumes from).
+// key when [dataset.Query.Position] asks for it (what a next link resumes from).
 type sortSQL struct{ expr, text string }
 
 type sqlBuilder struct {
-	set   *EntitySet
+	set   *dataset.EntitySet
 	alias string
-	q     *Query // where the parameters are bound
+	q     *query // where the parameters are bound
 	depth int    // of lambda operators around the expressions written
 }
 
@@ -67,10 +67,10 @@ func (b *sqlBuilder) param(v any, cast string) string { return b.q.param(v, cast
 // filter adds the condition e: each operand of its outer and on its own,
 // and those that compare a column with a literal as conditions on that
 // column (see [On]), then the joined columns it needs.
-func (b *sqlBuilder) filter(e *Expr) {
-	var conjuncts func(e *Expr)
-	conjuncts = func(e *Expr) {
-		if e.Op == And {
+func (b *sqlBuilder) filter(e *dataset.Expr) {
+	var conjuncts func(e *dataset.Expr)
+	conjuncts = func(e *dataset.Expr) {
+		if e.Op == dataset.And {
 			conjuncts(e.Args[0])
 			conjuncts(e.Args[1])
 		} else if o, ok := b.on(e); ok {
@@ -98,40 +98,40 @@ func (b *sqlBuilder) keyColumns() []string {
 }
 
 // column returns the set's column named name.
-func (b *sqlBuilder) column(name string) (Column, bool) {
+func (b *sqlBuilder) column(name string) (dataset.Column, bool) {
 	for _, c := range b.set.Columns {
 		if c.Name == name {
 			return c, true
 		}
 	}
-	return Column{}, false
+	return dataset.Column{}, false
 }
 
 // on returns e as a condition on one column, when it compares a property
 // with a literal by eq, gt, ge, lt or le as [sqlBuilder.cmp] writes it:
 // the column, the operator and the literal's parameter.
-func (b *sqlBuilder) on(e *Expr) (On, bool) {
-	if e.Op != Compare {
+func (b *sqlBuilder) on(e *dataset.Expr) (On, bool) {
+	if e.Op != dataset.Compare {
 		return On{}, false
 	}
 	l, r, name := e.Args[0], e.Args[1], e.Name
-	if l.Op == Literal {
+	if l.Op == dataset.Literal {
 		l, r, name = r, l, flip(name)
 	}
-	if name == "ne" || l.Op != Property || r.Op != Literal || r.Type == Null || l.Type == Bool || subMicro(r) {
+	if name == "ne" || l.Op != dataset.Property || r.Op != dataset.Literal || r.Type == dataset.Null || l.Type == dataset.Bool || subMicro(r) {
 		return On{}, false
 	}
-	if _, normalized := b.set.Normalized[l.Column]; l.Key || l.Kind == Timestamp || normalized {
+	if _, normalized := b.set.Normalized[l.Column]; l.Key || l.Kind == dataset.Timestamp || normalized {
 		return On{}, false // cmp writes these otherwise
 	}
 	return On{Column: l.Column, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.Value}, true
 }
 
-// needed returns the [EntitySet.Joined] columns that are not null
+// needed returns the [dataset.EntitySet.Joined] columns that are not null
 // wherever e is true (some maybe twice): e reads a property of their
 // table, and is false or NULL where that property is null.
-func (b *sqlBuilder) needed(e *Expr) []string {
-	joined := func(props []*Expr) []string {
+func (b *sqlBuilder) needed(e *dataset.Expr) []string {
+	joined := func(props []*dataset.Expr) []string {
 		var cols []string
 		for _, p := range props {
 			for col, names := range b.set.Joined {
@@ -143,9 +143,9 @@ func (b *sqlBuilder) needed(e *Expr) []string {
 		return cols
 	}
 	switch e.Op {
-	case And:
+	case dataset.And:
 		return append(b.needed(e.Args[0]), b.needed(e.Args[1])...)
-	case Or:
+	case dataset.Or:
 		r := b.needed(e.Args[1])
 		var both []string
 		for _, c := range b.needed(e.Args[0]) {
@@ -154,24 +154,24 @@ func (b *sqlBuilder) needed(e *Expr) []string {
 			}
 		}
 		return both
-	case In:
+	case dataset.In:
 		for _, a := range e.Args[1:] {
-			if a.Type == Null {
+			if a.Type == dataset.Null {
 				return nil
 			}
 		}
 		return joined(reads(e.Args[0]))
-	case Compare:
+	case dataset.Compare:
 		l, r := e.Args[0], e.Args[1]
 		// ne matches null; eq between two non-literals is IS NOT
 		// DISTINCT FROM, true for two nulls; a Boolean is compared
 		// with IS.
-		if e.Name == "ne" || l.Type == Null || r.Type == Null || l.Type == Bool ||
-			e.Name == "eq" && l.Op != Literal && r.Op != Literal {
+		if e.Name == "ne" || l.Type == dataset.Null || r.Type == dataset.Null || l.Type == dataset.Bool ||
+			e.Name == "eq" && l.Op != dataset.Literal && r.Op != dataset.Literal {
 			return nil
 		}
 		return joined(append(reads(l), reads(r)...))
-	case Call: // contains, startswith, endswith
+	case dataset.Call: // contains, startswith, endswith
 		return joined(reads(e))
 	}
 	return nil
@@ -179,12 +179,12 @@ func (b *sqlBuilder) needed(e *Expr) []string {
 
 // reads returns the properties a scalar e reads when e is null wherever
 // one of them is: every function [sqlBuilder.call] writes is.
-func reads(e *Expr) []*Expr {
+func reads(e *dataset.Expr) []*dataset.Expr {
 	switch e.Op {
-	case Property:
-		return []*Expr{e}
-	case Call:
-		var out []*Expr
+	case dataset.Property:
+		return []*dataset.Expr{e}
+	case dataset.Call:
+		var out []*dataset.Expr
 		for _, a := range e.Args {
 			out = append(out, reads(a)...)
 		}
@@ -203,7 +203,7 @@ func keyPart(alias string, i int, col string) string {
 }
 
 // property writes the typed expression of the property e.
-func (b *sqlBuilder) property(e *Expr) string {
+func (b *sqlBuilder) property(e *dataset.Expr) string {
 	if e.Key { // the synthetic key, as text
 		var parts []string
 		for j, c := range b.keyColumns() {
@@ -217,23 +217,23 @@ func (b *sqlBuilder) property(e *Expr) string {
 // sortExpr returns the ordering expression of the property name and its
 // text: for a personal column, null where its person is blocked.
 func (b *sqlBuilder) sortExpr(name string) (string, string) {
-	p := &Expr{Op: Property, Column: name, Key: name == b.set.Key && len(b.set.RowKey) > 0}
+	p := &dataset.Expr{Op: dataset.Property, Column: name, Key: name == b.set.Key && len(b.set.RowKey) > 0}
 	c, _ := b.column(name)
 	p.Kind = c.Kind
 	e := b.property(p)
-	if !p.Key && c.Personal != NotPersonal {
+	if !p.Key && c.Personal != dataset.NotPersonal {
 		// A blocked person's value sorts as null, so that neither the
 		// order nor a next link's position carries it.
 		e = WithheldTyped(*b.set, b.alias, name)
 	}
 	switch p.Kind {
-	case Date:
+	case dataset.Date:
 		return e, "to_char(" + e + ", 'YYYY-MM-DD')"
-	case Timestamp:
+	case dataset.Timestamp:
 		return e, "to_char(" + e + `, 'YYYY-MM-DD"T"HH24:MI:SS.US')`
-	case Timestamptz:
+	case dataset.Timestamptz:
 		return e, "to_char(" + e + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-	case Text:
+	case dataset.Text:
 		return e, e
 	}
 	return e, e + "::text"
@@ -247,16 +247,16 @@ func (b *sqlBuilder) sortParam(name string, v string) string {
 		return b.param(v, "text") // the synthetic key
 	}
 	switch c.Kind {
-	case Integer:
+	case dataset.Integer:
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return b.param(n, "bigint")
-	case Decimal:
+	case dataset.Decimal:
 		return b.param(v, "numeric")
-	case Date:
+	case dataset.Date:
 		return b.param(v, "date")
-	case Timestamp:
+	case dataset.Timestamp:
 		return b.param(v, "timestamp")
-	case Timestamptz:
+	case dataset.Timestamptz:
 		return b.param(v, "timestamptz")
 	}
 	return b.param(v, "text")
@@ -268,7 +268,7 @@ func (b *sqlBuilder) sortParam(name string, v string) string {
 // first, so that an index on it can narrow the scan. It also returns the
 // parameter of the first sort value and a condition on the key that the
 // rows sharing that value meet (see bounded).
-func (b *sqlBuilder) after(r *Resume, sort []string) (_ []string, first, floor string) {
+func (b *sqlBuilder) after(r *dataset.Resume, sort []string) (_ []string, first, floor string) {
 	var conds, alts, eqs []string
 	for j, o := range b.q.Sort {
 		v := r.Values[j]
@@ -349,18 +349,18 @@ func (b *sqlBuilder) after(r *Resume, sort []string) (_ []string, first, floor s
 // and false or NULL elsewhere: NULL acts as false under AND, OR and WHERE.
 // Where false and null must differ (under not, or compared with eq or ne),
 // [sqlBuilder.exact] writes it.
-func (b *sqlBuilder) cond(e *Expr) string {
+func (b *sqlBuilder) cond(e *dataset.Expr) string {
 	if s, ok := b.logical(e, b.cond); ok {
 		return s
 	}
 	switch e.Op {
-	case In:
+	case dataset.In:
 		return b.in(e)
-	case Compare:
+	case dataset.Compare:
 		return b.cmp(e)
-	case Some, Every:
+	case dataset.Some, dataset.Every:
 		return b.lambda(e)
-	case Literal:
+	case dataset.Literal:
 		if e.Value.(bool) {
 			return "TRUE"
 		}
@@ -372,13 +372,13 @@ func (b *sqlBuilder) cond(e *Expr) string {
 // logical writes e when it is and, or or not, its operands of and and or
 // written by side, and reports whether it was. not is always exact: not of
 // null is null, never true.
-func (b *sqlBuilder) logical(e *Expr, side func(*Expr) string) (string, bool) {
+func (b *sqlBuilder) logical(e *dataset.Expr, side func(*dataset.Expr) string) (string, bool) {
 	switch e.Op {
-	case And:
+	case dataset.And:
 		return "(" + side(e.Args[0]) + " AND " + side(e.Args[1]) + ")", true
-	case Or:
+	case dataset.Or:
 		return "(" + side(e.Args[0]) + " OR " + side(e.Args[1]) + ")", true
-	case Not:
+	case dataset.Not:
 		return "(NOT " + b.exact(e.Args[0]) + ")", true
 	}
 	return "", false
@@ -390,18 +390,18 @@ func (b *sqlBuilder) logical(e *Expr, side func(*Expr) string) (string, bool) {
 // row makes the lambda expression true (any() where there is a related
 // row at all); all is true where no related row makes it false or null,
 // so on a row with no related rows. Neither is ever null.
-func (b *sqlBuilder) lambda(e *Expr) string {
+func (b *sqlBuilder) lambda(e *dataset.Expr) string {
 	alias := "l" + strconv.Itoa(b.depth+1)
 	inner := &sqlBuilder{set: e.Target, alias: alias, q: b.q, depth: b.depth + 1}
 	rel := alias + "." + e.Nav.Column + " = " + b.alias + "." + b.keyColumns()[0]
 	sub := "SELECT 1 FROM " + e.Target.Typed + " " + alias + " WHERE " + rel
-	if e.Op == Some && len(e.Args) == 0 {
+	if e.Op == dataset.Some && len(e.Args) == 0 {
 		return "EXISTS (" + sub + ")"
 	}
 	// A condition on a related row's personal columns is never true of a
 	// blocked person's row.
 	cond := Unblocked(*e.Target, alias, inner.cond(e.Args[0]))
-	if e.Op == Some {
+	if e.Op == dataset.Some {
 		return "EXISTS (" + sub + " AND " + cond + ")"
 	}
 	return "(NOT EXISTS (" + sub + " AND (" + cond + ") IS NOT TRUE))"
@@ -414,11 +414,11 @@ func (b *sqlBuilder) lambda(e *Expr) string {
 // three-valued as SQL's are, so that not null is null, not true. So
 // "not contains(task,'x')" keeps no row whose task is null, while
 // "not (task eq 'x')" keeps them.
-func (b *sqlBuilder) exact(e *Expr) string {
+func (b *sqlBuilder) exact(e *dataset.Expr) string {
 	if s, ok := b.logical(e, b.exact); ok {
 		return s
 	}
-	if e.Op == Call {
+	if e.Op == dataset.Call {
 		// contains, startswith, endswith: null exactly where an argument
 		// is, as every function [sqlBuilder.call] writes.
 		return b.cond(e)
@@ -432,9 +432,9 @@ var sqlOps = map[string]string{"eq": "=", "ne": "<>", "gt": ">", "ge": ">=", "lt
 
 // cmp writes a comparison. OData's eq and ne are two-valued: null eq null
 // is true, and a null value is ne any other.
-func (b *sqlBuilder) cmp(e *Expr) string {
+func (b *sqlBuilder) cmp(e *dataset.Expr) string {
 	l, r := e.Args[0], e.Args[1]
-	if l.Op == Literal && r.Op == Literal && l.Type == Instant && r.Type == Instant {
+	if l.Op == dataset.Literal && r.Op == dataset.Literal && l.Type == dataset.Instant && r.Type == dataset.Instant {
 		// Two date-times, compared here at their own precision, which
 		// PostgreSQL's microseconds may not hold.
 		if compareInstants(l, r, e.Name) {
@@ -442,39 +442,39 @@ func (b *sqlBuilder) cmp(e *Expr) string {
 		}
 		return "FALSE"
 	}
-	if l.Op == Literal {
+	if l.Op == dataset.Literal {
 		l, r = r, l
-		e = &Expr{Op: Compare, Name: flip(e.Name), Args: []*Expr{l, r}}
+		e = &dataset.Expr{Op: dataset.Compare, Name: flip(e.Name), Args: []*dataset.Expr{l, r}}
 	}
-	if r.Op == Literal && r.Type == Instant && subMicro(r) {
+	if r.Op == dataset.Literal && r.Type == dataset.Instant && subMicro(r) {
 		// Date-times are stored to the microsecond: none equals a literal
 		// with a finer fraction, and those after it are those after it
 		// cut to the microsecond. Rounding it (as PostgreSQL does) would
 		// find 12:53:36.471554 eq 12:53:36.4715544.
-		floor := &Expr{Op: Literal, Type: Instant, Value: r.Value}
+		floor := &dataset.Expr{Op: dataset.Literal, Type: dataset.Instant, Value: r.Value}
 		switch e.Name {
 		case "eq":
 			return "FALSE"
 		case "ne":
 			return "TRUE"
 		case "gt", "ge":
-			e = &Expr{Op: Compare, Type: Bool, Name: "gt", Args: []*Expr{l, floor}}
+			e = &dataset.Expr{Op: dataset.Compare, Type: dataset.Bool, Name: "gt", Args: []*dataset.Expr{l, floor}}
 		default: // lt, le
-			e = &Expr{Op: Compare, Type: Bool, Name: "le", Args: []*Expr{l, floor}}
+			e = &dataset.Expr{Op: dataset.Compare, Type: dataset.Bool, Name: "le", Args: []*dataset.Expr{l, floor}}
 		}
 		r = floor
 	}
-	if l.Type == Bool {
+	if l.Type == dataset.Bool {
 		// Conditions compared as values: null eq false is false, null eq
 		// null true.
 		v := b.exact(l)
-		if r.Op == Literal && r.Type == Null {
+		if r.Op == dataset.Literal && r.Type == dataset.Null {
 			if e.Name == "eq" {
 				return "(" + v + " IS NULL)"
 			}
 			return "(" + v + " IS NOT NULL)"
 		}
-		if r.Op == Literal {
+		if r.Op == dataset.Literal {
 			word := map[bool]string{true: "TRUE", false: "FALSE"}[r.Value.(bool)]
 			if e.Name == "eq" {
 				return "(" + v + " IS " + word + ")"
@@ -487,24 +487,24 @@ func (b *sqlBuilder) cmp(e *Expr) string {
 		}
 		return "(" + v + " IS DISTINCT FROM " + w + ")"
 	}
-	if r.Op == Literal && r.Type == Null {
+	if r.Op == dataset.Literal && r.Type == dataset.Null {
 		if e.Name == "eq" {
 			return b.value(l) + " IS NULL"
 		}
 		return b.value(l) + " IS NOT NULL"
 	}
 	var lv, rv string
-	if e.Name == "eq" || e.Name == "ne" || l.Op == Property && l.Kind == Timestamp && r.Op == Literal {
+	if e.Name == "eq" || e.Name == "ne" || l.Op == dataset.Property && l.Kind == dataset.Timestamp && r.Op == dataset.Literal {
 		lv, rv = b.operands(l, r)
 	} else {
 		lv, rv = b.value(l), b.value(r)
 	}
 	switch {
-	case e.Name == "ne" && r.Op == Literal:
+	case e.Name == "ne" && r.Op == dataset.Literal:
 		return "(" + lv + " <> " + rv + " OR " + lv + " IS NULL)"
 	case e.Name == "ne":
 		return lv + " IS DISTINCT FROM " + rv
-	case e.Name == "eq" && r.Op != Literal:
+	case e.Name == "eq" && r.Op != dataset.Literal:
 		return lv + " IS NOT DISTINCT FROM " + rv
 	}
 	return lv + " " + sqlOps[e.Name] + " " + rv
@@ -513,15 +513,15 @@ func (b *sqlBuilder) cmp(e *Expr) string {
 // operands writes the two sides of a comparison. A date-time without an
 // offset (a Timestamp column, UTC wall-clock time) compared with a literal
 // meets the literal's UTC wall-clock time, so that an index on the column
-// serves it; a normalized property ([EntitySet.Normalized]) meets the
+// serves it; a normalized property ([dataset.EntitySet.Normalized]) meets the
 // literal normalized.
-func (b *sqlBuilder) operands(l, r *Expr) (string, string) {
-	if l.Op == Property && r.Op == Literal && r.Type == String {
+func (b *sqlBuilder) operands(l, r *dataset.Expr) (string, string) {
+	if l.Op == dataset.Property && r.Op == dataset.Literal && r.Type == dataset.String {
 		if n, ok := b.set.Normalized[l.Column]; ok && !l.Key {
 			return b.alias + "." + n[0], n[1] + "(" + b.param(r.Value.(string), "text") + ")"
 		}
 	}
-	if l.Op == Property && l.Kind == Timestamp && r.Op == Literal {
+	if l.Op == dataset.Property && l.Kind == dataset.Timestamp && r.Op == dataset.Literal {
 		return b.property(l), b.param(pgTimestamp(r.Value.(time.Time), false), "timestamp")
 	}
 	return b.value(l), b.value(r)
@@ -542,21 +542,21 @@ func flip(op string) string {
 }
 
 // in writes "v IN (...)", with "OR v IS NULL" when the list holds null.
-func (b *sqlBuilder) in(e *Expr) string {
+func (b *sqlBuilder) in(e *dataset.Expr) string {
 	l := e.Args[0]
-	if l.Type == Bool || l.Op == Literal {
+	if l.Type == dataset.Bool || l.Op == dataset.Literal {
 		// Conditions as values, or a literal, each compared as eq
 		// compares them.
 		var parts []string
 		for _, a := range e.Args[1:] {
-			parts = append(parts, b.cmp(&Expr{Op: Compare, Type: Bool, Name: "eq", Args: []*Expr{l, a}}))
+			parts = append(parts, b.cmp(&dataset.Expr{Op: dataset.Compare, Type: dataset.Bool, Name: "eq", Args: []*dataset.Expr{l, a}}))
 		}
 		return "(" + strings.Join(parts, " OR ") + ")"
 	}
 	var items []string
 	lv, null := "", false
 	for _, a := range e.Args[1:] {
-		if a.Type == Null {
+		if a.Type == dataset.Null {
 			null = true
 			continue
 		}
@@ -564,7 +564,7 @@ func (b *sqlBuilder) in(e *Expr) string {
 			continue // equal to no stored value: see cmp
 		}
 		var rv string
-		if l.Op == Property || lv == "" {
+		if l.Op == dataset.Property || lv == "" {
 			// A property's side has no parameters: the same for every
 			// literal of one type. Any other is written once.
 			lv, rv = b.operands(l, a)
@@ -588,13 +588,13 @@ func (b *sqlBuilder) in(e *Expr) string {
 
 // subMicro reports whether e is a date-time literal with a fraction of a
 // second finer than the microsecond, PostgreSQL's precision.
-func subMicro(e *Expr) bool {
-	return e.Op == Literal && e.Type == Instant && e.Pico != 0
+func subMicro(e *dataset.Expr) bool {
+	return e.Op == dataset.Literal && e.Type == dataset.Instant && e.Pico != 0
 }
 
 // compareInstants reports whether l op r holds for two date-time
 // literals, each at its own precision.
-func compareInstants(l, r *Expr, op string) bool {
+func compareInstants(l, r *dataset.Expr, op string) bool {
 	c := l.Value.(time.Time).Compare(r.Value.(time.Time))
 	if c == 0 {
 		c = cmpInt(l.Pico, r.Pico)
@@ -625,27 +625,27 @@ func cmpInt(a, b int64) int {
 }
 
 // value writes a scalar expression.
-func (b *sqlBuilder) value(e *Expr) string {
+func (b *sqlBuilder) value(e *dataset.Expr) string {
 	switch e.Op {
-	case Property:
+	case dataset.Property:
 		c := b.property(e)
-		if e.Kind == Timestamp {
+		if e.Kind == dataset.Timestamp {
 			return "(" + c + " AT TIME ZONE 'UTC')" // UTC wall-clock time, as the feed writes it
 		}
 		return c
-	case Literal:
+	case dataset.Literal:
 		switch v := e.Value.(type) {
 		case int64:
 			return b.param(v, "bigint")
 		case time.Time:
 			return b.param(pgTimestamp(v, true), "timestamptz")
 		case string:
-			return b.param(v, map[Type]string{Number: "numeric", Day: "date", String: "text"}[e.Type])
+			return b.param(v, map[dataset.Type]string{dataset.Number: "numeric", dataset.Day: "date", dataset.String: "text"}[e.Type])
 		case bool:
 			return b.cond(e)
 		}
 		return "NULL"
-	case Call:
+	case dataset.Call:
 		return b.call(e)
 	}
 	return b.cond(e)
@@ -661,24 +661,24 @@ func likeLiteral(s string) string {
 }
 
 // call writes a function call.
-func (b *sqlBuilder) call(e *Expr) string {
+func (b *sqlBuilder) call(e *dataset.Expr) string {
 	a := e.Args
 	arg := func(i int) string { return b.value(a[i]) }
 	switch e.Name {
 	case "contains":
 		return "(strpos(" + arg(0) + ", " + arg(1) + ") > 0)"
 	case "startswith":
-		if a[1].Op == Literal {
+		if a[1].Op == dataset.Literal {
 			return "(" + arg(0) + " LIKE " + b.param(likeLiteral(a[1].Value.(string))+"%", "text") + ")"
 		}
 		return "starts_with(" + arg(0) + ", " + arg(1) + ")"
 	case "endswith":
-		if a[1].Op == Literal {
+		if a[1].Op == dataset.Literal {
 			return "(" + arg(0) + " LIKE " + b.param("%"+likeLiteral(a[1].Value.(string)), "text") + ")"
 		}
 		x, y := arg(0), arg(1)
 		return "(right(" + x + ", char_length(" + y + ")) = " + y + ")"
-	case Fold:
+	case dataset.Fold:
 		// informe_fold (migration 00013): lower case through
 		// informe_case, then the Latin letters' accents taken off.
 		return "informe_fold(" + arg(0) + ")"
@@ -722,11 +722,11 @@ func (b *sqlBuilder) call(e *Expr) string {
 
 // wall writes a date or date-time as UTC wall-clock time, as the feed
 // writes it.
-func (b *sqlBuilder) wall(e *Expr) string {
-	if e.Op == Property && e.Kind != Timestamptz {
+func (b *sqlBuilder) wall(e *dataset.Expr) string {
+	if e.Op == dataset.Property && e.Kind != dataset.Timestamptz {
 		return b.property(e)
 	}
-	if e.Type == Instant {
+	if e.Type == dataset.Instant {
 		return "(" + b.value(e) + " AT TIME ZONE 'UTC')"
 	}
 	return b.value(e)

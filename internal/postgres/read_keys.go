@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"fmt"
@@ -10,33 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/dataset"
 )
-
-// KeyTable declares a table of the dataset's keys beside some of its
-// columns' typed values, indexed so that the keys of a page filtered on
-// those columns come in the dataset's order from an index, kept exact by
-// the database (for the general report, report_task_keys and the triggers
-// of migration 00011). A page whose conditions are all on its columns
-// ([On]) finds its keys there, then reads the rows of those keys
-// alone; any other page is read through the typed view.
-//
-// Its rows are the dataset's rows for which each of Columns can be
-// non-NULL: a condition on one of them (every [On] condition
-// is false or NULL where its column is NULL) holds on no row it lacks.
-type KeyTable struct {
-	// Table names the table.
-	Table string
-	// Keys are its columns holding the key's parts, in the order of the
-	// dataset's Keys; none of them is NULL.
-	Keys []string
-	// Columns maps a column of the typed view to the table's column that
-	// holds the same value for the same row.
-	Columns map[string]string
-	// Days are the columns of Columns that hold dates: a range of at most
-	// [maxDays] days on one of them is read day by day (see keyRead).
-	Days []string
-}
 
 // maxDays is the longest range of dates read day by day: two months.
 const maxDays = 62
@@ -44,7 +19,7 @@ const maxDays = 62
 // days returns, when q's conditions bound a date column of t to a range of
 // at most maxDays days, that column's name in t and the days, as
 // "2006-01-02".
-func (t *KeyTable) days(q *Query) (string, []string) {
+func keyTableDays(t *dataset.KeyTable, q *query) (string, []string) {
 	const layout = "2006-01-02"
 	for _, col := range t.Days {
 		var lo, hi time.Time
@@ -88,7 +63,7 @@ func (t *KeyTable) days(q *Query) (string, []string) {
 
 // conditions returns q's conditions written on t's columns, aliased k, or
 // false when one of them is not on one of t's columns.
-func (t *KeyTable) conditions(q *Query) ([]string, bool) {
+func keyTableConditions(t *dataset.KeyTable, q *query) ([]string, bool) {
 	conds := make([]string, len(q.on))
 	for i, o := range q.on {
 		col, ok := t.Columns[o.Column]
@@ -103,16 +78,16 @@ func (t *KeyTable) conditions(q *Query) ([]string, bool) {
 // keyed reports whether d's KeyTable answers q: a page or a count in the
 // dataset's own order, without related rows (Expand), every condition on
 // one of its columns.
-func keyed(d *Dataset, q *Query) ([]string, bool) {
+func keyed(d *dataset.Dataset, q *query) ([]string, bool) {
 	if d.KeyTable == nil || len(q.where) == 0 || len(q.Sort) > 0 || len(q.Expand) > 0 || len(q.after) > 0 && q.Key == nil {
 		return nil, false
 	}
-	return d.KeyTable.conditions(q)
+	return keyTableConditions(d.KeyTable, q)
 }
 
 // keyCount returns the number of d's rows matching q's conditions, counted
 // in d's KeyTable, and false when it cannot answer q.
-func keyCount(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, bool, error) {
+func keyCount(snap *Snapshot, d *dataset.Dataset, q *query) (int64, bool, error) {
 	conds, ok := keyed(d, q)
 	if !ok {
 		return 0, false, nil
@@ -130,7 +105,7 @@ func keyCount(snap *postgres.Snapshot, d *Dataset, q *Query) (int64, bool, error
 // KeyTable, and false when it cannot answer q. It reads the page's keys,
 // in order, from the table, then the rows of those keys alone, joined to
 // them in that order.
-func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool, err error) {
+func keyRead(snap *Snapshot, d *dataset.Dataset, q *query) (_ Statement, _ bool, err error) {
 	conds, ok := keyed(d, q)
 	if !ok || q.Limit < 0 {
 		return Statement{}, false, nil
@@ -156,7 +131,7 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 	from := " FROM " + ident(kt.Table) + " k WHERE " + strings.Join(conds, " AND ")
 	sql := "SELECT " + list + from + " ORDER BY " + list
 	generic := false
-	if col, days := kt.days(q); days != nil {
+	if col, days := keyTableDays(kt, q); days != nil {
 		generic = true
 		// A range of a few days: the index gives each day's keys in order,
 		// which PostgreSQL merges (Merge Append), reading about as many
@@ -205,7 +180,7 @@ func keyRead(snap *postgres.Snapshot, d *Dataset, q *Query) (_ Statement, _ bool
 // order is the page's order over those columns. It returns one array (a
 // []pgtype.Int8, a part NULL where a row lacks it) per key part, in that
 // order, or nil for an empty page.
-func pageKeys(snap *postgres.Snapshot, sql string, args []any, n int, cols, order []string) ([]any, error) {
+func pageKeys(snap *Snapshot, sql string, args []any, n int, cols, order []string) ([]any, error) {
 	aggs := make([]string, n)
 	for i, c := range cols[:n] {
 		aggs[i] = "coalesce(array_agg(p." + c + " ORDER BY " + strings.Join(order, ", ") + "), '{}')"
@@ -234,9 +209,9 @@ func pageKeys(snap *postgres.Snapshot, sql string, args []any, n int, cols, orde
 // order, from the typed view aliased t: each key's row is found by its
 // parts' equalities, which PostgreSQL serves from the tables' primary
 // keys; with nullable, the parts after the first may be NULL (a contract
-// without processes), and match a NULL. With [Query.Position], each row
+// without processes), and match a NULL. With [dataset.Query.Position], each row
 // carries its key's text and sort values' text.
-func keyRows(d *Dataset, q *Query, arrays []any, nullable bool) Statement {
+func keyRows(d *dataset.Dataset, q *query, arrays []any, nullable bool) Statement {
 	var outer, unnest, join []string
 	for i, k := range d.Keys {
 		unnest = append(unnest, "$"+strconv.Itoa(i+1)+"::bigint[]")
@@ -250,7 +225,7 @@ func keyRows(d *Dataset, q *Query, arrays []any, nullable bool) Statement {
 		outer = append(outer, "t."+ident(c.Name))
 	}
 	if q.Position {
-		outer = append(outer, d.KeyText("t")...)
+		outer = append(outer, keyText(d, "t")...)
 		for _, s := range q.sorts {
 			outer = append(outer, s.text)
 		}

@@ -1,15 +1,18 @@
-package dataset
+package postgres
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/informe/informe/internal/dataset"
 )
 
 // TestKeyTableDays checks which conditions on a date column are read day
 // by day, and which days.
 func TestKeyTableDays(t *testing.T) {
 	t.Parallel()
-	kt := &KeyTable{Table: "k", Keys: []string{"a"}, Columns: map[string]string{"d": "day", "s": "s"}, Days: []string{"d"}}
+	kt := &dataset.KeyTable{Table: "k", Keys: []string{"a"}, Columns: map[string]string{"d": "day", "s": "s"}, Days: []string{"d"}}
 	on := func(op, v string) On { return On{Column: "d", Test: op + " $1::date", Op: op, Value: v} }
 	for _, tt := range []struct {
 		name  string
@@ -30,8 +33,8 @@ func TestKeyTableDays(t *testing.T) {
 		{"OtherColumn", []On{{Column: "s", Test: "= $1::text", Op: "=", Value: "x"}}, "", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			q := Query{on: tt.on}
-			col, days := kt.days(&q)
+			q := query{on: tt.on}
+			col, days := keyTableDays(kt, &q)
 			if len(days) != tt.n || tt.n > 0 && (days[0] != tt.first || col != "day") {
 				t.Fatalf("days = %q, %v; want %d from %s", col, days, tt.n, tt.first)
 			}
@@ -39,5 +42,18 @@ func TestKeyTableDays(t *testing.T) {
 				t.Fatalf("days out of order: %v", days)
 			}
 		})
+	}
+}
+
+func TestKeyText(t *testing.T) {
+	t.Parallel()
+	report := &dataset.Dataset{Keys: []string{"key_contract_id", "key_process_id", "key_task_id"}}
+	if got, want := keyText(report, "r"), []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text",
+		"coalesce(r.key_task_id, 0)::text"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("KeyText = %q, want %q", got, want)
+	}
+	users := &dataset.Dataset{Keys: []string{"key_id"}, KeyColumn: "id"}
+	if got := keyText(users, "r"); got != nil {
+		t.Errorf("a column key's KeyText = %q, want none", got)
 	}
 }

@@ -1,4 +1,4 @@
-package dataset_test
+package postgres_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/postgres"
 )
 
 // textEq returns the condition that the text column equals v.
@@ -46,7 +47,7 @@ func TestQueryConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var q dataset.Query
 			tt.build(&q)
-			where, args := q.Conditions(dataset.GeneralReport)
+			where, args := postgres.Conditions(dataset.GeneralReport, q)
 			if where != tt.where || !reflect.DeepEqual(append([]any{}, args...), tt.args) {
 				t.Errorf("Conditions() = %q, %v; want %q, %v", where, args, tt.where, tt.args)
 			}
@@ -57,27 +58,12 @@ func TestQueryConditions(t *testing.T) {
 	}
 }
 
-func TestKeyText(t *testing.T) {
-	t.Parallel()
-	report := &dataset.Dataset{Keys: []string{"key_contract_id", "key_process_id", "key_task_id"}}
-	if got, want := report.KeyText("r"), []string{"r.key_contract_id::text", "coalesce(r.key_process_id, 0)::text",
-		"coalesce(r.key_task_id, 0)::text"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("KeyText = %q, want %q", got, want)
-	}
-	users := &dataset.Dataset{Keys: []string{"key_id"}, KeyColumn: "id"}
-	if got := users.KeyText("r"); got != nil {
-		t.Errorf("a column key's KeyText = %q, want none", got)
-	}
-}
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // TestOpenReleasesOnError checks that a query that fails, at its count or
 // at its rows, gives its connection back: a leak would starve the pool.
 func TestOpenReleasesOnError(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.New(t)
-	store := dataset.NewStore(pool)
+	store := postgres.NewStore(pool)
 	for _, count := range []bool{true, false} {
 		q := dataset.Whole()
 		q.Count = count
@@ -91,7 +77,7 @@ func TestOpenReleasesOnError(t *testing.T) {
 		if n := pool.Stat().AcquiredConns(); n != 0 {
 			t.Fatalf("count %v: %d connections still held after the error", count, n)
 		}
-		if _, err := store.OpenParts(context.Background(), dataset.Users, q, dataset.Parts{Max: 2}); err == nil {
+		if _, err := store.OpenParts(context.Background(), dataset.Users, q, postgres.Parts{Max: 2}); err == nil {
 			t.Fatalf("count %v: OpenParts opened", count)
 		}
 		if n := pool.Stat().AcquiredConns(); n != 0 {

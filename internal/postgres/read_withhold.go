@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/informe/informe/internal/postgres"
+	"github.com/informe/informe/internal/dataset"
 )
 
 // Withheld are the persons whose personal values informe withholds (their
@@ -38,13 +38,13 @@ var withheldAt struct {
 }
 
 // loadWithheldAt is [loadWithheld] in a snapshot whose data version
-// (postgres.Snapshot.DataVersion, of views that include subject_withheld)
+// (Snapshot.DataVersion, of views that include subject_withheld)
 // is version: at the version of the last read, the blocks and the ids
 // they reach are those read then, since the version follows every table
 // subject_withheld reads (subject_blocks, contracts, clients, users), and
 // a request pays no query for them. An empty version (none known) reads
 // them.
-func loadWithheldAt(snap *postgres.Snapshot, version string) (*Withheld, error) {
+func loadWithheldAt(snap *Snapshot, version string) (*Withheld, error) {
 	if version != "" {
 		withheldAt.Lock()
 		if withheldAt.version == version {
@@ -64,7 +64,7 @@ func loadWithheldAt(snap *postgres.Snapshot, version string) (*Withheld, error) 
 	return w, nil
 }
 
-func loadWithheld(snap *postgres.Snapshot) (*Withheld, error) {
+func loadWithheld(snap *Snapshot) (*Withheld, error) {
 	var clients, clientContracts, payers, users []int64
 	var names []string
 	if err := snap.QueryRow(withheldSQL, nil, &clients, &clientContracts, &payers, &users, &names); err != nil {
@@ -89,71 +89,42 @@ func set(ids []int64) map[int64]bool {
 	return m
 }
 
-// IDKind is which ids a person's personal values are known by in a row:
-// the sets of [Withheld] and of a [Carrier], as the view
-// subject_withheld names them.
-type IDKind uint8
-
-// The kinds of id of a person in a row.
-const (
-	ClientID         IDKind = iota // a client's id
-	ClientContractID               // a contract of the client (a process names its client so)
-	PayerContractID                // a contract whose recorded payer it is
-	UserID                         // a user's id
-	UserName                       // a user named in free text (attended_by, task_executor): no id
-)
-
-var idKindNames = [...]string{"client", "client_contract", "payer", "user", "user"}
-
-// String returns the kind as subject_withheld names it.
-func (k IDKind) String() string { return idKindNames[k] }
-
-// Carrier is told, as rows are read, whose personal values they carry:
-// each row's persons for which it holds at least one personal value
-// (after [Withheld] nulled those of blocked persons). See [Query.Carried].
-type Carrier interface {
-	// Carry says a row carried personal values of the person known by id.
-	Carry(kind IDKind, id int64)
-	// CarryName says a row carried the name of a user, in free text.
-	CarryName(name []byte)
-}
-
 // subjectKey says how a row of d names the person whose personal values
 // of kind s it holds: by an id column of d, looked up in one of the
 // withheld sets (what subject_withheld calls it), or, for a user named in
 // free text (attended_by, task_executor), by the value itself ("" column).
-func subjectKey(d *Dataset, s Subject) (column string, kind IDKind) {
+func subjectKey(d *dataset.Dataset, s dataset.Subject) (column string, kind dataset.IDKind) {
 	return setKey(d.EntitySet(), s)
 }
 
 // setKey is subjectKey for the rows of an entity set's typed view.
-func setKey(set EntitySet, s Subject) (column string, kind IDKind) {
+func setKey(set dataset.EntitySet, s dataset.Subject) (column string, kind dataset.IDKind) {
 	has := func(name string) bool {
-		return slices.ContainsFunc(set.Columns, func(c Column) bool { return c.Name == name })
+		return slices.ContainsFunc(set.Columns, func(c dataset.Column) bool { return c.Name == name })
 	}
 	switch {
-	case s == Client && has("client_id"):
-		return "client_id", ClientID
-	case s == Client && has("contract_id"):
-		return "contract_id", ClientContractID
-	case s == Payer && has("contract_id"):
-		return "contract_id", PayerContractID
-	case s == User && set.Typed == Users.Typed:
-		return "id", UserID
+	case s == dataset.Client && has("client_id"):
+		return "client_id", dataset.ClientID
+	case s == dataset.Client && has("contract_id"):
+		return "contract_id", dataset.ClientContractID
+	case s == dataset.Payer && has("contract_id"):
+		return "contract_id", dataset.PayerContractID
+	case s == dataset.User && set.Typed == dataset.Users.Typed:
+		return "id", dataset.UserID
 	}
-	return "", UserName
+	return "", dataset.UserName
 }
 
-func (w *Withheld) ids(kind IDKind) map[int64]bool {
+func (w *Withheld) ids(kind dataset.IDKind) map[int64]bool {
 	if w == nil {
 		return nil
 	}
 	switch kind {
-	case ClientID:
+	case dataset.ClientID:
 		return w.clients
-	case ClientContractID:
+	case dataset.ClientContractID:
 		return w.clientContracts
-	case PayerContractID:
+	case dataset.PayerContractID:
 		return w.payers
 	}
 	return w.users
@@ -163,8 +134,8 @@ func (w *Withheld) ids(kind IDKind) map[int64]bool {
 // personal values of withheld persons: which values it nulls, by which
 // hidden id field, and where those fields sit.
 type withhold struct {
-	w      *Withheld // nil when no one is withheld
-	carry  Carrier   // nil when no one asks
+	w      *Withheld       // nil when no one is withheld
+	carry  dataset.Carrier // nil when no one asks
 	rules  []rule
 	nCols  int // the query's own columns
 	hidden int // id fields after them, dropped from Values
@@ -175,7 +146,7 @@ type withhold struct {
 // the value itself, a user's name) is withheld.
 type rule struct {
 	field int
-	kind  IDKind
+	kind  dataset.IDKind
 	bin   bool
 	ids   map[int64]bool
 	cols  []int
@@ -192,7 +163,7 @@ var conditionColumn = regexp.MustCompile(`\b([a-z][a-z0-9]*)\."?([a-z_0-9]+)`)
 // rows are read withheld, and, when q reads personal
 // columns, the id columns that name their persons are read after q's
 // columns (returned, for [Withheld.pass]). With w nil, q is left as is.
-func (w *Withheld) prepare(d *Dataset, q *Query) []Column {
+func (w *Withheld) prepare(d *dataset.Dataset, q *query) []dataset.Column {
 	if w == nil && q.Carried == nil {
 		return nil
 	}
@@ -201,17 +172,17 @@ func (w *Withheld) prepare(d *Dataset, q *Query) []Column {
 	}
 	// Columns.
 	cols := q.columns(d)
-	if !slices.ContainsFunc(cols, func(c Column) bool { return c.Personal != NotPersonal }) {
+	if !slices.ContainsFunc(cols, func(c dataset.Column) bool { return c.Personal != dataset.NotPersonal }) {
 		return nil
 	}
-	var hidden []Column
+	var hidden []dataset.Column
 	for _, c := range cols {
-		if c.Personal == NotPersonal {
+		if c.Personal == dataset.NotPersonal {
 			continue
 		}
 		col, _ := subjectKey(d, c.Personal)
-		if col != "" && !slices.ContainsFunc(hidden, func(h Column) bool { return h.Name == col }) {
-			i := slices.IndexFunc(d.Columns, func(c Column) bool { return c.Name == col })
+		if col != "" && !slices.ContainsFunc(hidden, func(h dataset.Column) bool { return h.Name == col }) {
+			i := slices.IndexFunc(d.Columns, func(c dataset.Column) bool { return c.Name == col })
 			hidden = append(hidden, d.Columns[i])
 		}
 	}
@@ -221,7 +192,7 @@ func (w *Withheld) prepare(d *Dataset, q *Query) []Column {
 
 // conditions makes q's conditions that name a personal column never match
 // the rows of the persons w withholds, and its related rows read withheld.
-func (w *Withheld) conditions(d *Dataset, q *Query) {
+func (w *Withheld) conditions(d *dataset.Dataset, q *query) {
 	q.withheld = true
 	var excl []string
 	for _, cond := range q.where {
@@ -247,7 +218,7 @@ func (w *Withheld) conditions(d *Dataset, q *Query) {
 // column it is cond itself. It reads the blocks in the statement's own
 // snapshot, and costs an anti-join with the (usually empty) blocks only
 // where a condition names a personal column.
-func Unblocked(set EntitySet, alias, cond string) string {
+func Unblocked(set dataset.EntitySet, alias, cond string) string {
 	excl := exclusions(set, alias, cond)
 	if len(excl) == 0 {
 		return cond
@@ -258,8 +229,8 @@ func Unblocked(set EntitySet, alias, cond string) string {
 // exclusions returns the conditions, over set's typed view aliased alias,
 // that a row's persons of the kinds whose personal columns cond names
 // there are not blocked; none when it names none.
-func exclusions(set EntitySet, alias, cond string) []string {
-	named := map[Subject]bool{}
+func exclusions(set dataset.EntitySet, alias, cond string) []string {
+	named := map[dataset.Subject]bool{}
 	for _, m := range conditionColumn.FindAllStringSubmatch(cond, -1) {
 		if m[1] != alias {
 			continue
@@ -270,12 +241,12 @@ func exclusions(set EntitySet, alias, cond string) []string {
 				name = prop
 			}
 		}
-		if i := slices.IndexFunc(set.Columns, func(c Column) bool { return c.Name == name }); i >= 0 && set.Columns[i].Personal != NotPersonal {
+		if i := slices.IndexFunc(set.Columns, func(c dataset.Column) bool { return c.Name == name }); i >= 0 && set.Columns[i].Personal != dataset.NotPersonal {
 			named[set.Columns[i].Personal] = true
 		}
 	}
 	var out []string
-	for _, s := range []Subject{Client, Payer, User} {
+	for _, s := range []dataset.Subject{dataset.Client, dataset.Payer, dataset.User} {
 		if !named[s] {
 			continue
 		}
@@ -298,20 +269,20 @@ func exclusions(set EntitySet, alias, cond string) []string {
 // pass returns the per-row pass over a result of d whose fields are
 // cols (q's own, then hidden), then Expand and the position: nil when no
 // column of cols holds personal data.
-func (w *Withheld) pass(carry Carrier, d *Dataset, cols []Column, hidden int, fields []pgconn.FieldDescription) *withhold {
+func (w *Withheld) pass(carry dataset.Carrier, d *dataset.Dataset, cols []dataset.Column, hidden int, fields []pgconn.FieldDescription) *withhold {
 	if w == nil && carry == nil {
 		return nil
 	}
 	p := &withhold{w: w, carry: carry, nCols: len(cols) - hidden, hidden: hidden}
 	own := cols[:p.nCols]
 	for i, c := range own {
-		if c.Personal == NotPersonal {
+		if c.Personal == dataset.NotPersonal {
 			continue
 		}
 		col, kind := subjectKey(d, c.Personal)
 		field := -1
 		if col != "" {
-			field = p.nCols + slices.IndexFunc(cols[p.nCols:], func(h Column) bool { return h.Name == col })
+			field = p.nCols + slices.IndexFunc(cols[p.nCols:], func(h dataset.Column) bool { return h.Name == col })
 		}
 		r := slices.IndexFunc(p.rules, func(r rule) bool { return r.field == field && r.kind == kind })
 		if r < 0 {
@@ -395,9 +366,9 @@ func fieldID(v []byte, bin bool) (int64, bool) {
 // aliased alias with its value NULL when its person is withheld (see
 // [Withheld]): what OData's related rows read while any person is
 // blocked. A column that holds no personal data is itself.
-func WithheldText(d *Dataset, alias string, c Column) string {
+func WithheldText(d *dataset.Dataset, alias string, c dataset.Column) string {
 	v := alias + "." + ident(c.Name)
-	if c.Personal == NotPersonal {
+	if c.Personal == dataset.NotPersonal {
 		return v
 	}
 	col, kind := subjectKey(d, c.Personal)
@@ -413,7 +384,7 @@ func WithheldText(d *Dataset, alias string, c Column) string {
 // an order on a personal column sorts by, so that neither the order nor a
 // position written from it carries a blocked person's value. A column
 // that holds no personal data is itself.
-func WithheldTyped(set EntitySet, alias, col string) string {
+func WithheldTyped(set dataset.EntitySet, alias, col string) string {
 	v := alias + "." + col
 	excl := exclusions(set, alias, v)
 	if len(excl) == 0 {

@@ -1,4 +1,4 @@
-package dataset
+package postgres
 
 import (
 	"encoding/binary"
