@@ -30,7 +30,7 @@ func (b *bench) typed(ctx context.Context) error {
 	sql := postgres.SelectOrdered("general_report", dataset.Names(dataset.GeneralReport.Columns), dataset.GeneralReport.Keys)
 	var copied samples
 	copyStep := func(ctx context.Context) error {
-		s, err := timed(psql(ctx, b.dbURL, `\copy (`+sql+`) TO STDOUT WITH CSV HEADER`))
+		s, err := timed(psql(ctx, b.dbURL, postgres.PsqlCopyCSV(sql)))
 		copied = append(copied, s)
 		return err
 	}
@@ -53,7 +53,7 @@ func (b *bench) typed(ctx context.Context) error {
 	t := table{title: "Go writes the text", header: []string{"export", "rows", "bytes", "wall s", "min-max ms", "rows/s", "x psql \\copy",
 		"CPU s", "PG CPU s", "PG CPU µs/row"},
 		notes: []string{
-			fmt.Sprintf("the whole report as CSV over HTTP, each informe a fresh process, and psql \\copy (SELECT the 74 columns FROM general_report ORDER BY the keys) TO STDOUT WITH CSV HEADER, its start-up included; %d rounds interleaved; medians", b.o.exportRuns),
+			fmt.Sprintf("the whole report as CSV over HTTP, each informe a fresh process, and psql's \\copy of the 74 columns of general_report in the key's order, as CSV with a header, to its standard output, its start-up included; %d rounds interleaved; medians", b.o.exportRuns),
 			"CPU s: informe's; PG CPU s: its backends' (/proc schedstat), mean per export",
 		}}
 	t.add("psql \\copy of the rendered view", all.rows, copied.bytes(), fmt.Sprintf("%.3f", copied.wall().Seconds()), copied.spread(),

@@ -463,7 +463,6 @@ var sqlHolders = map[string]string{
 	"internal/postgres":        "PostgreSQL's own package: the pool, snapshots, counts' check, the read path (every door's typed conditions, orders and positions written over the typed views; pages, counts, parts, key tables, $expand's related rows, the report's maintained counts), and the statements of the stores (tokens, audit records, persons, schedules), the seed and the benchmark",
 	"internal/pgserver":        "private servers: their databases",
 	"internal/pgserver/pgtest": "tests' databases cloned from a template",
-	"cmd/informe-bench":        "a note of its typed table that quotes psql's \\copy; its statements are internal/postgres's",
 }
 
 // TestSQLHome finds the string literals of informe's non-test Go files

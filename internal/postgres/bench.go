@@ -85,6 +85,11 @@ func VacuumAnalyze(ctx context.Context, q Querier) error {
 // CopyCSV returns the COPY TO STDOUT, as CSV, of the rows of query.
 func CopyCSV(query string) string { return "COPY (" + query + ") TO STDOUT WITH CSV" }
 
+// PsqlCopyCSV returns psql's \copy to its standard output, as CSV with a
+// header, of the rows of query: the client-side copy the benchmark
+// measures informe against.
+func PsqlCopyCSV(query string) string { return `\copy (` + query + `) TO STDOUT WITH CSV HEADER` }
+
 // Explain returns EXPLAIN's lines for sql, with options.
 func Explain(ctx context.Context, q Querier, options, sql string) ([]string, error) {
 	rows, _ := q.Query(ctx, "EXPLAIN ("+options+") "+sql) // its error comes from CollectRows
