@@ -102,9 +102,19 @@ func blocksPerPart(f export.Format) bool {
 }
 
 // outputValidation is [validation] of a body in out's representation,
-// whose format, CSV options and labels decide its bytes.
-func outputValidation(c *gin.Context, out output) (conditional, error) {
-	return validation(c, !out.format.Compressed(), out.format.String(), fmt.Sprintf("%+v", out.csv), out.labels)
+// whose format, CSV options and labels decide its bytes, once a request's
+// parameters were read with err: an error, err's or the validation's,
+// fails c and reports false.
+func (s *Server) outputValidation(c *gin.Context, out output, err error) (conditional, bool) {
+	var k conditional
+	if err == nil {
+		k, err = validation(c, !out.format.Compressed(), out.format.String(), fmt.Sprintf("%+v", out.csv), out.labels)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return k, false
+	}
+	return k, true
 }
 
 // answered sets the ETag of cur's rows, when they have one, and, when

@@ -64,12 +64,8 @@ func (s *Server) generalReport(c *gin.Context) {
 	if m := rep.MaxRows(); err == nil && m > 0 && page.PerPage > m {
 		err = errTooManyRows("result_per_page", page.PerPage, m)
 	}
-	var k conditional
-	if err == nil {
-		k, err = outputValidation(c, out)
-	}
-	if err != nil {
-		s.fail(c, err)
+	k, ok := s.outputValidation(c, out, err)
+	if !ok {
 		return
 	}
 	ctx, done, err := s.admit(c.Request.Context(), !isHead(c) && big(page.PerPage, out.format))
@@ -131,12 +127,8 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		return
 	}
 	q, err := src.Export(values, formatParams...)
-	var k conditional
-	if err == nil {
-		k, err = outputValidation(c, out)
-	}
-	if err != nil {
-		s.fail(c, err)
+	k, ok := s.outputValidation(c, out, err)
+	if !ok {
 		return
 	}
 	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() && blocksPerPart(out.format) {

@@ -20,9 +20,10 @@ type Expr struct {
 	// Name is a Call's function or a Compare's operator (eq, ne, gt, ge,
 	// lt, le).
 	Name string
-	// Value is a Literal's value: int64 (Int), string (Decimal and Text:
-	// canonical text; Date: as PostgreSQL reads it), time.Time (Instant,
-	// cut to the microsecond), bool (Bool); nil for null. Pico is, for an
+	// Value is a Literal's value: int64 (Int), string (Number and String:
+	// canonical text), time.Time (Instant, cut to the microsecond; Day,
+	// the day's midnight in UTC, its year astronomical: 0 is 1 BC), bool
+	// (Bool); nil for null. Pico is, for an
 	// Instant, the rest of its fraction of a second in picoseconds (0 to
 	// 999,999): PostgreSQL's microseconds may not hold it.
 	Value any
@@ -62,6 +63,11 @@ const (
 	String              // Edm.String
 	Bool                // Edm.Boolean
 )
+
+// String returns the type's name in OData: "Edm.Int64", or "null".
+func (t Type) String() string {
+	return [...]string{"null", "Edm.Int64", "Edm.Decimal", "Edm.Date", "Edm.DateTimeOffset", "Edm.String", "Edm.Boolean"}[t]
+}
 
 // The functions a [Call] names, besides those of OData's $filter
 // (contains, startswith, endswith, tolower, toupper, trim, length, concat,

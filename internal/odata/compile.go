@@ -27,14 +27,13 @@ func (q *Query) Compile(dq *dataset.Query) {
 }
 
 var (
-	loweredOps   = [...]dataset.Op{eProp: dataset.Property, eLit: dataset.Literal, eFunc: dataset.Call, eCmp: dataset.Compare, eIn: dataset.In, eAnd: dataset.And, eOr: dataset.Or, eNot: dataset.Not, eAny: dataset.Some, eAll: dataset.Every}
-	loweredTypes = [...]dataset.Type{tNull: dataset.Null, tInt: dataset.Int, tDec: dataset.Number, tDate: dataset.Day, tDTO: dataset.Instant, tStr: dataset.String, tBool: dataset.Bool}
+	loweredOps = [...]dataset.Op{eProp: dataset.Property, eLit: dataset.Literal, eFunc: dataset.Call, eCmp: dataset.Compare, eIn: dataset.In, eAnd: dataset.And, eOr: dataset.Or, eNot: dataset.Not, eAny: dataset.Some, eAll: dataset.Every}
 )
 
 // lower returns e, parsed over s's properties, as the typed expression
 // the store writes.
 func (s *EntitySet) lower(e *expr) *dataset.Expr {
-	x := &dataset.Expr{Op: loweredOps[e.kind], Type: loweredTypes[e.typ], Name: e.name, Value: e.val, Pico: e.pico}
+	x := &dataset.Expr{Op: loweredOps[e.kind], Type: e.typ, Name: e.name, Value: e.val, Pico: e.pico}
 	switch e.kind {
 	case eProp:
 		p := s.props[e.prop]

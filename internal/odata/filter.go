@@ -37,22 +37,19 @@ type token struct {
 	end  int    // byte offset just past the token
 }
 
-// edm is the type of a $filter expression.
-type edm uint8
+// edm is the type of a $filter expression: the typed expressions'
+// ([dataset.Type]), under short names.
+type edm = dataset.Type
 
 const (
-	tNull edm = iota // the null literal
-	tInt             // Edm.Int64
-	tDec             // Edm.Decimal
-	tDate            // Edm.Date
-	tDTO             // Edm.DateTimeOffset
-	tStr             // Edm.String
-	tBool            // Edm.Boolean
+	tNull = dataset.Null    // the null literal
+	tInt  = dataset.Int     // Edm.Int64
+	tDec  = dataset.Number  // Edm.Decimal
+	tDate = dataset.Day     // Edm.Date
+	tDTO  = dataset.Instant // Edm.DateTimeOffset
+	tStr  = dataset.String  // Edm.String
+	tBool = dataset.Bool    // Edm.Boolean
 )
-
-func (t edm) String() string {
-	return [...]string{"null", "Edm.Int64", "Edm.Decimal", "Edm.Date", "Edm.DateTimeOffset", "Edm.String", "Edm.Boolean"}[t]
-}
 
 func kindType(k dataset.Kind) edm {
 	switch k {
@@ -69,7 +66,7 @@ func kindType(k dataset.Kind) edm {
 }
 
 // numeric reports whether t compares with numbers.
-func (t edm) numeric() bool { return t == tInt || t == tDec }
+func numeric(t edm) bool { return t == tInt || t == tDec }
 
 type exprKind uint8
 
@@ -92,7 +89,7 @@ type expr struct {
 	typ  edm
 	prop int    // eProp: index in set.props
 	name string // eFunc: the function; eCmp: the operator
-	val  any    // eLit: int64 (tInt), string (tDec, tStr: canonical text; tDate: as PostgreSQL reads it), time.Time (tDTO, cut to the microsecond), bool (tBool); nil for null
+	val  any    // eLit: int64 (tInt), string (tDec, tStr: canonical text), time.Time (tDate: midnight UTC of the day, its year astronomical; tDTO, cut to the microsecond), bool (tBool); nil for null
 	pico int64  // eLit of tDTO: the rest of its fraction of a second, in picoseconds (0 to 999,999)
 	args []*expr
 	pos  int // byte offset of its first token in the source, for errors
@@ -348,7 +345,7 @@ func (p *filterParser) comparable(op string, l, r *expr) {
 		// null eq null is true and null ne null false, for every row.
 		return
 	}
-	if l.typ == r.typ || l.typ.numeric() && r.typ.numeric() {
+	if l.typ == r.typ || numeric(l.typ) && numeric(r.typ) {
 		if l.typ == tBool && op != "eq" && op != "ne" {
 			p.fail(badRequest, reasonTypeMismatch, l.pos, "conditions can only be compared with eq or ne")
 		}
@@ -607,7 +604,7 @@ func (p *filterParser) number(t token) *expr {
 	switch v, fault := parseTemporal(s); fault {
 	case temporalOK:
 		if v.typ == tDate {
-			return &expr{kind: eLit, typ: tDate, val: v.date, pos: t.pos}
+			return &expr{kind: eLit, typ: tDate, val: v.t, pos: t.pos}
 		}
 		return &expr{kind: eLit, typ: tDTO, val: v.t, pico: v.pico, pos: t.pos}
 	case tooPrecise:

@@ -2,7 +2,6 @@ package odata
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -79,11 +78,10 @@ func checkLiterals(e *expr, set *EntitySet, src string) error {
 // Years are astronomical, as in XML Schema 1.1, which OData's dates
 // follow: 0000 is 1 BC, -0001 is 2 BC. PostgreSQL has no year 0 and
 // writes those as 0001 BC and 0002 BC, so the SQL of a literal names its
-// era ([pgDate], [pgTimestamp]).
+// era (the store writes it so).
 type temporal struct {
 	typ  edm       // tDate or tDTO
-	date string    // tDate: the date as PostgreSQL reads it
-	t    time.Time // tDTO: the instant, in UTC, cut to the microsecond
+	t    time.Time // the instant, in UTC, cut to the microsecond; tDate: the day's midnight
 	pico int64     // tDTO: the rest of the fraction, in picoseconds (0 to 999,999)
 }
 
@@ -138,7 +136,7 @@ func parseTemporal(s string) (temporal, temporalFault) {
 		case d.Before(pgMinDate) || !d.Before(pgEndDate):
 			return temporal{}, outsidePostgres
 		}
-		return temporal{typ: tDate, date: pgDate(d)}, temporalOK
+		return temporal{typ: tDate, t: d}, temporalOK
 	}
 	if !r.skipFold('T') {
 		return temporal{}, notTemporal
@@ -249,33 +247,6 @@ func (r *digitReader) monthDay() (int, int, bool) {
 	ok2 := r.skip('-')
 	d, ok3 := r.two()
 	return m, d, ok1 && ok2 && ok3 && m >= 1 && m <= 12 && d >= 1 && d <= 31
-}
-
-// pgDate writes the date of d (its year astronomical) as PostgreSQL reads
-// it: 2024-03-05, 0001-01-01 BC for OData's 0000-01-01.
-func pgDate(d time.Time) string {
-	y, m, day := d.Date()
-	era := ""
-	if y <= 0 {
-		y, era = 1-y, " BC"
-	}
-	return fmt.Sprintf("%04d-%02d-%02d%s", y, int(m), day, era)
-}
-
-// pgTimestamp writes t in UTC to the microsecond as PostgreSQL reads a
-// timestamp, with its era, and "+00" for a timestamptz when zone is true.
-func pgTimestamp(t time.Time, zone bool) string {
-	t = t.UTC()
-	y, m, d := t.Date()
-	era := ""
-	if y <= 0 {
-		y, era = 1-y, " BC"
-	}
-	z := ""
-	if zone {
-		z = "+00"
-	}
-	return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d.%06d%s%s", y, int(m), d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000, z, era)
 }
 
 // hasLambda reports whether e holds a lambda operator.

@@ -124,7 +124,11 @@ func (b *sqlBuilder) on(e *dataset.Expr) (On, bool) {
 	if _, normalized := b.set.Normalized[l.Column]; l.Key || l.Kind == dataset.Timestamp || normalized {
 		return On{}, false // cmp writes these otherwise
 	}
-	return On{Column: l.Column, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: r.Value}, true
+	v := r.Value
+	if d, ok := v.(time.Time); ok && r.Type == dataset.Day {
+		v = pgDate(d)
+	}
+	return On{Column: l.Column, Test: sqlOps[name] + " " + b.value(r), Op: sqlOps[name], Value: v}, true
 }
 
 // needed returns the [dataset.EntitySet.Joined] columns that are not null
@@ -638,9 +642,12 @@ func (b *sqlBuilder) value(e *dataset.Expr) string {
 		case int64:
 			return b.param(v, "bigint")
 		case time.Time:
+			if e.Type == dataset.Day {
+				return b.param(pgDate(v), "date")
+			}
 			return b.param(pgTimestamp(v, true), "timestamptz")
 		case string:
-			return b.param(v, map[dataset.Type]string{dataset.Number: "numeric", dataset.Day: "date", dataset.String: "text"}[e.Type])
+			return b.param(v, map[dataset.Type]string{dataset.Number: "numeric", dataset.String: "text"}[e.Type])
 		case bool:
 			return b.cond(e)
 		}
@@ -730,6 +737,17 @@ func (b *sqlBuilder) wall(e *dataset.Expr) string {
 		return "(" + b.value(e) + " AT TIME ZONE 'UTC')"
 	}
 	return b.value(e)
+}
+
+// pgDate writes the date of d (its year astronomical) as PostgreSQL reads
+// it: 2024-03-05, 0001-01-01 BC for OData's 0000-01-01.
+func pgDate(d time.Time) string {
+	y, m, day := d.Date()
+	era := ""
+	if y <= 0 {
+		y, era = 1-y, " BC"
+	}
+	return fmt.Sprintf("%04d-%02d-%02d%s", y, int(m), day, era)
 }
 
 // pgTimestamp writes t in UTC to the microsecond as PostgreSQL reads a
