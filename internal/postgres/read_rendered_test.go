@@ -61,10 +61,20 @@ INSERT INTO users (id, name, email, username, rut, phone, last_entry, status, cr
 ` + scheduleRuns
 
 // scheduleRuns is a run history, which the demo data has none of: a
-// schedule and runs of every outcome, NULLs and offsets included.
+// schedule and runs of every outcome, NULLs and offsets included; other
+// schedules, paused or not; and audit records.
 const scheduleRuns = `
 INSERT INTO schedules (id, name, dataset, format, cron, destination, token_name, next_run) VALUES
   (900001, 'finanzas-diario', 'general-report', 'csv', '0 6 * * *', 'file:///srv/finanzas/pendientes-{date}.csv', 'finanzas', '2026-01-02 09:00:00+00');
+INSERT INTO schedules (name, dataset, format, cron, time_zone, destination, token_name, paused, next_run, created_at, changed_at)
+SELECT 'cobranza-' || i || (ARRAY['', ' ñandú', ' "q"'])[1 + i % 3], (ARRAY['contracts', 'clients', 'users'])[1 + i % 3],
+       (ARRAY['xlsx', 'parquet', 'ndjson', 'csv'])[1 + i % 4], '30 ' || i || ' * * 1-5',
+       (ARRAY['America/Santiago', 'UTC', 'America/Punta_Arenas'])[1 + i % 3],
+       's3://cobranza/reportes/{date}.xlsx', 'cobranza', i % 4 = 3,
+       '2026-03-01 06:30:00.000001-03'::timestamptz + i * interval '1 day 0.5 seconds',
+       '1999-12-31 23:59:59.999999+00'::timestamptz + i * interval '100 days',
+       '2026-01-01 00:00:00+05:30'::timestamptz + i * interval '1 hour'
+FROM generate_series(0, 11) i;
 INSERT INTO schedule_runs (schedule_id, schedule_name, occurrence, attempt, outcome, started_at, ended_at, rows, bytes, destination, file_name, reason, instance)
 SELECT 900001, 'finanzas-diario', '2026-01-01 09:00:00+00'::timestamptz + i * interval '1 day', 1 + i % 2,
        (ARRAY['delivered', 'unchanged', 'failed', 'retried', 'running'])[1 + i % 5],
