@@ -10,9 +10,9 @@ type Scope string
 const (
 	ReportRead Scope = "report:read" // the general report and the entities at their own grain
 	UsersRead  Scope = "users:read"  // GET /users
-	// SchedulesRead reads the run history of scheduled deliveries
-	// (schedule-runs): not given to a new token unless asked for, since
-	// it says where the files go.
+	// SchedulesRead reads the scheduled deliveries (schedules) and their
+	// run history (schedule-runs): not given to a new token unless asked
+	// for, since it says where the files go.
 	SchedulesRead Scope = "schedules:read"
 )
 
