@@ -37,7 +37,7 @@ func TestExportPartsOnStandby(t *testing.T) {
 	ctx := context.Background()
 	primaryDir, standbyDir := serverDir(t), serverDir(t)
 	primary := startServer(t, primaryDir)
-	if err := primary.CreateDatabase(ctx, "informe"); err != nil {
+	if err := postgres.EnsureDatabase(ctx, primary.URL("postgres"), "informe"); err != nil {
 		t.Fatal(err)
 	}
 	writer := openPool(t, primary.URL("informe"))

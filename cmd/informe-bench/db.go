@@ -21,7 +21,7 @@ import (
 // unless it holds the data, and opens a pool whose application_name tells
 // its backends from informe's.
 func prepareDatabase(ctx context.Context, srv *pgserver.Server, name string, o options) (_ *pgxpool.Pool, err error) {
-	if err := srv.CreateDatabase(ctx, name); err != nil {
+	if err := postgres.EnsureDatabase(ctx, srv.URL("postgres"), name); err != nil {
 		return nil, err
 	}
 	pool, err := postgres.Open(ctx, srv.URL(name)+"&application_name=informe-bench")

@@ -455,14 +455,11 @@ func isSQL(s string) bool {
 	return len(words) == 1 && sqlWords.FindString(t) == t
 }
 
-// sqlHolders are the packages that hold SQL text today, and why. The
-// read path's SQL is to be written by one package; the list only shrinks:
-// a package that gets SQL, or one listed that no longer holds any, fails
+// sqlHolders are the packages that hold SQL text, and why: one. A
+// package that gets SQL, or one listed that no longer holds any, fails
 // the test, so the list says where SQL is.
 var sqlHolders = map[string]string{
-	"internal/postgres":        "PostgreSQL's own package: the pool, snapshots, counts' check, the read path (every door's typed conditions, orders and positions written over the typed views; pages, counts, parts, key tables, $expand's related rows, the report's maintained counts), and the statements of the stores (tokens, audit records, persons, schedules), the seed and the benchmark",
-	"internal/pgserver":        "private servers: their databases",
-	"internal/pgserver/pgtest": "tests' databases cloned from a template",
+	"internal/postgres": "PostgreSQL's own package: the pool, snapshots, counts' check, the read path (every door's typed conditions, orders and positions written over the typed views; pages, counts, parts, key tables, $expand's related rows, the report's maintained counts), and the statements of the stores (tokens, audit records, persons, schedules), the seed, the benchmark and the private servers' databases",
 }
 
 // TestSQLHome finds the string literals of informe's non-test Go files

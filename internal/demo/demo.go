@@ -130,7 +130,7 @@ func Run(ctx context.Context, opts Options, serve ServeFunc) (err error) {
 			return fmt.Errorf("demo: port file: %w", err)
 		}
 	}
-	if err := srv.CreateDatabase(ctx, "informe"); err != nil {
+	if err := postgres.EnsureDatabase(ctx, srv.URL("postgres"), "informe"); err != nil {
 		return err
 	}
 	dbURL := srv.URL("informe")

@@ -302,26 +302,6 @@ func (s *Server) URL(dbname string) string {
 	return u.String()
 }
 
-// CreateDatabase creates the named database unless it exists.
-func (s *Server) CreateDatabase(ctx context.Context, name string) error {
-	conn, err := pgx.Connect(ctx, s.URL("postgres"))
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	if exists {
-		return nil
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return fmt.Errorf("server: create database: %w", err)
-	}
-	return nil
-}
-
 // Stop shuts the server down (PostgreSQL's fast shutdown: open sessions are
 // ended and their transactions rolled back) and waits for it to exit. If ctx
 // ends first, the server is killed.

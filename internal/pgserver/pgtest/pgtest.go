@@ -96,7 +96,7 @@ func NewFrom(tb testing.TB, name string, setup func(context.Context, *pgxpool.Po
 		tb.Fatalf("pgtest: template %s: %v", name, t.err)
 	}
 	db := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
-	if err := exec(ctx, "CREATE DATABASE "+db+" TEMPLATE "+name); err != nil {
+	if err := exec(ctx, func(c *pgx.Conn) error { return postgres.CreateDatabase(ctx, c, db, name) }); err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
 	pool, err := postgres.Open(ctx, server.URL(db))
@@ -105,13 +105,13 @@ func NewFrom(tb testing.TB, name string, setup func(context.Context, *pgxpool.Po
 	}
 	tb.Cleanup(func() {
 		pool.Close()
-		_ = exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+		_ = exec(ctx, func(c *pgx.Conn) error { return postgres.DropDatabase(ctx, c, db) })
 	})
 	return pool
 }
 
 func makeTemplate(ctx context.Context, name string, setup func(context.Context, *pgxpool.Pool) error) error {
-	if err := exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if err := exec(ctx, func(c *pgx.Conn) error { return postgres.CreateDatabase(ctx, c, name, "") }); err != nil {
 		return err
 	}
 	pool, err := postgres.Open(ctx, server.URL(name))
@@ -133,20 +133,20 @@ func makeTemplate(ctx context.Context, name string, setup func(context.Context, 
 	return nil
 }
 
-func exec(ctx context.Context, sql string) error {
+// exec runs do on a connection to the server's maintenance database.
+func exec(ctx context.Context, do func(*pgx.Conn) error) error {
 	conn, err := pgx.Connect(ctx, server.URL("postgres"))
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
+	return do(conn)
 }
 
 // Columns returns the column names of relation (a table or view), in order.
 func Columns(tb testing.TB, pool *pgxpool.Pool, relation string) []string {
 	tb.Helper()
-	rows, err := pool.Query(context.Background(), "SELECT * FROM "+pgx.Identifier{relation}.Sanitize()+" LIMIT 0")
+	rows, err := pool.Query(context.Background(), postgres.NoRows(relation))
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
