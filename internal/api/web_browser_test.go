@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,44 +56,44 @@ type tabOptions struct {
 	url           string
 }
 
-// browserTurn lets the Chromiums of one test at a time run: the browser
-// tests run in parallel with the others, but two tests' browsers at once
-// on a small machine would each wait for the other past their steps'
-// bounds. A test (with its subtests) may open several tabs in its turn.
-var browserTurn struct {
-	sync.Mutex
-	cond   *sync.Cond
-	holder string // the top-level test whose browsers run
-	n      int    // of its browsers still open
+// TestBrowser runs the web page's tests in a headless Chromium, one test
+// after the other, all in one of go test's parallel slots: two tests'
+// browsers at once on a small machine would each wait for the other past
+// their steps' bounds, and a test waiting for the browser would hold a
+// slot that the other tests could run in. A test may open several tabs,
+// and its subtests may run at once. Run one with
+// -run 'TestBrowser/PageGrains'.
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	for _, bt := range browserTests {
+		t.Run(bt.name, bt.test)
+	}
 }
 
-// takeBrowserTurn waits for t's top-level test's turn, and gives it back
-// when t ends, once no browser of that test is left.
-func takeBrowserTurn(t *testing.T) {
-	root, _, _ := strings.Cut(t.Name(), "/")
-	b := &browserTurn
-	b.Lock()
-	if b.cond == nil {
-		b.cond = sync.NewCond(&b.Mutex)
-	}
-	for b.holder != "" && b.holder != root {
-		b.cond.Wait()
-	}
-	b.holder = root
-	b.n++
-	b.Unlock()
-	t.Cleanup(func() {
-		b.Lock()
-		if b.n--; b.n == 0 {
-			b.holder = ""
-			b.cond.Broadcast()
-		}
-		b.Unlock()
-	})
+// browserTests are the tests TestBrowser runs, in order.
+var browserTests = []struct {
+	name string
+	test func(*testing.T)
+}{
+	{"PageInBrowser", testPageInBrowser},
+	{"PageMonthAsXLSX", testPageMonthAsXLSX},
+	{"PageSessionEnds", testPageSessionEnds},
+	{"PageImportDataHTTPS", testPageImportDataHTTPS},
+	{"PageMParses", testPageMParses},
+	{"PageGrains", testPageGrains},
+	{"PageConditionsChile", testPageConditionsChile},
+	{"PageConditionsMParse", testPageConditionsMParse},
+	{"PageConnectTexts", testPageConnectTexts},
+	{"PageDecimalComma", testPageDecimalComma},
+	{"PageScheduleText", testPageScheduleText},
+	{"PageFlows", testPageFlows},
+	{"PageSignInReturns", testPageSignInReturns},
+	{"PageAppsScript", testPageAppsScript},
+	{"PageInBrowserRules", testPageInBrowserRules},
 }
 
-// openTab starts Chromium on the page of ts, once no other test's Chromium
-// runs. Without a Chromium the test is skipped (failed under CI=true);
+// openTab starts Chromium on the page of ts (in a test of [TestBrowser]).
+// Without a Chromium the test is skipped (failed under CI=true);
 // scripts/test installs one.
 func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	t.Helper()
@@ -107,7 +106,6 @@ func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	if o.url == "" {
 		o.url = ts.URL + "/"
 	}
-	takeBrowserTurn(t) // given back after the browser's end, below
 	dl := t.TempDir()
 	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{
 		ProfileDir: t.TempDir(), DownloadDir: dl, Lang: o.lang, Width: o.width, Height: o.height, Flags: o.flags,
@@ -334,7 +332,7 @@ func headerRow(b []byte) string {
 
 var datedFile = regexp.MustCompile(`^informe-general-cliente-1-\d{4}-\d{2}-\d{2}\.(csv|json)$`)
 
-// TestPageInBrowser drives the page in Chromium as an analyst would: a
+// testPageInBrowser drives the page in Chromium as an analyst would: a
 // wrong token; five columns ticked in an order of their own and one
 // client, whose count, preview and download (named for the client, with
 // the labels in the order ticked) equal the API's; a reload and the choice
@@ -342,8 +340,7 @@ var datedFile = regexp.MustCompile(`^informe-general-cliente-1-\d{4}-\d{2}-\d{2}
 // disabled; the Connect texts (IMPORTDATA refused on http://127.0.0.1,
 // with why); English; signing out, which forgets the choice. Every screen
 // is checked with axe-core.
-func TestPageInBrowser(t *testing.T) {
-	t.Parallel()
+func testPageInBrowser(t *testing.T) {
 	pool := fixtureDB(t)
 	// A value that would run if the page rendered data as HTML.
 	if _, err := pool.Exec(context.Background(),
@@ -595,11 +592,10 @@ func TestPageInBrowser(t *testing.T) {
 	}
 }
 
-// TestPageMonthAsXLSX checks the page's conditions ($filter): the tasks
+// testPageMonthAsXLSX checks the page's conditions ($filter): the tasks
 // that ended in a month, as XLSX, chosen by mouse, count and download
 // equal to the API's export with the same $filter.
-func TestPageMonthAsXLSX(t *testing.T) {
-	t.Parallel()
+func testPageMonthAsXLSX(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
 	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and task_status eq 'En Curso'"
 	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
@@ -641,12 +637,11 @@ func TestPageMonthAsXLSX(t *testing.T) {
 	}
 }
 
-// TestPageSessionEnds checks that a download refused because the token
+// testPageSessionEnds checks that a download refused because the token
 // expired or was revoked is told in the page (why, in its language), that
 // the page is not replaced, and that the choice is there again after
 // signing in.
-func TestPageSessionEnds(t *testing.T) {
-	t.Parallel()
+func testPageSessionEnds(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -686,12 +681,11 @@ func TestPageSessionEnds(t *testing.T) {
 	}
 }
 
-// TestPageImportDataHTTPS checks the IMPORTDATA text where informe is at a
+// testPageImportDataHTTPS checks the IMPORTDATA text where informe is at a
 // public HTTPS address: the page, reached as https://informe.example.cl
 // (resolved to the test server, with its self-signed certificate), offers
 // the formula, its URL at that address.
-func TestPageImportDataHTTPS(t *testing.T) {
-	t.Parallel()
+func testPageImportDataHTTPS(t *testing.T) {
 	pool := fixtureDB(t)
 	site, err := web.New()
 	if err != nil {
@@ -733,12 +727,11 @@ func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *testServer {
 	return ts
 }
 
-// TestPageMParses parses every kind of M text the page writes with
+// testPageMParses parses every kind of M text the page writes with
 // Microsoft's own Power Query parser (@microsoft/powerquery-parser, from
 // npm): CSV with each header choice and delimiter, XLSX, and filter values
 // with quotes, which M doubles.
-func TestPageMParses(t *testing.T) {
-	t.Parallel()
+func testPageMParses(t *testing.T) {
 	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")
@@ -786,12 +779,11 @@ func TestPageMParses(t *testing.T) {
 	}
 }
 
-// TestPageGrains checks the choice of grain: for one row per contract, per
+// testPageGrains checks the choice of grain: for one row per contract, per
 // process and per task, the page says what a row is, its count equals the
 // export's, and its download is the export's bytes; the general report
 // says that its costs repeat on each task row.
-func TestPageGrains(t *testing.T) {
-	t.Parallel()
+func testPageGrains(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)

@@ -65,8 +65,7 @@ func (p *tab) wantRefused(t *testing.T, id, message string) {
 	}
 }
 
-func TestPageConditionsChile(t *testing.T) {
-	t.Parallel()
+func testPageConditionsChile(t *testing.T) {
 	pool := pgtest.Seeded(t)
 	ts := newWebServer(t, pool)
 	costly := pgtest.Int(t, pool, "SELECT count(*) FROM contracts c JOIN services s ON s.id = c.service_id WHERE s.cost > 100000")
@@ -201,11 +200,10 @@ func TestPageConditionsChile(t *testing.T) {
 	})
 }
 
-// TestPageConditionsMParse parses, with Power Query's own parser, the M
+// testPageConditionsMParse parses, with Power Query's own parser, the M
 // text of conditions that fold accents and speak of related rows: the
 // $filter M carries is the URL's, its quotes doubled.
-func TestPageConditionsMParse(t *testing.T) {
-	t.Parallel()
+func testPageConditionsMParse(t *testing.T) {
 	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")

@@ -27,14 +27,13 @@ import (
 // way: an apostrophe (OData's quote), an ampersand, accents and a space.
 const awkward = "O'Higgins & Núñez"
 
-// TestPageConnectTexts checks the Connect texts of every dataset: each
+// testPageConnectTexts checks the Connect texts of every dataset: each
 // names its own dataset (curl's and informe export's file, informe
 // export's --dataset, the sheet M opens, which the workbook has, the
 // export and OData paths), and the curl command, run as given by sh with a
 // condition on a value holding a quote, an apostrophe, an accent and &,
 // exits 0 and writes the export's bytes, with the rows SQL counts.
-func TestPageConnectTexts(t *testing.T) {
-	t.Parallel()
+func testPageConnectTexts(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "curl: %v", err)
 	}
@@ -150,12 +149,11 @@ func TestPageConnectTexts(t *testing.T) {
 	}
 }
 
-// TestPageDecimalComma checks the page's decimal comma: chosen with the
+// testPageDecimalComma checks the page's decimal comma: chosen with the
 // semicolon, the download and the curl command ask for decimal=comma and
 // the file holds 12500,5; with the comma delimiter the choice is disabled
 // and left out of every URL.
-func TestPageDecimalComma(t *testing.T) {
-	t.Parallel()
+func testPageDecimalComma(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
@@ -203,10 +201,10 @@ func TestPageDecimalComma(t *testing.T) {
 	}
 }
 
-// TestPageScheduleText runs the page's informe schedule add text for a
+// testPageScheduleText runs the page's informe schedule add text for a
 // selection, as given by sh, then runs the schedule once: the file it
 // delivers holds the bytes of the page's own download of the selection.
-func TestPageScheduleText(t *testing.T) {
+func testPageScheduleText(t *testing.T) {
 	pool := fixtureDB(t)
 	ts := newWebServer(t, pool)
 	if _, err := ts.Tokens.Create(context.Background(), "programa", []dataset.Scope{dataset.ReportRead}, time.Time{}); err != nil {

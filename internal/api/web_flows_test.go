@@ -165,13 +165,12 @@ func flowShot(t *testing.T, p *tab, name, at string) {
 	p.screen(t, "flows-"+name, at)
 }
 
-// TestPageFlows drives the page's flows in Chromium: a refused condition
+// testPageFlows drives the page's flows in Chromium: a refused condition
 // told beside it, in Spanish, then in English; a link pasted into the open
 // tab applied, and what it asks that the page cannot honour told; a
 // download that reports its bytes and ends saying so; the arrow keys on the datasets keeping the
 // focus.
-func TestPageFlows(t *testing.T) {
-	t.Parallel()
+func testPageFlows(t *testing.T) {
 	pool := fixtureDB(t)
 	ts := newWebServer(t, pool)
 	p := openTab(t, ts, tabOptions{})
@@ -334,12 +333,11 @@ func TestPageFlows(t *testing.T) {
 // kbArrowDown is the ArrowDown key, as chromedp.KeyEvent takes it.
 const kbArrowDown = "\u0301"
 
-// TestPageSignInReturns checks that a browser that opens an export's URL
+// testPageSignInReturns checks that a browser that opens an export's URL
 // without a session lands on the sign-in page in its language, and, once
 // signed in, gets the file; and that a link naming a dataset the token
 // cannot read says so.
-func TestPageSignInReturns(t *testing.T) {
-	t.Parallel()
+func testPageSignInReturns(t *testing.T) {
 	pool := fixtureDB(t)
 	ts := newWebServer(t, pool)
 	const target = "/api/services/export?format=csv&$filter=service%20ne%20'O''Higgins%20%26%20N%C3%BA%C3%B1ez'"
@@ -376,13 +374,12 @@ func TestPageSignInReturns(t *testing.T) {
 	})
 }
 
-// TestPageAppsScript checks the Apps Script of every dataset with a
+// testPageAppsScript checks the Apps Script of every dataset with a
 // condition on a value holding an apostrophe, an accent and &: node parses
 // it, runs it with Google's services stood in by plain objects that record
 // what it asks, and curl fetches its URL with its header, which gives the
 // export's bytes and the rows SQL counts.
-func TestPageAppsScript(t *testing.T) {
-	t.Parallel()
+func testPageAppsScript(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, "node: %v", err)

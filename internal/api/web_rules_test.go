@@ -149,15 +149,14 @@ func TestPageSessionRules(t *testing.T) {
 	})
 }
 
-// TestPageInBrowserRules drives the page in Chromium with tokens that have
+// testPageInBrowserRules drives the page in Chromium with tokens that have
 // rules: with --no-personal, no dataset offers a personal column, in the
 // columns, the filters or the conditions, and a shared link naming one is
 // told exactly as one naming a column that does not exist; with --mask,
 // the masked columns are marked in Spanish and English and say how they
 // are masked, the preview shows them masked, and no condition or filter
 // is offered on them.
-func TestPageInBrowserRules(t *testing.T) {
-	t.Parallel()
+func testPageInBrowserRules(t *testing.T) {
 	ts := newWebServer(t, fixtureDB(t))
 	personal := personalColumns()
 
