@@ -34,6 +34,59 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// TestBrowser runs the web page's tests in headless Chromiums
+// (web_*_test.go), in browserLanes lanes: each lane takes the next test
+// when its last one ends, so at most that many tests' browsers run at
+// once, all in this test's one parallel slot, and no test holds a slot
+// to wait for a browser. It is the package's first test, so that its
+// browsers, the package's longest work, start as soon as the parallel
+// tests do. A test may open several tabs, and its subtests may run at
+// once. Run one with -run 'TestBrowser/PageGrains'.
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	next := make(chan int, len(browserTests))
+	for i := range browserTests {
+		next <- i
+	}
+	close(next)
+	var lanes sync.WaitGroup
+	for range browserLanes {
+		lanes.Go(func() {
+			for i := range next {
+				t.Run(browserTests[i].name, browserTests[i].test)
+			}
+		})
+	}
+	lanes.Wait()
+}
+
+// browserLanes is how many browser tests run at once: two, one a core of
+// the small machines the tests run on.
+const browserLanes = 2
+
+// browserTests are the tests TestBrowser runs, the longest first, so that
+// the lanes end close together.
+var browserTests = []struct {
+	name string
+	test func(*testing.T)
+}{
+	{"PageConditionsChile", testPageConditionsChile},
+	{"PageInBrowser", testPageInBrowser},
+	{"PageConnectTexts", testPageConnectTexts},
+	{"PageMParses", testPageMParses},
+	{"PageSessionEnds", testPageSessionEnds},
+	{"PageFlows", testPageFlows},
+	{"PageGrains", testPageGrains},
+	{"PageImportDataHTTPS", testPageImportDataHTTPS},
+	{"PageMonthAsXLSX", testPageMonthAsXLSX},
+	{"PageAppsScript", testPageAppsScript},
+	{"PageSignInReturns", testPageSignInReturns},
+	{"PageInBrowserRules", testPageInBrowserRules},
+	{"PageDecimalComma", testPageDecimalComma},
+	{"PageScheduleText", testPageScheduleText},
+	{"PageConditionsMParse", testPageConditionsMParse},
+}
+
 // logBuffer collects the server's log output. The server logs from its own
 // goroutines, hence the lock.
 type logBuffer struct {

@@ -56,42 +56,6 @@ type tabOptions struct {
 	url           string
 }
 
-// TestBrowser runs the web page's tests in a headless Chromium, one test
-// after the other, all in one of go test's parallel slots: two tests'
-// browsers at once on a small machine would each wait for the other past
-// their steps' bounds, and a test waiting for the browser would hold a
-// slot that the other tests could run in. A test may open several tabs,
-// and its subtests may run at once. Run one with
-// -run 'TestBrowser/PageGrains'.
-func TestBrowser(t *testing.T) {
-	t.Parallel()
-	for _, bt := range browserTests {
-		t.Run(bt.name, bt.test)
-	}
-}
-
-// browserTests are the tests TestBrowser runs, in order.
-var browserTests = []struct {
-	name string
-	test func(*testing.T)
-}{
-	{"PageInBrowser", testPageInBrowser},
-	{"PageMonthAsXLSX", testPageMonthAsXLSX},
-	{"PageSessionEnds", testPageSessionEnds},
-	{"PageImportDataHTTPS", testPageImportDataHTTPS},
-	{"PageMParses", testPageMParses},
-	{"PageGrains", testPageGrains},
-	{"PageConditionsChile", testPageConditionsChile},
-	{"PageConditionsMParse", testPageConditionsMParse},
-	{"PageConnectTexts", testPageConnectTexts},
-	{"PageDecimalComma", testPageDecimalComma},
-	{"PageScheduleText", testPageScheduleText},
-	{"PageFlows", testPageFlows},
-	{"PageSignInReturns", testPageSignInReturns},
-	{"PageAppsScript", testPageAppsScript},
-	{"PageInBrowserRules", testPageInBrowserRules},
-}
-
 // openTab starts Chromium on the page of ts (in a test of [TestBrowser]).
 // Without a Chromium the test is skipped (failed under CI=true);
 // scripts/test installs one.
