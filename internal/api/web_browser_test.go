@@ -226,6 +226,13 @@ func (p *tab) preview(t *testing.T) [][]string {
 // the id of an element to scroll to ("" for the top).
 func (p *tab) screen(t *testing.T, name, at string) {
 	t.Helper()
+	p.look(t, name, at, *screenshots)
+}
+
+// look is [tab.screen], saving the screenshot in folder, none when it is
+// "". The flag is only read: tests run at once (see [TestBrowser]).
+func (p *tab) look(t *testing.T, name, at, folder string) {
+	t.Helper()
 	scroll := `window.scrollTo(0, 0); ""`
 	if at != "" {
 		scroll = fmt.Sprintf(`document.getElementById(%q).scrollIntoView({block: "start"}); ""`, at)
@@ -247,7 +254,7 @@ func (p *tab) screen(t *testing.T, name, at string) {
 			t.Errorf("%s: axe-core finds %s", name, out)
 		}
 	}
-	if *screenshots == "" {
+	if folder == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
@@ -256,10 +263,10 @@ func (p *tab) screen(t *testing.T, name, at string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
+	if err := os.MkdirAll(folder, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), png.Data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(folder, name+".png"), png.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -268,10 +275,8 @@ func (p *tab) screen(t *testing.T, name, at string) {
 func (p *tab) shot(t *testing.T, name, at string) {
 	t.Helper()
 	if name == "" {
-		saved := *screenshots
-		*screenshots = ""
-		defer func() { *screenshots = saved }()
-		name = "unsaved"
+		p.look(t, "unsaved", at, "")
+		return
 	}
 	p.screen(t, name, at)
 }

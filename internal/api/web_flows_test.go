@@ -159,10 +159,7 @@ func TestOptionErrorTargets(t *testing.T) {
 // flowShot saves a screenshot of the tab as /tmp/flows-name.png.
 func flowShot(t *testing.T, p *tab, name, at string) {
 	t.Helper()
-	saved := *screenshots
-	*screenshots = os.TempDir()
-	defer func() { *screenshots = saved }()
-	p.screen(t, "flows-"+name, at)
+	p.look(t, "flows-"+name, at, os.TempDir())
 }
 
 // testPageFlows drives the page's flows in Chromium: a refused condition
