@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -601,7 +602,7 @@ func subMicro(e *dataset.Expr) bool {
 func compareInstants(l, r *dataset.Expr, op string) bool {
 	c := l.Value.(time.Time).Compare(r.Value.(time.Time))
 	if c == 0 {
-		c = cmpInt(l.Pico, r.Pico)
+		c = cmp.Compare(l.Pico, r.Pico)
 	}
 	switch op {
 	case "eq":
@@ -616,16 +617,6 @@ func compareInstants(l, r *dataset.Expr, op string) bool {
 		return c < 0
 	}
 	return c <= 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // value writes a scalar expression.
