@@ -222,29 +222,22 @@ func (p *filterParser) logical(kind exprKind, op string, l, r *expr) *expr {
 }
 
 // or parses conditions joined by "or".
-func (p *filterParser) or() *expr {
-	l := p.and()
-	for p.err == nil && p.isWord("or") {
-		p.next()
-		r := p.and()
-		if p.err != nil {
-			break
-		}
-		l = p.logical(eOr, "or", l, r)
-	}
-	return l
-}
+func (p *filterParser) or() *expr { return p.joined(eOr, "or", p.and) }
 
 // and parses conditions joined by "and".
-func (p *filterParser) and() *expr {
-	l := p.not()
-	for p.err == nil && p.isWord("and") {
+func (p *filterParser) and() *expr { return p.joined(eAnd, "and", p.not) }
+
+// joined parses operands, each read by operand, joined by the word op,
+// from left to right: "a op b op c" is (a op b) op c.
+func (p *filterParser) joined(kind exprKind, op string, operand func() *expr) *expr {
+	l := operand()
+	for p.err == nil && p.isWord(op) {
 		p.next()
-		r := p.not()
+		r := operand()
 		if p.err != nil {
 			break
 		}
-		l = p.logical(eAnd, "and", l, r)
+		l = p.logical(kind, op, l, r)
 	}
 	return l
 }
