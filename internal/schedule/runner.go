@@ -163,6 +163,7 @@ type attempt struct {
 	schedule   Schedule
 	occurrence time.Time
 	number     int
+	runNow     bool // asked for by [Runner.RunNow], or the retry of one
 	started    time.Time
 }
 
@@ -218,16 +219,14 @@ func (r *Runner) expire(ctx context.Context, now time.Time) error {
 // holds), records the attempt and moves next_run to the first occurrence
 // after now.
 func (r *Runner) claimDue(ctx context.Context, now time.Time) (attempt, bool, error) {
-	var a attempt
-	var claimed bool
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	return r.claim(ctx, now, func(tx pgx.Tx) (attempt, bool, error) {
 		due, ok, err := postgres.DueSchedule(ctx, tx, now)
 		if err != nil || !ok {
-			return err
+			return attempt{}, false, err
 		}
 		id, sc, err := decode(due)
 		if err != nil {
-			return err
+			return attempt{}, false, err
 		}
 		next := now.Add(24 * time.Hour) // for a schedule that no longer checks: its attempt fails
 		if loc, err := Zone(sc.Zone); err == nil {
@@ -236,56 +235,59 @@ func (r *Runner) claimDue(ctx context.Context, now time.Time) (attempt, bool, er
 			}
 		}
 		if err := postgres.SetNextRun(ctx, tx, id, next); err != nil {
-			return err
+			return attempt{}, false, err
 		}
-		a = attempt{scheduleID: id, schedule: sc, occurrence: sc.NextRun, number: 1}
-		claimed = true
-		return r.insert(ctx, tx, &a, now, false)
+		return attempt{scheduleID: id, schedule: sc, occurrence: sc.NextRun, number: 1}, true, nil
 	})
-	return a, claimed, err
 }
 
-// insert records a's attempt as running under this runner's lease.
-func (r *Runner) insert(ctx context.Context, tx pgx.Tx, a *attempt, now time.Time, runNow bool) error {
-	a.started = now
-	id, err := postgres.InsertRun(ctx, tx, postgres.RunStart{
-		ScheduleID: a.scheduleID, Schedule: a.schedule.Name, Occurrence: a.occurrence, Attempt: a.number, RunNow: runNow,
-		Started: now, Destination: a.schedule.To, Instance: r.cfg.Instance, LeaseUntil: now.Add(r.cfg.Lease),
+// claim finds an attempt with find and records it, in the same
+// transaction, as running under this runner's lease; ok is false, and
+// nothing is recorded, when find found none.
+func (r *Runner) claim(ctx context.Context, now time.Time, find func(pgx.Tx) (a attempt, ok bool, err error)) (attempt, bool, error) {
+	var a attempt
+	var ok bool
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		var err error
+		if a, ok, err = find(tx); err != nil || !ok {
+			return err
+		}
+		a.started = now
+		a.id, err = postgres.InsertRun(ctx, tx, postgres.RunStart{
+			ScheduleID: a.scheduleID, Schedule: a.schedule.Name, Occurrence: a.occurrence, Attempt: a.number, RunNow: a.runNow,
+			Started: now, Destination: a.schedule.To, Instance: r.cfg.Instance, LeaseUntil: now.Add(r.cfg.Lease),
+		})
+		return err
 	})
-	a.id = id
-	return err
+	return a, ok, err
 }
 
 // claimRetry claims the attempt after one that was retried and is due.
 func (r *Runner) claimRetry(ctx context.Context, now time.Time) (attempt, bool, error) {
-	var a attempt
-	var claimed bool
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	followed := false // a retry was marked as followed
+	a, claimed, err := r.claim(ctx, now, func(tx pgx.Tx) (attempt, bool, error) {
 		retry, ok, err := postgres.DueRetry(ctx, tx, now)
 		if err != nil || !ok {
-			return err
+			return attempt{}, false, err
 		}
-		a.occurrence, a.number = retry.Occurrence, retry.Attempt
 		if err := postgres.FollowRun(ctx, tx, retry.ID); err != nil {
-			return err
+			return attempt{}, false, err
 		}
+		followed = true
 		if retry.ScheduleID == nil {
-			return nil // removed since: nothing follows
+			return attempt{}, false, nil // removed since: nothing follows
 		}
 		row, ok, err := postgres.ScheduleByID(ctx, tx, *retry.ScheduleID)
 		if err != nil || !ok {
-			return err
+			return attempt{}, false, err
 		}
 		id, sc, err := decode(row)
 		if err != nil {
-			return err
+			return attempt{}, false, err
 		}
-		runNow := retry.RunNow
-		a.scheduleID, a.schedule, a.number = id, sc, a.number+1
-		claimed = true
-		return r.insert(ctx, tx, &a, now, runNow)
+		return attempt{scheduleID: id, schedule: sc, occurrence: retry.Occurrence, number: retry.Attempt + 1, runNow: retry.RunNow}, true, nil
 	})
-	if err == nil && !claimed && a.number > 0 {
+	if err == nil && !claimed && followed {
 		// A retry with nothing to follow was marked; look for the next.
 		return r.claimRetry(ctx, now)
 	}
@@ -297,21 +299,19 @@ func (r *Runner) claimRetry(ctx context.Context, now time.Time) (attempt, bool, 
 // retried by the runners of `informe serve`, as a scheduled run's.
 func (r *Runner) RunNow(ctx context.Context, name string) (Run, error) {
 	now := r.now()
-	var a attempt
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	a, _, err := r.claim(ctx, now, func(tx pgx.Tx) (attempt, bool, error) {
 		row, ok, err := postgres.ScheduleNamed(ctx, tx, name)
 		if err != nil {
-			return err
+			return attempt{}, false, err
 		}
 		if !ok {
-			return notFound(name)
+			return attempt{}, false, notFound(name)
 		}
 		id, sc, err := decode(row)
 		if err != nil {
-			return err
+			return attempt{}, false, err
 		}
-		a = attempt{scheduleID: id, schedule: sc, occurrence: now, number: 1}
-		return r.insert(ctx, tx, &a, now, true)
+		return attempt{scheduleID: id, schedule: sc, occurrence: now, number: 1, runNow: true}, true, nil
 	})
 	if err != nil {
 		return Run{}, postgres.Classify(err)
