@@ -195,20 +195,23 @@ func seeded(tb testing.TB, contracts int) *pgxpool.Pool {
 // test on error.
 func Int(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int64 {
 	tb.Helper()
-	var n int64
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		tb.Fatalf("%s: %v", sql, err)
-	}
-	return n
+	return one[int64](tb, pool, sql, args...)
 }
 
 // String runs sql, which must return one text value, and returns it; it
 // fails the test on error.
 func String(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) string {
 	tb.Helper()
-	var s string
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&s); err != nil {
+	return one[string](tb, pool, sql, args...)
+}
+
+// one runs sql, which must return one value of type T, and returns it; it
+// fails the test on error.
+func one[T any](tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) T {
+	tb.Helper()
+	var v T
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
 		tb.Fatalf("%s: %v", sql, err)
 	}
-	return s
+	return v
 }
