@@ -29,12 +29,8 @@ const MaxPerPage = 10000
 func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 	var q dataset.Query
 	var p Page
-	id, err := param.Int(v, "contract_id", 0, math.MaxInt64)
-	if err != nil {
+	if err := equalID(&q, v, "contract_id", "key_contract_id"); err != nil {
 		return q, p, err
-	}
-	if id != 0 {
-		q.Equal("key_contract_id", id)
 	}
 	code, ok, err := param.Single(v, "code_contract")
 	if err != nil {
@@ -43,11 +39,8 @@ func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 	if ok {
 		q.Equal("key_code_contract", code)
 	}
-	if id, err = param.Int(v, "client_id", 0, math.MaxInt64); err != nil {
+	if err := equalID(&q, v, "client_id", "key_client_id"); err != nil {
 		return q, p, err
-	}
-	if id != 0 {
-		q.Equal("key_client_id", id)
 	}
 	s, ok, err := param.Single(v, "rut")
 	if err != nil {
@@ -78,4 +71,18 @@ func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 		q.Skip = math.MaxInt64 // past any last row
 	}
 	return q, p, nil
+}
+
+// equalID adds to q the condition that column equals the id given as the
+// parameter name, if it is given. An id that is not a whole number of 1 or
+// more is a failure.Invalid error naming the parameter.
+func equalID(q *dataset.Query, v url.Values, name, column string) error {
+	id, err := param.Int(v, name, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	if id != 0 {
+		q.Equal(column, id)
+	}
+	return nil
 }
