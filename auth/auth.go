@@ -237,9 +237,27 @@ func (s *Store) get(ctx context.Context, name string, forUpdate bool) (Token, er
 		return Token{}, postgres.Classify(fmt.Errorf("auth: get: %w", err))
 	}
 	if !ok {
-		return Token{}, failure.Errorf(failure.NotFound, "no token named %q", name)
+		return Token{}, notFound(name)
 	}
 	return token(t), nil
+}
+
+// notFound is the failure.NotFound of an unknown token name.
+func notFound(name string) error {
+	return failure.Errorf(failure.NotFound, "no token named %q", name)
+}
+
+// changed returns the error of a change of the token named name, called
+// what, that changed n rows: err, classified; a failure.NotFound when
+// no token has that name.
+func changed(what, name string, n int64, err error) error {
+	if err != nil {
+		return postgres.Classify(fmt.Errorf("auth: %s: %w", what, err))
+	}
+	if n == 0 {
+		return notFound(name)
+	}
+	return nil
 }
 
 // token returns the token of row r.
@@ -256,14 +274,8 @@ func token(r postgres.TokenRow) Token {
 // server applies it from the token's next request. An unknown name is a
 // failure.NotFound.
 func (s *Store) SetMaxExports(ctx context.Context, name string, n *int) error {
-	changed, err := postgres.SetTokenMaxExports(ctx, s.db, name, n)
-	if err != nil {
-		return postgres.Classify(fmt.Errorf("auth: set max exports: %w", err))
-	}
-	if changed == 0 {
-		return failure.Errorf(failure.NotFound, "no token named %q", name)
-	}
-	return nil
+	rows, err := postgres.SetTokenMaxExports(ctx, s.db, name, n)
+	return changed("set max exports", name, rows, err)
 }
 
 // SetScopes replaces the scopes of the token named name (none: the
@@ -273,14 +285,8 @@ func (s *Store) SetScopes(ctx context.Context, name string, scopes []dataset.Sco
 	if len(scopes) == 0 {
 		scopes = Scopes
 	}
-	changed, err := postgres.SetTokenScopes(ctx, s.db, name, scopeStrings(scopes))
-	if err != nil {
-		return postgres.Classify(fmt.Errorf("auth: set scopes: %w", err))
-	}
-	if changed == 0 {
-		return failure.Errorf(failure.NotFound, "no token named %q", name)
-	}
-	return nil
+	rows, err := postgres.SetTokenScopes(ctx, s.db, name, scopeStrings(scopes))
+	return changed("set scopes", name, rows, err)
 }
 
 // ParseMaxExports reads a token's limit of big responses at once as

@@ -2,12 +2,10 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/informe/informe/internal/dataset"
-	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/postgres"
 )
 
@@ -50,14 +48,8 @@ func rules(v postgres.TokenRules) *dataset.Rules {
 // has checked them (source.CheckRules). An unknown name is a
 // failure.NotFound.
 func (s *Store) SetRules(ctx context.Context, name string, r *dataset.Rules) error {
-	changed, err := postgres.SetTokenRules(ctx, s.db, name, ruleValues(r))
-	if err != nil {
-		return postgres.Classify(fmt.Errorf("auth: set rules: %w", err))
-	}
-	if changed == 0 {
-		return failure.Errorf(failure.NotFound, "no token named %q", name)
-	}
-	return nil
+	rows, err := postgres.SetTokenRules(ctx, s.db, name, ruleValues(r))
+	return changed("set rules", name, rows, err)
 }
 
 // ruleText returns the rule field of r as token show writes it.
