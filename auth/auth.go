@@ -441,11 +441,21 @@ func scopeStrings(scopes []dataset.Scope) []string {
 	return out
 }
 
-// Delete removes the token named name, if there is one. The demo uses it to
-// replace its token on every start.
+// Delete removes the token named name, if there is one.
 func (s *Store) Delete(ctx context.Context, name string) error {
 	if err := postgres.DeleteToken(ctx, s.db, name); err != nil {
 		return postgres.Classify(fmt.Errorf("auth: delete: %w", err))
 	}
 	return nil
+}
+
+// Replace is [Store.Delete] of the token named name, if there is one,
+// then [Store.Create] of a new one of that name, whose secret it returns:
+// the demo replaces its token so on every start. The two are not one
+// transaction: the old secret stops working before the new one exists.
+func (s *Store) Replace(ctx context.Context, name string, scopes []dataset.Scope, expires time.Time, opts ...Option) (string, error) {
+	if err := s.Delete(ctx, name); err != nil {
+		return "", err
+	}
+	return s.Create(ctx, name, scopes, expires, opts...)
 }

@@ -71,10 +71,7 @@ func (b *bench) fair(ctx context.Context) error {
 	}
 	defer inf.stop()
 	tokens := auth.NewStore(b.pool)
-	if err := tokens.Delete(ctx, "bench-fair-a"); err != nil {
-		return err
-	}
-	secretA, err := tokens.Create(ctx, "bench-fair-a", nil, time.Time{})
+	secretA, err := tokens.Replace(ctx, "bench-fair-a", nil, time.Time{})
 	if err != nil {
 		return err
 	}

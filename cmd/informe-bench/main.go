@@ -176,10 +176,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	tokens := auth.NewStore(b.pool)
-	if err := tokens.Delete(ctx, "bench"); err != nil {
-		return err
-	}
-	token, err := tokens.Create(ctx, "bench", nil, time.Time{})
+	token, err := tokens.Replace(ctx, "bench", nil, time.Time{})
 	if err != nil {
 		return err
 	}

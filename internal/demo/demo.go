@@ -282,10 +282,7 @@ func stableToken(ctx context.Context, tokens *auth.Store, path string) (secret s
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", false, fmt.Errorf("demo: token file: %w", err)
 	}
-	if err := tokens.Delete(ctx, tokenName); err != nil {
-		return "", false, err
-	}
-	if secret, err = tokens.Create(ctx, tokenName, nil, time.Time{}); err != nil {
+	if secret, err = tokens.Replace(ctx, tokenName, nil, time.Time{}); err != nil {
 		return "", false, err
 	}
 	if err := writeSecret(path, secret); err != nil {
