@@ -173,6 +173,9 @@ func (e *exportSpec) path(format string) string {
 	return p
 }
 
+// allRows labels the export of the whole report.
+const allRows = "all rows"
+
 // exportSet is the exports measured: the whole report, the client with the
 // most rows, and the client nearest 100 rows (the warm-ups).
 type exportSet struct{ all, client, warm *exportSpec }
@@ -186,7 +189,7 @@ func (b *bench) exports(ctx context.Context) (*exportSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("choose clients: %w", err)
 	}
-	s := &exportSet{all: &exportSpec{label: "all rows"}, client: &exportSpec{label: fmt.Sprint("client ", big), client: big},
+	s := &exportSet{all: &exportSpec{label: allRows}, client: &exportSpec{label: fmt.Sprint("client ", big), client: big},
 		warm: &exportSpec{label: fmt.Sprint("client ", little), client: little}}
 	for _, e := range []*exportSpec{s.all, s.client, s.warm} {
 		q := dataset.Whole()
@@ -335,13 +338,9 @@ func (b *bench) export(ctx context.Context) error {
 // parts allow: the XLSX export's first byte, each one's time over CSV's,
 // Parquet's size over CSV's, and informe's memory meanwhile.
 func (b *bench) xlsx(ctx context.Context) error {
-	set, err := b.exports(ctx)
-	if err != nil {
-		return err
-	}
 	t := exportTable("XLSX and Parquet", "the whole report as CSV, XLSX and Parquet over HTTP, each from a fresh informe with the default --export-parts (each read in parts), and COPY, alternating; medians")
-	cs := cases(set.all.label, nil, "", "csv", "xlsx", "parquet")
-	if err := b.nextToCopy(ctx, &t, set.all, b.o.xlsxRuns, cs...); err != nil {
+	cs := cases(allRows, nil, "", "csv", "xlsx", "parquet")
+	if err := b.wholeNextToCopy(ctx, t, b.o.xlsxRuns, cs...); err != nil {
 		return err
 	}
 	csv, x, pq := cs[0], cs[1], cs[2]
@@ -350,17 +349,12 @@ func (b *bench) xlsx(ctx context.Context) error {
 	b.res.check("xlsx-rss", x.label, float64(x.growth)/mib, "peak %s MiB", mibs(x.peak))
 	b.res.check("parquet-csv", pq.label, pq.ss.wall().Seconds()/csv.ss.wall().Seconds(), "%.2f vs %.2f s", pq.ss.wall().Seconds(), csv.ss.wall().Seconds())
 	b.res.check("parquet-size", pq.label, 100*float64(pq.ss.bytes())/float64(csv.ss.bytes()), "%d vs %d bytes", pq.ss.bytes(), csv.ss.bytes())
-	b.res.tables = append(b.res.tables, t)
 	return nil
 }
 
 // parts measures whole exports read through 1, 2 and 4 connections at once
 // (serve --export-parts, export --parts) next to COPY.
 func (b *bench) parts(ctx context.Context) error {
-	set, err := b.exports(ctx)
-	if err != nil {
-		return err
-	}
 	t := exportTable("Parallel parts", fmt.Sprintf("the whole report with --export-parts=N (serve and export), %d rounds, everything interleaved; x COPY: rows/s over COPY's through one connection", b.o.exportRuns))
 	var cs []*exportCase
 	for _, n := range []int{1, 2, 4} {
@@ -371,7 +365,17 @@ func (b *bench) parts(ctx context.Context) error {
 		cs = append(append(cs, cases(fmt.Sprint("--export-parts=", n), []string{fmt.Sprint("--export-parts=", n)}, goal, "csv", "ndjson")...),
 			&exportCase{label: fmt.Sprint("informe export --output FILE, csv, --parts=", n), format: "csv", extra: []string{fmt.Sprint("--parts=", n)}, goal: goal, cli: true})
 	}
-	if err := b.nextToCopy(ctx, &t, set.all, b.o.exportRuns, cs...); err != nil {
+	return b.wholeNextToCopy(ctx, t, b.o.exportRuns, cs...)
+}
+
+// wholeNextToCopy measures cases, exports of the whole report, next to
+// COPY of its query for runs rounds, in t, and adds t to the results.
+func (b *bench) wholeNextToCopy(ctx context.Context, t table, runs int, cases ...*exportCase) error {
+	set, err := b.exports(ctx)
+	if err != nil {
+		return err
+	}
+	if err := b.nextToCopy(ctx, &t, set.all, runs, cases...); err != nil {
 		return err
 	}
 	b.res.tables = append(b.res.tables, t)
