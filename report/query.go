@@ -7,12 +7,10 @@
 package report
 
 import (
-	"errors"
 	"math"
 	"net/url"
 
 	"github.com/informe/informe/internal/dataset"
-	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/param"
 	"github.com/informe/informe/internal/rut"
 )
@@ -47,13 +45,9 @@ func ParseQuery(v url.Values) (dataset.Query, Page, error) {
 		return q, p, err
 	}
 	if ok {
-		r, err := rut.Parse(s)
+		r, err := rut.ParseAs("rut", s)
 		if err != nil {
-			reason := "rut_malformed"
-			if errors.Is(err, rut.ErrCheckDigit) {
-				reason = "rut_check_digit"
-			}
-			return q, p, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
+			return q, p, err
 		}
 		q.Equal("key_client_rut", r.Key())
 	}

@@ -20,7 +20,7 @@ func subjectRUT(f *form, s string, dst *rut.RUT) {
 		f.fail("rut", "is required: the person's RUT")
 		return
 	}
-	r, err := subjects.ParseRUT(s)
+	r, err := rut.ParseAs("rut", s)
 	f.check("rut", err)
 	*dst = r
 }

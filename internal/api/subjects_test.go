@@ -21,6 +21,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/subjects"
 )
 
@@ -246,7 +247,7 @@ func TestBlockedSubjects(t *testing.T) {
 	sqlCost := pgtest.String(t, pool, "SELECT sum(costo_servicio)::numeric(20,2)::text FROM contract_list_typed")
 
 	for _, r := range ruts {
-		key, err := subjects.ParseRUT(r)
+		key, err := rut.ParseAs("rut", r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +278,7 @@ func TestBlockedSubjects(t *testing.T) {
 	}
 
 	for _, r := range ruts {
-		key, _ := subjects.ParseRUT(r)
+		key, _ := rut.ParseAs("rut", r)
 		if err := subjects.Unblock(ctx, pool, key, "test@host"); err != nil {
 			t.Fatal(err)
 		}

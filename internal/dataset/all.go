@@ -1,10 +1,8 @@
 package dataset
 
 import (
-	"errors"
 	"slices"
 
-	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/rut"
 )
 
@@ -63,15 +61,8 @@ func Named(name string) *Dataset {
 // checkRUT checks a RUT compared with a client_rut in $filter: one that
 // does not parse is refused with the reasons of the spec's rut parameter.
 func checkRUT(s string) error {
-	_, err := rut.Parse(s)
-	if err == nil {
-		return nil
-	}
-	reason := "rut_malformed"
-	if errors.Is(err, rut.ErrCheckDigit) {
-		reason = "rut_check_digit"
-	}
-	return &failure.Error{Code: failure.Invalid, Reason: reason, Message: err.Error(), Err: err}
+	_, err := rut.ParseAs("", s)
+	return err
 }
 
 // reportColumns returns the general report's declarations of the columns

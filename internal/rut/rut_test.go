@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/rut"
 )
 
@@ -189,4 +190,22 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q).Key() = %q, SQL rut_key gives %q", s, got, want)
 		}
 	})
+}
+
+func TestParseAs(t *testing.T) {
+	for _, tc := range []struct{ name, in, reason string }{
+		{"CheckDigit", "12.345.678-9", "rut_check_digit"},
+		{"Malformed", "12-345", "rut_malformed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rut.ParseAs("rut", tc.in)
+			var f *failure.Error
+			if !errors.As(err, &f) || f.Reason != tc.reason || f.Code != failure.Invalid || f.Target != "rut" {
+				t.Fatalf("ParseAs(%q) = %#v, want %s naming rut", tc.in, err, tc.reason)
+			}
+		})
+	}
+	if r, err := rut.ParseAs("rut", "12.345.678-5"); err != nil || r.Key() != "12345678-5" {
+		t.Fatalf("ParseAs(12.345.678-5) = %v, %v", r, err)
+	}
 }

@@ -3,7 +3,6 @@ package subjects
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,20 +18,6 @@ import (
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 )
-
-// ParseRUT reads a RUT as the API does, refusing a malformed one or one
-// with a wrong check digit with the API's message (failure.Invalid).
-func ParseRUT(s string) (rut.RUT, error) {
-	r, err := rut.Parse(s)
-	if err == nil {
-		return r, nil
-	}
-	reason := "rut_malformed"
-	if errors.Is(err, rut.ErrCheckDigit) {
-		reason = "rut_check_digit"
-	}
-	return rut.RUT{}, &failure.Error{Code: failure.Invalid, Target: "rut", Reason: reason, Message: err.Error(), Err: err}
-}
 
 // Block holds back the personal data of the person of r (as client, as
 // payer, as user) from the next request on, for reason, and records that

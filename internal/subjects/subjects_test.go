@@ -182,7 +182,7 @@ func TestBlock(t *testing.T) {
 		t.Fatal("the persons' values are in no row: the test proves nothing")
 	}
 	for _, p := range []person{client, payer, user} {
-		r, err := subjects.ParseRUT(p.rut)
+		r, err := rut.ParseAs("rut", p.rut)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,21 +271,6 @@ func TestBlock(t *testing.T) {
 	r, _ := rut.Parse(client.rut)
 	if err := subjects.Unblock(ctx, pool, r, "test@host"); failure.CodeOf(err) != failure.NotFound {
 		t.Errorf("unblocking again: %v, want not found", err)
-	}
-}
-
-func TestParseRUT(t *testing.T) {
-	for _, tc := range []struct{ name, in, reason string }{
-		{"CheckDigit", "12.345.678-9", "rut_check_digit"},
-		{"Malformed", "12-345", "rut_malformed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := subjects.ParseRUT(tc.in)
-			var f *failure.Error
-			if !errorsAs(err, &f) || f.Reason != tc.reason || f.Code != failure.Invalid {
-				t.Fatalf("ParseRUT(%q) = %v, want %s", tc.in, err, tc.reason)
-			}
-		})
 	}
 }
 
