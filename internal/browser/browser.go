@@ -17,13 +17,16 @@ import (
 // ErrNotFound is returned by [Start] when no Chromium is installed.
 var ErrNotFound = errors.New("browser: chromium not found (scripts/ensure-chromium installs it)")
 
-// Path returns the Chromium binary: $CHROMIUM, else Debian's chromium, else
-// chromium or google-chrome on the PATH.
+// Path returns the Chromium binary: $CHROMIUM, else Debian's
+// chromium-headless-shell, else Debian's chromium, else chromium or
+// google-chrome on the PATH. The headless shell is Chromium's engine
+// without the browser around it: the same page, rendered and scripted
+// alike, started in half the time and run on about half the CPU.
 func Path() (string, error) {
 	if p := os.Getenv("CHROMIUM"); p != "" {
 		return p, nil
 	}
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+	for _, name := range []string{"/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
