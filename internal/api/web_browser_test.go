@@ -144,14 +144,30 @@ func (p *tab) text(t *testing.T, id string) string {
 	return p.eval(t, fmt.Sprintf(`document.getElementById(%q).textContent`, id))
 }
 
-// wait waits until the JavaScript expression is true.
+// wait waits until the JavaScript expression is true. A poll begun in a
+// document that a navigation then replaced loses its execution context:
+// it is polled again in the new document.
 func (p *tab) wait(t *testing.T, expr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for %s: %v", expr, err)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil || !contextReplaced(err) {
+			t.Fatalf("waiting for %s: %v", expr, err)
+		}
 	}
+}
+
+// contextReplaced reports whether err says that the document a script ran
+// in was replaced by a navigation.
+func contextReplaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed")
 }
 
 // settled waits until the count and preview of the last change are in.

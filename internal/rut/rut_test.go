@@ -205,7 +205,8 @@ func TestParseAs(t *testing.T) {
 			}
 		})
 	}
-	if r, err := rut.ParseAs("rut", "12.345.678-5"); err != nil || r.Key() != "12345678-5" {
-		t.Fatalf("ParseAs(12.345.678-5) = %v, %v", r, err)
+	want, _ := rut.Parse("12.345.678-5")
+	if r, err := rut.ParseAs("rut", "12.345.678-5"); err != nil || r != want {
+		t.Fatalf("ParseAs(12.345.678-5) = %v, %v, want %v", r, err, want)
 	}
 }
