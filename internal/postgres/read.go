@@ -257,20 +257,16 @@ func (s *Store) open(ctx context.Context, d *dataset.Dataset, q query, pre *Prel
 			snap.Close()
 		}
 	}()
-	var etag, version string
-	if q.Validate != nil {
-		tag, v, held, err := validate(snap, d, &q)
-		if err != nil {
-			return nil, err
-		}
-		if held {
-			opened = true
-			return &Cursor{cur: snap.Empty(), total: -1, etag: tag, notModified: true}, nil
-		}
-		etag, version = tag, v
-		if q.Validate.Head {
-			q.Limit = 0
-		}
+	held, etag, version, err := validate(snap, d, &q)
+	if err != nil {
+		return nil, err
+	}
+	if held != nil {
+		opened = true
+		return held, nil
+	}
+	if q.Validate != nil && q.Validate.Head {
+		q.Limit = 0
 	}
 	// The blocks are read first, so in the snapshot the rows are read in.
 	w, err := loadWithheldAt(snap, version)
@@ -500,17 +496,13 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 			}
 		}
 	}()
-	var etag string
-	if q.Validate != nil {
-		tag, _, held, err := validate(first, d, &q)
-		if err != nil {
-			return nil, err
-		}
-		if held {
-			opened = true
-			return []*Cursor{{cur: first.Empty(), total: -1, etag: tag, notModified: true}}, nil
-		}
-		etag = tag
+	held, etag, _, err := validate(first, d, &q)
+	if err != nil {
+		return nil, err
+	}
+	if held != nil {
+		opened = true
+		return []*Cursor{held}, nil
 	}
 	id, err := first.Export()
 	if err != nil {

@@ -13,30 +13,38 @@ import (
 	"github.com/informe/informe/internal/dataset"
 )
 
-// validate returns the entity tag of q's rows of d in snap, "" when the
-// data they come from has no version (a view over tables informe does
-// not watch: then nothing is ever "not modified"), and whether the client
-// holds it.
-func validate(snap *Snapshot, d *dataset.Dataset, q *query) (tag, version string, held bool, err error) {
+// validate tags q's rows of d in snap when q asks for it (q.Validate):
+// it returns their entity tag, "" when the data they come from has no
+// version (a view over tables informe does not watch: then nothing is
+// ever "not modified"), and that version; and, when the client holds the
+// tag, notModified, the cursor of the answer Not Modified, which reads no
+// rows. A query that asks for no tag gets none.
+func validate(snap *Snapshot, d *dataset.Dataset, q *query) (notModified *Cursor, tag, version string, err error) {
 	v := q.Validate
+	if v == nil {
+		return nil, "", "", nil
+	}
 	// subject_withheld: the blocked persons, whose values every row
 	// withholds (see [Withheld]).
 	views := slices.Concat([]string{d.Typed, d.Text, "subject_withheld"}, q.Reads())
 	version, err = snap.DataVersion(views)
 	if errors.Is(err, ErrNoDataVersion) {
-		return "", "", v.Any, nil // "*" holds whatever exists
+		version = "" // "*" holds whatever exists
+	} else if err != nil {
+		return nil, "", "", fmt.Errorf("%s: %w", d.Name, err)
+	} else {
+		h := sha256.New()
+		hashField(h, "informe entity tag 1")
+		hashField(h, v.Representation)
+		hashField(h, d.Name)
+		hashField(h, version)
+		q.digest(h)
+		tag = base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
 	}
-	if err != nil {
-		return "", "", false, fmt.Errorf("%s: %w", d.Name, err)
+	if v.Any || (tag != "" && slices.Contains(v.Held, tag)) {
+		return &Cursor{cur: snap.Empty(), total: -1, etag: tag, notModified: true}, tag, version, nil
 	}
-	h := sha256.New()
-	hashField(h, "informe entity tag 1")
-	hashField(h, v.Representation)
-	hashField(h, d.Name)
-	hashField(h, version)
-	q.digest(h)
-	tag = base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
-	return tag, version, v.Any || slices.Contains(v.Held, tag), nil
+	return nil, tag, version, nil
 }
 
 // digest writes to h everything of q that decides which rows it reads,
