@@ -114,7 +114,9 @@ func TestScheduleDeliveredKeepsTheLatest(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	m := metrics.New(nil)
-	m.Tokens(func() auth.Stats { return auth.Stats{Malformed: 3, KnownLookups: 2, Remembering: 1, Waited: 2 * time.Second} })
+	m.Tokens(func() auth.Stats {
+		return auth.Stats{Malformed: 3, KnownLookups: 2, Remembering: 1, Waited: 2 * time.Second}
+	})
 	wantLines(t, scrape(t, m),
 		`informe_token_checks_total{outcome="malformed"} 3`,
 		`informe_token_checks_total{outcome="known"} 2`,
