@@ -1,0 +1,93 @@
+package browser_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+
+	ibrowser "github.com/informe/informe/internal/browser"
+	"github.com/informe/informe/internal/testenv"
+)
+
+// TestStartDownloads starts the browser as the tests do (as root here,
+// in CI), with a language, and checks that a page sees the language and
+// that an attachment is downloaded, byte for byte, into the folder under
+// its GUID.
+func TestStartDownloads(t *testing.T) {
+	if _, err := ibrowser.Path(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	dl := t.TempDir()
+	ctx, cancel, err := ibrowser.Start(context.Background(), ibrowser.Options{
+		ProfileDir: t.TempDir(), DownloadDir: dl, Lang: "es-CL",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	ctx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+
+	// A page and an attachment, as informe serves them.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/file" {
+			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+			w.Header().Set("Content-Disposition", `attachment; filename="informe.csv"`)
+			io.WriteString(w, "a,b\r\n1,2\r\n")
+			return
+		}
+		io.WriteString(w, `<!doctype html><title>t</title><a id="a" href="/file">csv</a>`)
+	}))
+	defer srv.Close()
+	page := srv.URL + "/"
+	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		t.Fatal(err)
+	}
+	lang, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.language`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lang != "es-CL" {
+		t.Errorf("navigator.language = %q, want es-CL", lang)
+	}
+
+	begin := chromedp.Events(ctx, browser.DownloadWillBegin)
+	progress := chromedp.Events(ctx, browser.DownloadProgress)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("a"))); err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range begin {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.SuggestedFilename != "informe.csv" {
+			t.Errorf("suggested name %q, want informe.csv", ev.SuggestedFilename)
+		}
+		break
+	}
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.State != browser.DownloadProgressStateCompleted {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dl, ev.GUID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != "a,b\r\n1,2\r\n" {
+			t.Errorf("downloaded %q", b)
+		}
+		return
+	}
+	t.Fatal("the download never completed")
+}
