@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -196,34 +195,14 @@ func (p *tab) download(t *testing.T, steps ...chromedp.Action[chromedp.Void]) (s
 	t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
 	defer cancel()
-	begin := chromedp.Events(ctx, browser.DownloadWillBegin)
-	progress := chromedp.Events(ctx, browser.DownloadProgress)
-	p.do(t, steps...)
-	name := ""
-	for ev, err := range begin {
-		if err != nil {
-			t.Fatalf("download: %v", err)
-		}
-		name = ev.SuggestedFilename
-		break
+	name, b, err := ibrowser.Download(ctx, p.downloads, func() error {
+		p.do(t, steps...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for ev, err := range progress {
-		if err != nil {
-			t.Fatalf("download: %v", err)
-		}
-		switch ev.State {
-		case browser.DownloadProgressStateCompleted:
-			b, err := os.ReadFile(filepath.Join(p.downloads, ev.GUID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return name, b
-		case browser.DownloadProgressStateCanceled:
-			t.Fatal("download canceled")
-		}
-	}
-	t.Fatal("no download")
-	return "", nil
+	return name, b
 }
 
 // preview returns the preview table: the header row, then the rows.

@@ -7,8 +7,10 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
@@ -95,4 +97,36 @@ func Start(ctx context.Context, o Options) (context.Context, context.CancelFunc,
 		return nil, nil, err
 	}
 	return bctx, cancel, nil
+}
+
+// Download runs start, which makes the page in ctx (a context of [Start])
+// begin a download, and waits until it completes: it returns the file's
+// suggested name and its bytes, read from dir, the [Options.DownloadDir]
+// the browser saves it in under its GUID.
+func Download(ctx context.Context, dir string, start func() error) (name string, body []byte, err error) {
+	begin := chromedp.Events(ctx, browser.DownloadWillBegin)
+	progress := chromedp.Events(ctx, browser.DownloadProgress)
+	if err := start(); err != nil {
+		return "", nil, err
+	}
+	for ev, err := range begin {
+		if err != nil {
+			return "", nil, fmt.Errorf("download: %w", err)
+		}
+		name = ev.SuggestedFilename
+		break
+	}
+	for ev, err := range progress {
+		if err != nil {
+			return name, nil, fmt.Errorf("download: %w", err)
+		}
+		switch ev.State {
+		case browser.DownloadProgressStateCompleted:
+			body, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			return name, body, err
+		case browser.DownloadProgressStateCanceled:
+			return name, nil, errors.New("download: canceled")
+		}
+	}
+	return name, nil, errors.New("download: none began")
 }

@@ -5,12 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	ibrowser "github.com/informe/informe/internal/browser"
@@ -59,35 +56,14 @@ func TestStartDownloads(t *testing.T) {
 		t.Errorf("navigator.language = %q, want es-CL", lang)
 	}
 
-	begin := chromedp.Events(ctx, browser.DownloadWillBegin)
-	progress := chromedp.Events(ctx, browser.DownloadProgress)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("a"))); err != nil {
+	name, b, err := ibrowser.Download(ctx, dl, func() error { return chromedp.Do(ctx, chromedp.Click(chromedp.ID("a"))) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	for ev, err := range begin {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.SuggestedFilename != "informe.csv" {
-			t.Errorf("suggested name %q, want informe.csv", ev.SuggestedFilename)
-		}
-		break
+	if name != "informe.csv" {
+		t.Errorf("suggested name %q, want informe.csv", name)
 	}
-	for ev, err := range progress {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.State != browser.DownloadProgressStateCompleted {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dl, ev.GUID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(b) != "a,b\r\n1,2\r\n" {
-			t.Errorf("downloaded %q", b)
-		}
-		return
+	if string(b) != "a,b\r\n1,2\r\n" {
+		t.Errorf("downloaded %q", b)
 	}
-	t.Fatal("the download never completed")
 }
