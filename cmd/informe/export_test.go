@@ -25,7 +25,6 @@ import (
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
-	"github.com/informe/informe/internal/seed"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 
@@ -272,10 +271,7 @@ func arrowRows(t *testing.T, b []byte) [][]string {
 // to export) that an export is still streaming when a test interrupts it.
 func bigDB(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	return pgtest.NewFrom(t, "seed10000", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: 10000, Seed: 1})
-		return err
-	})
+	return pgtest.SeededWith(t, 10000)
 }
 
 // TestExportAtomic interrupts exports midway, by ending their database

@@ -109,7 +109,7 @@ func modulePkg(ip string) string {
 // testHelpers are the packages that exist for tests, checks and
 // benchmarks; informe itself never imports them.
 var testHelpers = []string{
-	"internal/pgserver/pgtest", "internal/https/httpstest", "internal/testenv",
+	"internal/pgserver/pgtest", "internal/pgserver/withpostgres", "internal/https/httpstest", "internal/testenv",
 	"internal/pgfault", "internal/browser", "internal/sshtest", "internal/s3test",
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
-	"github.com/informe/informe/internal/seed"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -169,10 +168,7 @@ func TestRunFailures(t *testing.T) {
 	t.Parallel()
 	// About 100,000 report rows: seconds to export, so that an export is
 	// still reading rows when the test ends it.
-	pool := pgtest.NewFrom(t, "seed10000", func(ctx context.Context, pool *pgxpool.Pool) error {
-		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: 10000, Seed: 1})
-		return err
-	})
+	pool := pgtest.SeededWith(t, 10000)
 	store := postgres.NewStore(pool)
 	const old = "the previous export\n"
 

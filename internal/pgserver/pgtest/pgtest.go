@@ -1,13 +1,19 @@
-// Package pgtest gives tests a real PostgreSQL: a private server per test
-// binary, started from the machine's PostgreSQL binaries, and a fresh
-// database per test, cloned from a migrated template.
+// Package pgtest gives tests a real PostgreSQL: a private server, started
+// from the machine's PostgreSQL binaries, and a fresh database per test,
+// cloned from a migrated template.
 //
-// A test package calls [Main] from TestMain, then [New] in each test.
+// A test package calls [Main] from TestMain, then [New] in each test. The
+// server is the test binary's own, or, when $INFORME_TEST_POSTGRES names
+// one, a server that test binaries share (scripts/test starts one with
+// [Start], through withpostgres, for all the packages it tests): each
+// template is then made once for them all, and every test still has a
+// database of its own.
 package pgtest
 
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -25,8 +31,12 @@ import (
 	"github.com/informe/informe/internal/postgres"
 )
 
+// EnvServer is the environment variable that names a shared server: the
+// URL of its maintenance database, for a user that may create databases.
+const EnvServer = "INFORME_TEST_POSTGRES"
+
 var (
-	server    *pgserver.Server
+	server    cluster
 	templates sync.Map // name -> *template
 	counter   atomic.Int64
 )
@@ -49,28 +59,63 @@ func Main(m *testing.M, cleanups ...func()) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "informe-test-pg-")
+	if u := os.Getenv(EnvServer); u != "" {
+		shared, err := url.Parse(u)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: $%s: %v\n", EnvServer, err)
+			return 1
+		}
+		server = sharedServer{shared}
+		return m.Run()
+	}
+	srv, stop, err := Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dbtest:", err)
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	server, err = pgserver.Start(ctx, pgserver.Options{
+	defer stop()
+	server = srv
+	return m.Run()
+}
+
+// cluster is the server the tests' databases are made on.
+type cluster interface {
+	// URL is the connection URL of the named database.
+	URL(dbname string) string
+}
+
+// sharedServer is a server named by $INFORME_TEST_POSTGRES.
+type sharedServer struct{ maintenance *url.URL }
+
+func (s sharedServer) URL(dbname string) string {
+	u := *s.maintenance
+	u.Path = "/" + dbname
+	return u.String()
+}
+
+// Start starts a private server in a temporary folder, tuned for tests
+// (nothing is synced to disk), and returns it with the function that
+// stops it and removes the folder: [Main]'s server, or one to share, named
+// by $INFORME_TEST_POSTGRES (its URL("postgres")).
+func Start() (*pgserver.Server, func(), error) {
+	dir, err := os.MkdirTemp("", "informe-test-pg-")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := pgserver.Start(context.Background(), pgserver.Options{
 		Dir: dir,
 		Settings: map[string]string{
 			"fsync":              "off",
 			"synchronous_commit": "off",
 			"full_page_writes":   "off",
-			"max_connections":    "200",
+			"max_connections":    "400",
 		},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "dbtest:", err)
-		return 1
+		os.RemoveAll(dir)
+		return nil, nil, err
 	}
-	defer server.Close()
-	return m.Run()
+	return srv, func() { srv.Close(); os.RemoveAll(dir) }, nil
 }
 
 // New returns a pool on a new, migrated, empty database that is dropped
@@ -110,27 +155,29 @@ func NewFrom(tb testing.TB, name string, setup func(context.Context, *pgxpool.Po
 	return pool
 }
 
+// makeTemplate makes the template name, migrated and passed to setup, once
+// per server: another test binary on a shared server may have made it, or
+// be making it.
 func makeTemplate(ctx context.Context, name string, setup func(context.Context, *pgxpool.Pool) error) error {
-	if err := exec(ctx, func(c *pgx.Conn) error { return postgres.CreateDatabase(ctx, c, name, "") }); err != nil {
-		return err
-	}
-	pool, err := postgres.Open(ctx, server.URL(name))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	if setup != nil {
-		if err := setup(ctx, pool); err != nil {
+	return exec(ctx, func(c *pgx.Conn) error {
+		return postgres.BuildOnce(ctx, c, name, func(ctx context.Context, building string) error {
+			pool, err := postgres.Open(ctx, server.URL(building))
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			if _, err := postgres.Migrate(ctx, pool); err != nil {
+				return err
+			}
+			if setup != nil {
+				if err := setup(ctx, pool); err != nil {
+					return err
+				}
+			}
+			_, err = pool.Exec(ctx, "VACUUM ANALYZE")
 			return err
-		}
-	}
-	if _, err := pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
-		return err
-	}
-	return nil
+		})
+	})
 }
 
 // exec runs do on a connection to the server's maintenance database.
@@ -165,7 +212,7 @@ const SeededContracts = 2000
 // binary with [SeededContracts] contracts (seed 1).
 func Seeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	return seeded(tb, SeededContracts)
+	return SeededWith(tb, SeededContracts)
 }
 
 // SmallSeededContracts is the number of contracts in the database
@@ -178,12 +225,12 @@ const SmallSeededContracts = 300
 // more and cost time on every request.
 func SmallSeeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	return seeded(tb, SmallSeededContracts)
+	return SeededWith(tb, SmallSeededContracts)
 }
 
-// seeded returns a pool on a fresh copy of a template seeded once per test
-// binary with contracts contracts (seed 1).
-func seeded(tb testing.TB, contracts int) *pgxpool.Pool {
+// SeededWith returns a pool on a fresh copy of a database seeded once per
+// test binary (or shared server) with contracts contracts (seed 1).
+func SeededWith(tb testing.TB, contracts int) *pgxpool.Pool {
 	tb.Helper()
 	return NewFrom(tb, "seed"+strconv.Itoa(contracts), func(ctx context.Context, pool *pgxpool.Pool) error {
 		_, err := seed.Seed(ctx, pool, seed.Options{Contracts: contracts, Seed: 1})
