@@ -566,8 +566,13 @@ func TestODataSkipTokenBoundToQuery(t *testing.T) {
 					wantODataError(t, ts.get(t, "/odata/GeneralReport?"+v.Encode()), 400, "BadRequest", "$skiptoken")
 				})
 			}
-			// The next links serve the rest, each row once, in order.
-			got, _, _ := ts.walk(t, target, "Prefer", "odata.maxpagesize=7")
+			// The next links serve the rest, each row once, in order; for
+			// the whole report, its first ten pages suffice.
+			pages := 0
+			if tt.top < 0 {
+				pages = 10
+			}
+			got, _, _ := ts.walkFirst(t, target, pages, "Prefer", "odata.maxpagesize=7")
 			var want []any
 			for _, r := range all {
 				if tt.match(r) {
@@ -590,8 +595,7 @@ func TestODataSkipTokenBoundToQuery(t *testing.T) {
 			if tt.top >= 0 {
 				want = want[:min(tt.top, len(want))]
 			} else {
-				got = got[:min(len(got), 70)] // the first ten pages suffice
-				want = want[:len(got)]
+				want = want[:min(len(want), len(got))]
 			}
 			ids := make([]any, 0, len(got))
 			for _, r := range got {

@@ -46,6 +46,13 @@ func (ts *testServer) odataGet(t *testing.T, target string, header ...string) (r
 // entity and the number of pages.
 func (ts *testServer) walk(t *testing.T, target string, header ...string) ([]map[string]any, int, odataPage) {
 	t.Helper()
+	return ts.walkFirst(t, target, 0, header...)
+}
+
+// walkFirst is [testServer.walk] that stops after max pages (none when 0)
+// even where next links go on.
+func (ts *testServer) walkFirst(t *testing.T, target string, max int, header ...string) ([]map[string]any, int, odataPage) {
+	t.Helper()
 	var all []map[string]any
 	var first odataPage
 	for pages := 0; ; pages++ {
@@ -68,7 +75,7 @@ func (ts *testServer) walk(t *testing.T, target string, header ...string) ([]map
 			}
 			all = append(all, m)
 		}
-		if p.NextLink == "" {
+		if p.NextLink == "" || pages+1 == max {
 			return all, pages + 1, first
 		}
 		if strings.Contains(p.NextLink, "access_token") {
