@@ -32,7 +32,7 @@ import (
 	"github.com/informe/informe/report"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, browsers.close) }
 
 // TestBrowser runs the web page's tests in headless Chromiums
 // (web_*_test.go), in browserLanes lanes: each lane takes the next test

@@ -1,7 +1,9 @@
 // Package browser starts a headless Chromium for the web page's tests and
 // checks (the browser tests and scripts/check-web), with the flags it needs
 // to run as root in a container, a fresh profile, a language, and downloads
-// into a folder. informe itself never imports it.
+// into a folder ([Start]); or once, for tabs that are each a browser
+// context of their own, as fresh as a new browser ([Launch], [Browser.Tab]).
+// informe itself never imports it.
 package browser
 
 import (
@@ -52,6 +54,58 @@ type Options struct {
 // Start starts Chromium and returns a chromedp context on its first tab;
 // cancel stops the browser.
 func Start(ctx context.Context, o Options) (context.Context, context.CancelFunc, error) {
+	bctx, cancel, err := launch(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := allowDownloads(bctx, o.DownloadDir); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return bctx, cancel, nil
+}
+
+// Browser is a running Chromium ([Launch]) that opens tabs ([Browser.Tab]),
+// each in a browser context of its own: its own cookies, storage and
+// downloads, as a browser started afresh would have, without the cost of
+// starting one.
+type Browser struct {
+	ctx    context.Context // the first tab's, which holds the browser
+	cancel context.CancelFunc
+}
+
+// Launch starts Chromium as o says; o.DownloadDir is left to each tab.
+func Launch(ctx context.Context, o Options) (*Browser, error) {
+	o.DownloadDir = ""
+	bctx, cancel, err := launch(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// The browser starts with its first tab.
+	if err := chromedp.Do(bctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	return &Browser{ctx: bctx, cancel: cancel}, nil
+}
+
+// Tab opens a tab in a new browser context, saving downloads in
+// downloadDir ("" refuses them); cancel closes the tab and its context.
+func (b *Browser) Tab(downloadDir string) (context.Context, context.CancelFunc, error) {
+	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	if err := allowDownloads(tctx, downloadDir); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return tctx, cancel, nil
+}
+
+// Close stops the browser.
+func (b *Browser) Close() { b.cancel() }
+
+// launch starts Chromium with o's flags, returning the context of its
+// first tab.
+func launch(ctx context.Context, o Options) (context.Context, context.CancelFunc, error) {
 	path, err := Path()
 	if err != nil {
 		return nil, nil, err
@@ -81,22 +135,25 @@ func Start(ctx context.Context, o Options) (context.Context, context.CancelFunc,
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	cancel := func() { cancelBrowser(); cancelAlloc() }
-	behavior := browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny}
-	if o.DownloadDir != "" {
-		events := true
-		behavior = browser.SetDownloadBehaviorParams{
-			Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: o.DownloadDir, EventsEnabled: &events,
+	return bctx, func() { cancelBrowser(); cancelAlloc() }, nil
+}
+
+// allowDownloads has the browser context of the tab of ctx save downloads
+// in dir under their GUIDs, telling the tab of each ([Download] waits for
+// them); "" refuses them.
+func allowDownloads(ctx context.Context, dir string) error {
+	return chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		behavior := browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny}
+		if dir != "" {
+			events := true
+			behavior = browser.SetDownloadBehaviorParams{
+				Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &events,
+			}
 		}
-	}
-	if err := chromedp.Do(bctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		behavior.BrowserContextID = chromedp.FromContext(ctx).BrowserContextID
 		_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, behavior)
 		return err
-	})); err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	return bctx, cancel, nil
+	}))
 }
 
 // Download runs start, which makes the page in ctx (a context of [Start])
