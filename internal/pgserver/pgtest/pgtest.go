@@ -125,8 +125,10 @@ func New(tb testing.TB) *pgxpool.Pool {
 }
 
 // NewFrom returns a pool on a new database cloned from the named template.
-// The template is made once per test binary: migrated, then passed to
-// setup (which may be nil), for example to seed it.
+// The template is made once per server: migrated, then passed to setup
+// (which may be nil), for example to seed it. On a shared server the test
+// binaries of every package find it by its name, so a name must mean the
+// same content wherever it is used.
 func NewFrom(tb testing.TB, name string, setup func(context.Context, *pgxpool.Pool) error) *pgxpool.Pool {
 	tb.Helper()
 	if server == nil {
@@ -208,8 +210,8 @@ func Columns(tb testing.TB, pool *pgxpool.Pool, relation string) []string {
 // SeededContracts is the number of contracts in the database [Seeded] copies.
 const SeededContracts = 2000
 
-// Seeded returns a pool on a fresh copy of a database seeded once per test
-// binary with [SeededContracts] contracts (seed 1).
+// Seeded returns a pool on a fresh copy of a database seeded once per
+// server with [SeededContracts] contracts (seed 1).
 func Seeded(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
 	return SeededWith(tb, SeededContracts)
@@ -229,7 +231,7 @@ func SmallSeeded(tb testing.TB) *pgxpool.Pool {
 }
 
 // SeededWith returns a pool on a fresh copy of a database seeded once per
-// test binary (or shared server) with contracts contracts (seed 1).
+// server with contracts contracts (seed 1).
 func SeededWith(tb testing.TB, contracts int) *pgxpool.Pool {
 	tb.Helper()
 	return NewFrom(tb, "seed"+strconv.Itoa(contracts), func(ctx context.Context, pool *pgxpool.Pool) error {
