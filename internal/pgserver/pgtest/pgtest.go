@@ -222,7 +222,7 @@ func Seeded(tb testing.TB) *pgxpool.Pool {
 const SmallSeededContracts = 300
 
 // SmallSeeded returns a pool on a fresh copy of a database seeded once per
-// test binary with [SmallSeededContracts] contracts (seed 1): for tests
+// server with [SmallSeededContracts] contracts (seed 1): for tests
 // that compare every row with a model, where more rows would prove nothing
 // more and cost time on every request.
 func SmallSeeded(tb testing.TB) *pgxpool.Pool {
