@@ -16,8 +16,8 @@ func EnsureDatabase(ctx context.Context, url, name string) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+	exists, err := databaseExists(ctx, conn, name)
+	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if exists {
@@ -34,20 +34,23 @@ func EnsureDatabase(ctx context.Context, url, name string) error {
 // copy is made file by file where PostgreSQL offers it (version 15 on):
 // for the small databases of tests that is several times cheaper than
 // writing every block to the WAL.
-func CreateDatabase(ctx context.Context, q Querier, name, template string) error {
+func CreateDatabase(ctx context.Context, conn *pgx.Conn, name, template string) error {
 	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
 	if template != "" {
 		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
-		var version int
-		if err := q.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
-			return err
-		}
-		if version >= 150000 {
+		if serverMajor(conn.PgConn()) >= 15 {
 			sql += " STRATEGY FILE_COPY"
 		}
 	}
-	_, err := q.Exec(ctx, sql)
+	_, err := conn.Exec(ctx, sql)
 	return err
+}
+
+// databaseExists reports whether the server of conn has the database name.
+func databaseExists(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
+	var exists bool
+	err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists)
+	return exists, err
 }
 
 // BuildOnce makes the database name with build, once per server however
@@ -61,8 +64,7 @@ func BuildOnce(ctx context.Context, conn *pgx.Conn, name string, build func(ctx 
 		return err
 	}
 	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext($1))", name)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil || exists {
+	if exists, err := databaseExists(ctx, conn, name); err != nil || exists {
 		return err
 	}
 	building := name + "_building"

@@ -294,11 +294,16 @@ func (p *Prelude) Abandon() {
 }
 
 // checksClient reports whether the server has client_connection_check_interval
-// (PostgreSQL 14 and later), from the version it reported at connection.
-func checksClient(c *pgconn.PgConn) bool {
+// (PostgreSQL 14 and later).
+func checksClient(c *pgconn.PgConn) bool { return serverMajor(c) >= 14 }
+
+// serverMajor returns the major version of the server of c, from the
+// version it reported at connection ("15.8 (Debian 15.8-0+deb12u1)"); 0
+// when it cannot be read.
+func serverMajor(c *pgconn.PgConn) int {
 	v := c.ParameterStatus("server_version")
-	major, err := strconv.Atoi(v[:strings.IndexFunc(v+".", func(r rune) bool { return r < '0' || r > '9' })])
-	return err == nil && major >= 14
+	major, _ := strconv.Atoi(v[:strings.IndexFunc(v+".", func(r rune) bool { return r < '0' || r > '9' })])
+	return major
 }
 
 // QueryRow runs sql, which returns one row, and scans it into dest.
