@@ -102,10 +102,9 @@ var browsers = &browserSet{started: map[string]*ibrowser.Browser{}}
 type browserSet struct {
 	mu      sync.Mutex
 	started map[string]*ibrowser.Browser
-	dirs    []string
 }
 
-// get returns the browser started with o (its ProfileDir aside).
+// get returns the browser started with o.
 func (s *browserSet) get(o ibrowser.Options) (*ibrowser.Browser, error) {
 	key := fmt.Sprint(o.Lang, o.Width, o.Height, o.Flags) // fmt sorts a map's keys
 	s.mu.Lock()
@@ -113,12 +112,6 @@ func (s *browserSet) get(o ibrowser.Options) (*ibrowser.Browser, error) {
 	if b, ok := s.started[key]; ok {
 		return b, nil
 	}
-	dir, err := os.MkdirTemp("", "informe-browser-")
-	if err != nil {
-		return nil, err
-	}
-	s.dirs = append(s.dirs, dir)
-	o.ProfileDir = dir
 	b, err := ibrowser.Launch(context.Background(), o)
 	if err != nil {
 		return nil, err
@@ -127,15 +120,12 @@ func (s *browserSet) get(o ibrowser.Options) (*ibrowser.Browser, error) {
 	return b, nil
 }
 
-// close stops the browsers and removes their profiles.
+// close stops the browsers.
 func (s *browserSet) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range s.started {
 		b.Close()
-	}
-	for _, d := range s.dirs {
-		os.RemoveAll(d)
 	}
 }
 

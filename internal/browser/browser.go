@@ -40,7 +40,7 @@ func Path() (string, error) {
 
 // Options are how to start the browser.
 type Options struct {
-	ProfileDir  string // a fresh, empty folder for the profile (required)
+	ProfileDir  string // a fresh, empty folder for the profile (required by Start)
 	DownloadDir string // where downloads go, named by their GUID; "" refuses them
 	Lang        string // Accept-Language, e.g. "es-CL"; "" leaves the browser's
 	Width       int    // window size, default 1280x900
@@ -74,13 +74,20 @@ type Browser struct {
 	cancel context.CancelFunc
 }
 
-// Launch starts Chromium as o says; o.DownloadDir is left to each tab.
+// Launch starts Chromium as o says, in a profile of its own that Close
+// removes (o.ProfileDir is not used); o.DownloadDir is left to each tab.
 func Launch(ctx context.Context, o Options) (*Browser, error) {
-	o.DownloadDir = ""
-	bctx, cancel, err := launch(ctx, o)
+	profile, err := os.MkdirTemp("", "informe-browser-")
 	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	o.ProfileDir, o.DownloadDir = profile, ""
+	bctx, stop, err := launch(ctx, o)
+	if err != nil {
+		os.RemoveAll(profile)
 		return nil, err
 	}
+	cancel := func() { stop(); os.RemoveAll(profile) }
 	// The browser starts with its first tab.
 	if err := chromedp.Do(bctx); err != nil {
 		cancel()
@@ -100,7 +107,7 @@ func (b *Browser) Tab(downloadDir string) (context.Context, context.CancelFunc, 
 	return tctx, cancel, nil
 }
 
-// Close stops the browser.
+// Close stops the browser and removes its profile.
 func (b *Browser) Close() { b.cancel() }
 
 // launch starts Chromium with o's flags, returning the context of its
@@ -156,10 +163,10 @@ func allowDownloads(ctx context.Context, dir string) error {
 	}))
 }
 
-// Download runs start, which makes the page in ctx (a context of [Start])
-// begin a download, and waits until it completes: it returns the file's
-// suggested name and its bytes, read from dir, the [Options.DownloadDir]
-// the browser saves it in under its GUID.
+// Download runs start, which makes the page in ctx (a context of [Start]
+// or of [Browser.Tab]) begin a download, and waits until it completes: it
+// returns the file's suggested name and its bytes, read from dir, the
+// folder the browser saves it in under its GUID.
 func Download(ctx context.Context, dir string, start func() error) (name string, body []byte, err error) {
 	begin := chromedp.Events(ctx, browser.DownloadWillBegin)
 	progress := chromedp.Events(ctx, browser.DownloadProgress)

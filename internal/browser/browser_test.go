@@ -84,7 +84,7 @@ func TestTabsApart(t *testing.T) {
 	if _, err := ibrowser.Path(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}
-	b, err := ibrowser.Launch(context.Background(), ibrowser.Options{ProfileDir: t.TempDir(), Lang: "es-CL"})
+	b, err := ibrowser.Launch(context.Background(), ibrowser.Options{Lang: "es-CL"})
 	if err != nil {
 		t.Fatal(err)
 	}
