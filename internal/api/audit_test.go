@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/api"
@@ -75,17 +76,13 @@ FROM audit_records WHERE request_id = $1 ORDER BY id`, id)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer rows.Close()
-	var out []record
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (record, error) {
 		var r record
-		if err := rows.Scan(&r.Principal, &r.Path, &r.Dataset, &r.Outcome, &r.Reason, &r.Format, &r.Query,
-			&r.Ended, &r.Rows, &r.Bytes, &r.Status, &r.Subjects); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&r.Principal, &r.Path, &r.Dataset, &r.Outcome, &r.Reason, &r.Format, &r.Query,
+			&r.Ended, &r.Rows, &r.Bytes, &r.Status, &r.Subjects)
+		return r, err
+	})
+	if err != nil {
 		tb.Fatal(err)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/audit"
@@ -50,16 +51,12 @@ func records(t *testing.T, pool *pgxpool.Pool, path string) []record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rs.Close()
-	var out []record
-	for rs.Next() {
+	out, err := pgx.CollectRows(rs, func(row pgx.CollectableRow) (record, error) {
 		var r record
-		if err := rs.Scan(&r.principal, &r.path, &r.outcome, &r.dataset, &r.query, &r.reason, &r.rows, &r.bytes, &r.ended); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	if err := rs.Err(); err != nil {
+		err := row.Scan(&r.principal, &r.path, &r.outcome, &r.dataset, &r.query, &r.reason, &r.rows, &r.bytes, &r.ended)
+		return r, err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
