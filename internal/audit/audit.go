@@ -382,32 +382,35 @@ func (l *Log) Flush(ctx context.Context) error {
 }
 
 // Run writes queued closes and counted refusals until ctx ends, then
-// writes what is left (for at most five seconds) and returns.
+// writes what is left (for at most five seconds) and returns. A batch
+// being written when ctx ends is written within those five seconds too.
 func (l *Log) Run(ctx context.Context) {
 	if l.Mode() == Off {
 		return
 	}
+	// The writes' context outlives ctx by five seconds.
+	w, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })()
 	tick := time.NewTicker(refusalInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case c := <-l.closes:
-			l.writeCloses(ctx, c, closeGather)
+			l.writeCloses(w, ctx.Done(), c, closeGather)
 		case <-tick.C:
-			l.writeRefusals(ctx)
+			l.writeRefusals(w)
 		case <-ctx.Done():
-			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
 			for {
 				select {
 				case c := <-l.closes:
-					l.writeCloses(final, c, 0)
+					l.writeCloses(w, nil, c, 0)
 					continue
 				default:
 				}
 				break
 			}
-			l.writeRefusals(final)
+			l.writeRefusals(w)
 			return
 		}
 	}
@@ -425,9 +428,9 @@ const closeGather = 250 * time.Millisecond
 // and tells the flushes among them.
 //
 // With gather, the closes that arrive within gather of first (and before
-// a flush) join the batch: one statement then closes the records of many
-// responses, which costs the database far less than one each.
-func (l *Log) writeCloses(ctx context.Context, first closing, gather time.Duration) {
+// a flush, or stop) join the batch: one statement then closes the records
+// of many responses, which costs the database far less than one each.
+func (l *Log) writeCloses(ctx context.Context, stop <-chan struct{}, first closing, gather time.Duration) {
 	batch := []closing{first}
 	var deadline <-chan time.Time
 	if gather > 0 && first.flushed == nil {
@@ -454,7 +457,7 @@ collect:
 			}
 		case <-deadline:
 			deadline = nil
-		case <-ctx.Done():
+		case <-stop:
 			deadline = nil
 		}
 	}
@@ -670,7 +673,7 @@ func (l *Log) Do(ctx context.Context, rec *Record, read func(context.Context) (r
 		rec.Outcome, rec.Reason = Failed, cmp.Or(failure.ReasonOf(err), "error")
 	}
 	done := make(chan error, 1)
-	l.writeCloses(context.WithoutCancel(ctx), closing{r: rec, flushed: done}, 0)
+	l.writeCloses(context.WithoutCancel(ctx), nil, closing{r: rec, flushed: done}, 0)
 	if cerr := <-done; cerr != nil && err == nil && l.mode == Required {
 		return fmt.Errorf("audit: the record of this read could not be closed: %w", cerr)
 	}

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -229,6 +230,46 @@ func TestRulesText(t *testing.T) {
 	} {
 		if got := audit.RulesText(tc.rules); got != tc.want {
 			t.Errorf("RulesText(%+v) = %q, want %q", tc.rules, got, tc.want)
+		}
+	}
+}
+
+// TestRunClosesAtShutdown closes records through the queue, as the API
+// does, and ends Run while it is still gathering them into a batch: the
+// batch is written all the same, and every record reads as complete.
+func TestRunClosesAtShutdown(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.SmallSeeded(t)
+	log := audit.New(pool, audit.Required, "test-instance", nil)
+	store := postgres.NewStore(pool).Told(log.Reading)
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { log.Run(ctx); close(ran) }()
+	defer func() { stop(); <-ran }()
+
+	const path = "test shutdown"
+	for i := range 3 {
+		rec := &audit.Record{RequestID: fmt.Sprintf("s%d", i), Principal: "tester", Path: path, Started: time.Now()}
+		rows, bytes, err := readUsers(audit.NewContext(context.Background(), rec), store, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Ended, rec.Rows, rec.Bytes, rec.Outcome = time.Now(), rows, bytes, audit.Complete
+		log.Close(rec)
+	}
+	// Run has taken them all: they are in the batch it gathers.
+	for audit.Queued(log) > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	<-ran
+	got := records(t, pool, path)
+	if len(got) != 3 {
+		t.Fatalf("%d records, want 3: %+v", len(got), got)
+	}
+	for i, r := range got {
+		if r.ended == nil || r.outcome != string(audit.Complete) || r.rows == nil || *r.rows != 5 {
+			t.Errorf("record %d: ended %v, outcome %q, rows %v; want closed, complete, 5 rows", i, r.ended, r.outcome, r.rows)
 		}
 	}
 }
