@@ -228,6 +228,12 @@ func (f Format) Compressed() bool { return f == XLSX || f == Parquet }
 // [dataset.ParseValue]).
 func (f Format) Typed() bool { return f == Parquet || f == Arrow }
 
+// Places reports whether a part of a body in f, written apart and joined
+// ([Spec.Continuation]), must know the place of its first row in the whole
+// body: XLSX numbers its rows, and starts a new sheet after a sheet's
+// last; a Parquet part tells the first encoder the row it begins at.
+func (f Format) Places() bool { return f == XLSX || f == Parquet }
+
 // MediaType returns the Content-Type of output in format f with CSV
 // options o: tab-separated CSV is text/tab-separated-values.
 func MediaType(f Format, o CSVOptions) string {

@@ -75,7 +75,7 @@ func exportCommand() *cli.Command {
 		f.text("format", "", "", &flags.Format, "output `FORMAT`: csv, tsv, ndjson, json, xlsx, parquet or arrow; default from the output file's extension"),
 	}, fileFormat{gzip: &flags.Gzip, bom: &flags.BOM, noHeader: &flags.NoHeader, labels: &flags.Labels, decimalComma: &flags.DecimalComma}.
 		flags(f, "gzip the output; implied by an output file ending in .gz", true), []cli.Flag{
-		typed(f, "parts", "", 2, &flags.Parts, "database connections an unfiltered export, in any format, is read through at once, in one snapshot; 1 reads through one"),
+		typed(f, "parts", "", 2, &flags.Parts, "database connections an export in the report's own order, filtered or not, in any format, is read through at once, in one snapshot; 1 reads through one"),
 		countsFlag(f, &counts),
 		f.text("token-name", "INFORME_EXPORT_TOKEN_NAME", "", &tokenName,
 			"read as the token called `NAME` does: its scopes and its rules (columns, masks, rows, most rows); default the database's own access"),

@@ -94,7 +94,7 @@ func (s *serving) flags() []cli.Flag {
 			"big requests that may wait for a turn; past it they get a 503 with Retry-After"),
 		typed(f, "export-wait", "INFORME_EXPORT_WAIT", 30*time.Second, &l.ExportWait, "longest wait of a big request for its turn before a 503"),
 		typed(f, "export-parts", "INFORME_EXPORT_PARTS", 2, &l.ExportParts,
-			"connections an unfiltered whole export, in any format, reads through at once, in one snapshot, each taking a free --max-exports turn; 1 reads through one"),
+			"connections a whole export in the report's own order, filtered or not, in any format, reads through at once, in one snapshot, each taking a free --max-exports turn; 1 reads through one"),
 		typed(f, "shutdown-delay", "INFORME_SHUTDOWN_DELAY", 0, &s.ShutdownDelay,
 			"on SIGTERM, how long /readyz answers 503 before the API stops accepting connections, so load balancers notice"),
 		typed(f, "shutdown-timeout", "INFORME_SHUTDOWN_TIMEOUT", 30*time.Second, &s.ShutdownTimeout,

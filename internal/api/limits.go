@@ -22,8 +22,9 @@ type Limits struct {
 	// big responses: see [road.Limits]. A big response is a whole
 	// export, a page of more than [SmallRows] rows, or any XLSX.
 	road.Limits
-	// ExportParts is how many connections an unfiltered whole export may
-	// read through at once, in one snapshot; 0 and 1 read
+	// ExportParts is how many connections a whole export in the report's
+	// own order, filtered or not, may read through at once, in one
+	// snapshot (postgres.Splits); 0 and 1 read
 	// through one. Each part past the first takes a turn of Exports, only
 	// if one is free at once: a busy server runs exports with fewer parts.
 	ExportParts int

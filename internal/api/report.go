@@ -131,7 +131,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if !ok {
 		return
 	}
-	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() && blocksPerPart(out.format) {
+	if s.Limits.ExportParts > 1 && postgres.Splits(src.Dataset, q) && blocksPerPart(out.format) {
 		// Read in parts or not as turns are free: the same rows, but
 		// other bytes.
 		k.weak = true
@@ -163,7 +163,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && src.Plain != nil && q.Plain() && !q.Filtered() {
+	if s.Limits.ExportParts > 1 && postgres.Splits(src.Dataset, q) {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	rd, err := road.Open(ctx, s.Data, road.Export{

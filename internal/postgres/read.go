@@ -25,7 +25,8 @@ type Statement struct {
 	// sorts no whole rows.
 	Within int
 	// First is the index, from 0, of the statement's first row among the
-	// rows of the whole reading it is a part of (see [dataset.ReportReading]'s Split).
+	// rows of the whole reading it is a part of (see [dataset.ReportReading]'s
+	// Split), or -1 when it is not known ([Parts].Places).
 	First int64
 }
 
@@ -208,7 +209,8 @@ func (c *Cursor) Close() error {
 }
 
 // First returns the index, from 0, of the cursor's first row among the
-// rows of all the cursors [Store.OpenParts] returned together.
+// rows of all the cursors [Store.OpenParts] returned together; -1 when it
+// was not asked for ([Parts].Places) and is not known.
 func (c *Cursor) First() int64 { return c.first }
 
 // Total returns the number of rows matching the query's conditions, over
@@ -436,6 +438,21 @@ type Parts struct {
 	// MinRows is the fewest rows worth a part of their own: an export of
 	// fewer than 2*MinRows rows is read through one connection.
 	MinRows int64
+	// Places says each part must know the place of its first row in the
+	// whole export ([Cursor.First]): an encoding that numbers its rows
+	// ([github.com/informe/informe/export.Format.Places]). A filtered export then counts the rows
+	// before each part in the one count it needs; without, a filtered
+	// export's parts past the first do not know it (-1).
+	Places bool
+}
+
+// Splits reports whether [Store.OpenParts] may read q's rows of d in
+// parts: a dataset with a [dataset.ReportReading], in its own order,
+// filtered or not, but by no equality (which its own reading reads through
+// an index) and with no expansion. Each part is a range of contracts
+// (reportReading.Split).
+func Splits(d *dataset.Dataset, q dataset.Query) bool {
+	return d.Plain != nil && len(q.Sort) == 0 && len(q.Expand) == 0 && len(q.Equalities()) == 0 && q.Key == nil
 }
 
 // OpenParts is [Store.Open] for every row q asks for (its Skip and Limit
@@ -480,7 +497,7 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 		}
 		return []*Cursor{cur}, nil
 	}
-	if p.Max <= 1 || d.Plain == nil || !q.Plain() || q.Filtered() {
+	if p.Max <= 1 || !Splits(d, q.Query) {
 		return one()
 	}
 	first, err := BeginWith(ctx, s.pool, pre)
@@ -519,26 +536,44 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 	if err != nil {
 		return nil, fmt.Errorf("%s: withheld: %w", d.Name, err)
 	}
-	hidden := len(w.prepare(d, &q)) // q is not filtered: columns only
-	total, err := reportReading(*d.Plain).Count(first, &q)
-	if err != nil {
-		return nil, err
-	}
-	k := int64(p.Max)
-	if p.MinRows > 0 {
-		k = min(k, total/p.MinRows)
-	}
+	hidden := len(w.prepare(d, &q))
 	cols := q.columns(d)
-	var parts []Statement
-	if k > 1 {
-		if parts, err = reportReading(*d.Plain).Split(first, &q, cols, total, k); err != nil {
+	var (
+		parts []Statement
+		total int64
+	)
+	if q.Filtered() { // by the doors' filters, or to withhold persons
+		total = -1
+		if !p.Places {
+			if total, err = count(first, d, &q); err != nil {
+				return nil, err
+			}
+		}
+		if parts, total, err = reportReading(*d.Plain).SplitFiltered(first, &q, cols, int64(p.Max), p.MinRows, p.Places, total); err != nil {
 			return nil, err
+		}
+	} else {
+		if total, err = reportReading(*d.Plain).Count(first, &q); err != nil {
+			return nil, err
+		}
+		k := int64(p.Max)
+		if p.MinRows > 0 {
+			k = min(k, total/p.MinRows)
+		}
+		if k > 1 {
+			if parts, err = reportReading(*d.Plain).Split(first, &q, cols, total, k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(parts) == 0 {
-		st, err := reportReading(*d.Plain).Read(first, &q, cols, total)
+		st, err := read(first, d, &q, total)
 		if err != nil {
 			return nil, err
+		}
+		if st.SQL == "" { // no rows
+			opened = true
+			return []*Cursor{{cur: first.Empty(), total: total, etag: etag}}, nil
 		}
 		parts = []Statement{st}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/informe/informe/internal/dataset"
 )
@@ -118,15 +119,102 @@ func (p reportReading) seek(snap *Snapshot, q *query, cols []dataset.Column, ext
 // parts hold about the same number of rows; nil when q is filtered or the
 // counts are not maintained.
 func (p reportReading) Split(snap *Snapshot, q *query, cols []dataset.Column, total, k int64) ([]Statement, error) {
-	if len(q.Equalities()) > 0 || q.Key != nil || !p.Maintained {
+	if len(q.Equalities()) > 0 || q.Key != nil || !p.Maintained || q.Filtered() {
 		return nil, nil
 	}
-	var bounds, firsts []int64 // each later part's first contract, and its first row
+	bounds, firsts, err := p.bounds(snap, total, k)
+	if err != nil || len(bounds) == 0 {
+		return nil, err
+	}
+	return reportParts(q, cols, "", nil, bounds, firsts), nil
+}
+
+// SplitFiltered returns the statements of up to k parts of q's rows, q
+// filtered by other conditions than equalities, and their number: each
+// part a range of contracts that holds about 1/k of the unfiltered report
+// (as Split's), read under q's conditions. A filter that keeps about as
+// many rows of each range keeps the parts about even; one that does not
+// reads more of its rows through some parts than through others, never
+// other rows. Parts is nil, and the total still returned, when fewer than
+// 2*minRows rows meet the conditions, or the counts are not maintained.
+//
+// With places, one count, the one the export needs, also gives each
+// part's first row's place (Statement.First), and ranges where no row
+// meets the conditions are no parts. Without, total is the rows meeting
+// the conditions, counted already (by count, which may know them without
+// reading them), and the parts past the first have First -1.
+func (p reportReading) SplitFiltered(snap *Snapshot, q *query, cols []dataset.Column, k, minRows int64, places bool, total int64) ([]Statement, int64, error) {
+	if !places && minRows > 0 && total < 2*minRows {
+		return nil, total, nil
+	}
+	where, args := q.conditions()
+	var bounds []int64
+	if p.Maintained && len(q.Equalities()) == 0 && q.Key == nil {
+		var all int64
+		if err := snap.QueryRow("SELECT report_rows_total()", nil, &all); err != nil {
+			return nil, 0, fmt.Errorf("report: split: %w", err)
+		}
+		var err error
+		if bounds, _, err = p.bounds(snap, all, k); err != nil {
+			return nil, 0, err
+		}
+	}
+	if !places {
+		if len(bounds) == 0 {
+			return nil, total, nil
+		}
+		firsts := make([]int64, len(bounds))
+		for i := range firsts {
+			firsts[i] = -1
+		}
+		return reportParts(q, cols, where, args, bounds, firsts), total, nil
+	}
+	// The rows meeting the conditions, and those before each bound.
+	list := []string{"count(*)"}
+	cargs := slices.Clip(args)
+	for _, b := range bounds {
+		cargs = append(cargs, b)
+		list = append(list, "count(*) FILTER (WHERE key_contract_id < $"+strconv.Itoa(len(cargs))+")")
+	}
+	counts := make([]int64, len(list))
+	dest := make([]any, len(list))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	sql := "SELECT " + strings.Join(list, ", ") + " FROM general_report_typed t"
+	if where != "" {
+		sql += " WHERE " + where
+	}
+	if err := snap.QueryRow(sql, cargs, dest...); err != nil {
+		return nil, 0, fmt.Errorf("report: count: %w", err)
+	}
+	total = counts[0]
+	if minRows > 0 && total < 2*minRows {
+		return nil, total, nil
+	}
+	var kept, firsts []int64
+	for i, b := range bounds {
+		before := counts[i+1]
+		if before == 0 || before == total || (len(firsts) > 0 && before == firsts[len(firsts)-1]) {
+			continue // the part it would start, or the one before it, has no rows
+		}
+		kept, firsts = append(kept, b), append(firsts, before)
+	}
+	if len(kept) == 0 {
+		return nil, total, nil
+	}
+	return reportParts(q, cols, where, args, kept, firsts), total, nil
+}
+
+// bounds returns the first contract of each of up to k-1 later parts of
+// the unfiltered report of total rows, and the place of its first row,
+// from the maintained counts.
+func (p reportReading) bounds(snap *Snapshot, total, k int64) (bounds, firsts []int64, err error) {
 	for i := int64(1); i < k; i++ {
 		var contract, firstRow int64
 		err := snap.QueryRow("SELECT contract_id, first_row FROM report_contract_at($1)", []any{total * i / k}, &contract, &firstRow)
 		if err != nil {
-			return nil, fmt.Errorf("report: split: %w", err)
+			return nil, nil, fmt.Errorf("report: split: %w", err)
 		}
 		if firstRow == 0 || (len(bounds) > 0 && contract == bounds[len(bounds)-1]) {
 			continue
@@ -134,28 +222,38 @@ func (p reportReading) Split(snap *Snapshot, q *query, cols []dataset.Column, to
 		bounds = append(bounds, contract)
 		firsts = append(firsts, firstRow)
 	}
-	if len(bounds) == 0 {
-		return nil, nil
-	}
+	return bounds, firsts, nil
+}
+
+// reportParts returns the statements reading the rows of q's columns under
+// the conditions where (on the typed view aliased t, with args; "" for
+// none) in the ranges of contracts that bounds starts, the first from
+// the first contract; firsts holds each later part's first row's place.
+// Each orders its rows by contract ([Statement.Within]).
+func reportParts(q *query, cols []dataset.Column, where string, args []any, bounds, firsts []int64) []Statement {
 	var extra []string
 	if q.Position {
 		extra = reportKeyText
 	}
-	sel := reportSelect(cols, append(slices.Clip(extra), reportWithin...)...)
+	sel := reportSelect(cols, append(slices.Clip(extra), reportWithin...)...) + " t WHERE "
+	if where != "" {
+		sel += where + " AND "
+	}
+	from, to := "$"+strconv.Itoa(len(args)+1), "$"+strconv.Itoa(len(args)+2)
 	parts := make([]Statement, len(bounds)+1)
 	for i := range parts {
 		switch {
 		case i == 0:
-			parts[i] = Statement{SQL: sel + " WHERE key_contract_id < $1" + reportByContract, Args: []any{bounds[0]}}
+			parts[i] = Statement{SQL: sel + "key_contract_id < " + from + reportByContract, Args: append(slices.Clip(args), bounds[0])}
 		case i == len(bounds):
-			parts[i] = Statement{SQL: sel + " WHERE key_contract_id >= $1" + reportByContract, Args: []any{bounds[i-1]}, First: firsts[i-1]}
+			parts[i] = Statement{SQL: sel + "key_contract_id >= " + from + reportByContract, Args: append(slices.Clip(args), bounds[i-1]), First: firsts[i-1]}
 		default:
-			parts[i] = Statement{SQL: sel + " WHERE key_contract_id >= $1 AND key_contract_id < $2" + reportByContract,
-				Args: []any{bounds[i-1], bounds[i]}, First: firsts[i-1]}
+			parts[i] = Statement{SQL: sel + "key_contract_id >= " + from + " AND key_contract_id < " + to + reportByContract,
+				Args: append(slices.Clip(args), bounds[i-1], bounds[i]), First: firsts[i-1]}
 		}
 		parts[i].Within = len(reportWithin)
 	}
-	return parts, nil
+	return parts
 }
 
 // reportSelect returns the SELECT of cols, then of the extra expressions,

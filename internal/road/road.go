@@ -50,6 +50,7 @@ type Read struct {
 // e.Parts connections. On failure nothing stays open.
 func Open(ctx context.Context, store *postgres.Store, e Export) (*Read, error) {
 	e.Query.Typed = e.Format.Typed()
+	e.Parts.Places = e.Format.Places()
 	curs, err := store.OpenParts(ctx, e.Dataset, e.Query, e.Parts)
 	if err != nil {
 		return nil, err
