@@ -193,16 +193,7 @@ func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 				t.Fatalf("the export is %d bytes: too small to prove anything", len(want.Body))
 			}
 			if strings.HasPrefix(tt.target, "format=xlsx") {
-				gotNames, gotData := zipEntries(t, got.Body)
-				wantNames, wantData := zipEntries(t, want.Body)
-				if !slices.Equal(gotNames, wantNames) {
-					t.Fatalf("entries %q, through one connection %q", gotNames, wantNames)
-				}
-				for _, name := range wantNames {
-					if !bytes.Equal(gotData[name], wantData[name]) {
-						t.Fatalf("%s differs from the one read through one connection (%d bytes, want %d)", name, len(gotData[name]), len(wantData[name]))
-					}
-				}
+				sameEntries(t, got.Body, want.Body)
 			} else if strings.HasPrefix(tt.target, "format=parquet") {
 				if g, w := readable(t, "parquet", got.Body), readable(t, "parquet", want.Body); len(w) == 0 || !bytes.Equal(g, w) {
 					t.Fatalf("task_code values: %d bytes, through one connection %d, or none", len(g), len(w))
@@ -374,18 +365,25 @@ func TestParallelExportXLSX(t *testing.T) {
 				if len(want.Body) < 10<<10 {
 					t.Fatalf("the export is %d bytes: too small to prove anything", len(want.Body))
 				}
-				gotNames, gotData := zipEntries(t, got.Body)
-				wantNames, wantData := zipEntries(t, want.Body)
-				if !slices.Equal(gotNames, wantNames) {
-					t.Fatalf("entries %q, through one connection %q", gotNames, wantNames)
-				}
-				for _, name := range wantNames {
-					if !bytes.Equal(gotData[name], wantData[name]) {
-						t.Fatalf("%s differs from the one read through one connection (%d bytes, want %d)", name, len(gotData[name]), len(wantData[name]))
-					}
-				}
+				sameEntries(t, got.Body, want.Body)
 				checkSameWorkbook(t, got.Body, want.Body)
 			})
+		}
+	}
+}
+
+// sameEntries checks that the zips got and want hold the same entries, in
+// the same order, each with the same bytes as read through one connection.
+func sameEntries(tb testing.TB, got, want []byte) {
+	tb.Helper()
+	gotNames, gotData := zipEntries(tb, got)
+	wantNames, wantData := zipEntries(tb, want)
+	if !slices.Equal(gotNames, wantNames) {
+		tb.Fatalf("entries %q, through one connection %q", gotNames, wantNames)
+	}
+	for _, name := range wantNames {
+		if !bytes.Equal(gotData[name], wantData[name]) {
+			tb.Fatalf("%s differs from the one read through one connection (%d bytes, want %d)", name, len(gotData[name]), len(wantData[name]))
 		}
 	}
 }
