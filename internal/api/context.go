@@ -20,6 +20,7 @@ type request struct {
 	format     string          // the negotiated format, "" before negotiation
 	rows       int             // rows written to the response
 	parts      int             // connections a whole export was read through, 0 for other requests
+	onePart    string          // why a whole export was read through one (postgres.Unsplit)
 	aborted    bool            // the response was cut mid-stream
 	reason     string          // why it was cut (delivery.Reason)
 	clientGone bool            // the client went away first (logged as 499)

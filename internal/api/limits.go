@@ -24,7 +24,7 @@ type Limits struct {
 	road.Limits
 	// ExportParts is how many connections a whole export in the report's
 	// own order, filtered or not, may read through at once, in one
-	// snapshot (postgres.Splits); 0 and 1 read
+	// snapshot (postgres.Unsplit); 0 and 1 read
 	// through one. Each part past the first takes a turn of Exports, only
 	// if one is free at once: a busy server runs exports with fewer parts.
 	ExportParts int

@@ -108,6 +108,9 @@ func (s *Server) observe(c *gin.Context) {
 		if st.parts > 0 {
 			attrs = append(attrs, slog.Int("parts", st.parts))
 		}
+		if st.onePart != "" {
+			attrs = append(attrs, slog.String("one_part", st.onePart))
+		}
 		level := slog.LevelInfo
 		if st.aborted {
 			attrs = append(attrs, slog.String("outcome", "cut"), slog.Bool("aborted", true), slog.String("reason", st.reason))

@@ -163,24 +163,28 @@ func TestParallelExportEqualsSingle(t *testing.T) {
 // byte, the export read through one connection (XLSX entry by entry,
 // Parquet a column's values in order): with
 // a text function, on a personal column, on two columns, with a column
-// selection; and that a filter no row meets is read through one.
+// selection; and that an export read through one connection says why in
+// its request line (one_part): a filter no row meets, a sort, the spec's
+// equalities.
 func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 	t.Parallel()
 	pool, _ := gatedDB(t)
 	single := partsServer(t, pool, 1)
 	ts := partsServer(t, pool, 3)
 	for _, tt := range []struct {
-		target string
-		parts  bool // read in parts: some rows meet the filter
+		target  string
+		onePart string // why it is read through one connection; "" in parts
 	}{
-		{"format=csv&$filter=contains(task_code,'1')", true},
-		{"format=ndjson&$filter=startswith(first_name_client,'Mar')", true},
-		{"format=json&columns=contract_id,task_code&$filter=contract_id gt 7 and process_role eq 'Demandante'", true},
-		{"format=csv&delimiter=semicolon&bom=true&$filter=task_code ne 'T3' or contract_id le 2", true},
-		{"format=xlsx&columns=contract_id,task_code,task_end_date&$filter=contains(task_code,'2')", true},
+		{"format=csv&$filter=contains(task_code,'1')", ""},
+		{"format=ndjson&$filter=startswith(first_name_client,'Mar')", ""},
+		{"format=json&columns=contract_id,task_code&$filter=contract_id gt 7 and process_role eq 'Demandante'", ""},
+		{"format=csv&delimiter=semicolon&bom=true&$filter=task_code ne 'T3' or contract_id le 2", ""},
+		{"format=xlsx&columns=contract_id,task_code,task_end_date&$filter=contains(task_code,'2')", ""},
 		// Parquet's values of one column, in their order.
-		{"format=parquet&columns=task_code&$filter=contains(task_code,'3')", true},
-		{"format=csv&$filter=task_code eq 'none'", false},
+		{"format=parquet&columns=task_code&$filter=contains(task_code,'3')", ""},
+		{"format=csv&$filter=task_code eq 'none'", postgres.OneFewRows},
+		{"format=csv&$orderby=task_code desc", postgres.OneSorted},
+		{"format=csv&client_id=1", postgres.OneEqualities},
 	} {
 		t.Run(tt.target, func(t *testing.T) {
 			target := "/api/general-report/export?" + strings.ReplaceAll(strings.ReplaceAll(tt.target, " ", "%20"), "$", "%24")
@@ -189,7 +193,7 @@ func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 			if want.Status != http.StatusOK || got.Status != http.StatusOK {
 				t.Fatalf("status %d (one connection %d); body %.300s", got.Status, want.Status, got.Body)
 			}
-			if tt.parts && len(want.Body) < 10<<10 && !strings.HasPrefix(tt.target, "format=parquet") { // Parquet's dictionaries make it small
+			if tt.onePart != postgres.OneFewRows && len(want.Body) < 10<<10 && !strings.HasPrefix(tt.target, "format=parquet") { // Parquet's dictionaries make it small
 				t.Fatalf("the export is %d bytes: too small to prove anything", len(want.Body))
 			}
 			if strings.HasPrefix(tt.target, "format=xlsx") {
@@ -209,8 +213,18 @@ func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 			if line == nil {
 				t.Fatalf("no request line for %s:\n%.2000s", got.Header.Get("X-Request-Id"), ts.Logs.String())
 			}
-			if parts, _ := line["parts"].(float64); (parts > 1) != tt.parts {
-				t.Errorf("read through %v parts, want parts: %v", line["parts"], tt.parts)
+			if parts, _ := line["parts"].(float64); (parts > 1) != (tt.onePart == "") {
+				t.Errorf("read through %v parts, want one only for %q", line["parts"], tt.onePart)
+			}
+			if why, _ := line["one_part"].(string); why != tt.onePart {
+				t.Errorf("one_part %q, want %q", why, tt.onePart)
+			}
+			if tt.onePart == "" {
+				// Through one connection, by the server's --export-parts.
+				line := logLine(t, single.Logs.String(), "request", want.Header.Get("X-Request-Id"))
+				if why, _ := line["one_part"].(string); why != postgres.OneConnection {
+					t.Errorf("through one connection, one_part %q, want %q", why, postgres.OneConnection)
+				}
 			}
 		})
 	}

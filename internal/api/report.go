@@ -131,7 +131,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if !ok {
 		return
 	}
-	if s.Limits.ExportParts > 1 && postgres.Splits(src.Dataset, q) && blocksPerPart(out.format) {
+	if s.Limits.ExportParts > 1 && postgres.Unsplit(src.Dataset, q) == "" && blocksPerPart(out.format) {
 		// Read in parts or not as turns are free: the same rows, but
 		// other bytes.
 		k.weak = true
@@ -163,7 +163,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && postgres.Splits(src.Dataset, q) {
+	if s.Limits.ExportParts > 1 && postgres.Unsplit(src.Dataset, q) == "" {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	rd, err := road.Open(ctx, s.Data, road.Export{
@@ -175,7 +175,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 		return
 	}
 	s.fewerTurns(ctx, extra-(rd.Parts()-1))
-	state(c).parts = rd.Parts()
+	state(c).parts, state(c).onePart = rd.Parts(), rd.OnePart()
 	giveParts := sync.OnceFunc(func() { s.fewerTurns(ctx, rd.Parts()-1) })
 	defer giveParts()
 	defer rd.Close()

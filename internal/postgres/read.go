@@ -87,6 +87,9 @@ type Cursor struct {
 	n      int
 	err    error
 	etag   string // see [Validation]
+	// onePart says why the export it is the one cursor of was read
+	// through one connection ([Unsplit])
+	onePart string
 	// notModified says the client holds etag: nothing was read
 	notModified bool
 	pass        *withhold // the withheld persons' values, nil for none
@@ -212,6 +215,11 @@ func (c *Cursor) Close() error {
 // rows of all the cursors [Store.OpenParts] returned together; -1 when it
 // was not asked for ([Parts].Places) and is not known.
 func (c *Cursor) First() int64 { return c.first }
+
+// OnePart returns why the whole export this cursor alone reads was read
+// through one connection ([Unsplit]'s words), "" for a cursor of an export
+// read in parts, or of a page.
+func (c *Cursor) OnePart() string { return c.onePart }
 
 // Total returns the number of rows matching the query's conditions, over
 // all pages, or -1 when the query did not ask to count them (or
@@ -446,13 +454,37 @@ type Parts struct {
 	Places bool
 }
 
-// Splits reports whether [Store.OpenParts] may read q's rows of d in
-// parts: a dataset with a [dataset.ReportReading], in its own order,
-// filtered or not, but by no equality (which its own reading reads through
-// an index) and with no expansion. Each part is a range of contracts
+// Why a whole export was read through one connection ([Unsplit],
+// [Cursor.OnePart]): the word its request line carries.
+const (
+	OneSorted     = "sorted"         // in another order than the dataset's: PostgreSQL sorts the rows whole
+	OneExpanded   = "expanded"       // with related rows ($expand)
+	OneEqualities = "equalities"     // filtered by equalities, which an index reads
+	OneDataset    = "dataset"        // a dataset without ranges of its own to split (all but the general report)
+	OneFewRows    = "few_rows"       // fewer rows than two parts' worth
+	OneNoRanges   = "no_ranges"      // the report's counts are not maintained (--report-counts=view)
+	OneNoSnapshot = "no_snapshot"    // the server cannot export a snapshot (a pooler)
+	OneConnection = "one_connection" // it could take one connection only (see [Parts].Max)
+)
+
+// Unsplit returns why [Store.OpenParts] reads q's rows of d through one
+// connection whatever its [Parts], or "" when it may read them in parts: a
+// dataset with a [dataset.ReportReading], in its own order, filtered or
+// not, but by no equality (which its own reading reads through an index)
+// and with no expansion. Each part is a range of contracts
 // (reportReading.Split).
-func Splits(d *dataset.Dataset, q dataset.Query) bool {
-	return d.Plain != nil && len(q.Sort) == 0 && len(q.Expand) == 0 && len(q.Equalities()) == 0 && q.Key == nil
+func Unsplit(d *dataset.Dataset, q dataset.Query) string {
+	switch {
+	case d.Plain == nil:
+		return OneDataset
+	case len(q.Sort) > 0:
+		return OneSorted
+	case len(q.Expand) > 0:
+		return OneExpanded
+	case len(q.Equalities()) > 0 || q.Key != nil:
+		return OneEqualities
+	}
+	return ""
 }
 
 // OpenParts is [Store.Open] for every row q asks for (its Skip and Limit
@@ -489,16 +521,20 @@ func (s *Store) OpenParts(ctx context.Context, d *dataset.Dataset, dq dataset.Qu
 
 // openParts is [Store.OpenParts] untold.
 func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Parts, pre *Prelude) (_ []*Cursor, err error) {
-	one := func() ([]*Cursor, error) {
+	one := func(why string) ([]*Cursor, error) {
 		// pre, if the first connection ran it, is not run again.
 		cur, err := s.open(ctx, d, q, pre)
 		if err != nil {
 			return nil, err
 		}
+		cur.onePart = why
 		return []*Cursor{cur}, nil
 	}
-	if p.Max <= 1 || !Splits(d, q.Query) {
-		return one()
+	if why := Unsplit(d, q.Query); why != "" {
+		return one(why)
+	}
+	if p.Max <= 1 {
+		return one(OneConnection)
 	}
 	first, err := BeginWith(ctx, s.pool, pre)
 	if err != nil {
@@ -530,7 +566,7 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 		// aborted; read through one.
 		first.Close()
 		snaps = nil
-		return one()
+		return one(OneNoSnapshot)
 	}
 	w, err := loadWithheld(first)
 	if err != nil {
@@ -566,14 +602,19 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 			}
 		}
 	}
+	why := ""
 	if len(parts) == 0 {
+		why = OneFewRows
+		if !d.Plain.Maintained {
+			why = OneNoRanges
+		}
 		st, err := read(first, d, &q, total)
 		if err != nil {
 			return nil, err
 		}
 		if st.SQL == "" { // no rows
 			opened = true
-			return []*Cursor{{cur: first.Empty(), total: total, etag: etag}}, nil
+			return []*Cursor{{cur: first.Empty(), total: total, etag: etag, onePart: why}}, nil
 		}
 		parts = []Statement{st}
 	}
@@ -614,6 +655,7 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 		c.etag = etag
 		curs = append(curs, c)
 	}
+	curs[0].onePart = why
 	opened = true
 	return curs, nil
 }

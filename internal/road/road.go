@@ -83,6 +83,10 @@ func (r *Read) First() *postgres.Cursor { return r.curs[0] }
 // Parts returns how many connections the rows are read through.
 func (r *Read) Parts() int { return len(r.curs) }
 
+// OnePart returns why the export was read through one connection
+// (postgres.Unsplit's words), "" when it was read in parts.
+func (r *Read) OnePart() string { return r.curs[0].OnePart() }
+
 // Options say how [Read.Deliver] delivers.
 type Options struct {
 	// Body are the options of the body's pipeline (content coding,
