@@ -182,6 +182,10 @@ func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 		{"format=xlsx&columns=contract_id,task_code,task_end_date&$filter=contains(task_code,'2')", ""},
 		// Parquet's values of one column, in their order.
 		{"format=parquet&columns=task_code&$filter=contains(task_code,'3')", ""},
+		// Counted, with the rows before each part, in the table of the
+		// tasks' keys (report_task_keys), not in the view.
+		{"format=xlsx&columns=contract_id,task_code&$filter=task_status eq 'Pendiente'", ""},
+		{"format=parquet&columns=task_code&$filter=task_status in ('Pendiente','Terminada')", ""},
 		{"format=csv&$filter=task_code eq 'none'", postgres.OneFewRows},
 		{"format=csv&$orderby=task_code desc", postgres.OneSorted},
 		{"format=csv&client_id=1", postgres.OneEqualities},

@@ -585,7 +585,7 @@ func (s *Store) openParts(ctx context.Context, d *dataset.Dataset, q query, p Pa
 				return nil, err
 			}
 		}
-		if parts, total, err = reportReading(*d.Plain).SplitFiltered(first, &q, cols, int64(p.Max), p.MinRows, p.Places, total); err != nil {
+		if parts, total, err = reportReading(*d.Plain).SplitFiltered(first, d, &q, cols, int64(p.Max), p.MinRows, p.Places, total); err != nil {
 			return nil, err
 		}
 	} else {

@@ -140,10 +140,11 @@ func (p reportReading) Split(snap *Snapshot, q *query, cols []dataset.Column, to
 //
 // With places, one count, the one the export needs, also gives each
 // part's first row's place (Statement.First), and ranges where no row
-// meets the conditions are no parts. Without, total is the rows meeting
+// meets the conditions are no parts. It reads d's KeyTable where that
+// answers q (keyCount), else the typed view. Without, total is the rows meeting
 // the conditions, counted already (by count, which may know them without
 // reading them), and the parts past the first have First -1.
-func (p reportReading) SplitFiltered(snap *Snapshot, q *query, cols []dataset.Column, k, minRows int64, places bool, total int64) ([]Statement, int64, error) {
+func (p reportReading) SplitFiltered(snap *Snapshot, d *dataset.Dataset, q *query, cols []dataset.Column, k, minRows int64, places bool, total int64) ([]Statement, int64, error) {
 	if !places && minRows > 0 && total < 2*minRows {
 		return nil, total, nil
 	}
@@ -170,20 +171,24 @@ func (p reportReading) SplitFiltered(snap *Snapshot, q *query, cols []dataset.Co
 		return reportParts(q, cols, where, args, bounds, firsts), total, nil
 	}
 	// The rows meeting the conditions, and those before each bound.
+	from, cond, contract := "general_report_typed t", where, "key_contract_id"
+	if kc, ok := keyed(d, q); ok {
+		from, cond, contract = ident(d.KeyTable.Table)+" k", strings.Join(kc, " AND "), "k."+ident(d.KeyTable.Keys[0])
+	}
 	list := []string{"count(*)"}
 	cargs := slices.Clip(args)
 	for _, b := range bounds {
 		cargs = append(cargs, b)
-		list = append(list, "count(*) FILTER (WHERE key_contract_id < $"+strconv.Itoa(len(cargs))+")")
+		list = append(list, "count(*) FILTER (WHERE "+contract+" < $"+strconv.Itoa(len(cargs))+")")
 	}
 	counts := make([]int64, len(list))
 	dest := make([]any, len(list))
 	for i := range counts {
 		dest[i] = &counts[i]
 	}
-	sql := "SELECT " + strings.Join(list, ", ") + " FROM general_report_typed t"
-	if where != "" {
-		sql += " WHERE " + where
+	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + from
+	if cond != "" {
+		sql += " WHERE " + cond
 	}
 	if err := snap.QueryRow(sql, cargs, dest...); err != nil {
 		return nil, 0, fmt.Errorf("report: count: %w", err)
