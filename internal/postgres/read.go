@@ -321,15 +321,42 @@ func count(snap *Snapshot, d *dataset.Dataset, q *query) (int64, error) {
 	if d.Plain != nil && q.FilterPlain() {
 		return reportReading(*d.Plain).Count(snap, q)
 	}
-	if n, ok, err := keyCount(snap, d, q); ok {
-		return n, err
+	n, _, err := countBefore(snap, d, q, nil)
+	return n, err
+}
+
+// countBefore returns the number of d's rows matching q's conditions and,
+// for each of bounds, how many of them come before it: the rows whose
+// key's first part is less. It counts them in one statement, in d's
+// KeyTable where that answers q (keyed), else in the typed view.
+func countBefore(snap *Snapshot, d *dataset.Dataset, q *query, bounds []int64) (int64, []int64, error) {
+	where, args := q.conditions()
+	from, first := ident(d.Typed)+" t", ""
+	if len(bounds) > 0 {
+		first = "t." + d.Keys[0]
 	}
-	sql, args := q.countSQL(d)
-	var n int64
-	if err := snap.QueryRow(sql, args, &n); err != nil {
-		return 0, fmt.Errorf("%s: count: %w", d.Name, err)
+	if conds, ok := keyed(d, q); ok {
+		from, where, first = ident(d.KeyTable.Table)+" k", strings.Join(conds, " AND "), "k."+ident(d.KeyTable.Keys[0])
 	}
-	return n, nil
+	list := []string{"count(*)"}
+	args = slices.Clip(args)
+	for _, b := range bounds {
+		args = append(args, b)
+		list = append(list, "count(*) FILTER (WHERE "+first+" < $"+strconv.Itoa(len(args))+")")
+	}
+	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + from
+	if where != "" {
+		sql += " WHERE " + where
+	}
+	counts := make([]int64, len(list))
+	dest := make([]any, len(list))
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := snap.QueryRow(sql, args, dest...); err != nil {
+		return 0, nil, fmt.Errorf("%s: count: %w", d.Name, err)
+	}
+	return counts[0], counts[1:], nil
 }
 
 // read returns the statement reading q's rows.

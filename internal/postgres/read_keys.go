@@ -85,22 +85,6 @@ func keyed(d *dataset.Dataset, q *query) ([]string, bool) {
 	return keyTableConditions(d.KeyTable, q)
 }
 
-// keyCount returns the number of d's rows matching q's conditions, counted
-// in d's KeyTable, and false when it cannot answer q.
-func keyCount(snap *Snapshot, d *dataset.Dataset, q *query) (int64, bool, error) {
-	conds, ok := keyed(d, q)
-	if !ok {
-		return 0, false, nil
-	}
-	_, args := q.conditions()
-	var n int64
-	sql := "SELECT count(*) FROM " + ident(d.KeyTable.Table) + " k WHERE " + strings.Join(conds, " AND ")
-	if err := snap.QueryRow(sql, args, &n); err != nil {
-		return 0, true, fmt.Errorf("%s: count: %w", d.Name, err)
-	}
-	return n, true, nil
-}
-
 // keyRead returns the statement reading the rows of q's page through d's
 // KeyTable, and false when it cannot answer q. It reads the page's keys,
 // in order, from the table, then the rows of those keys alone, joined to

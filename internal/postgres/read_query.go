@@ -142,14 +142,3 @@ func (q *query) Filtered() bool { return q.more || q.Query.Filtered() }
 func (q *query) conditions() (string, []any) {
 	return strings.Join(q.where, " AND "), q.args[:q.nWhere:q.nWhere]
 }
-
-// countSQL returns the statement counting the rows of d matching q's
-// conditions, and its arguments.
-func (q *query) countSQL(d *dataset.Dataset) (string, []any) {
-	where, args := q.conditions()
-	sql := "SELECT count(*) FROM " + ident(d.Typed) + " t"
-	if where != "" {
-		sql += " WHERE " + where
-	}
-	return sql, args
-}

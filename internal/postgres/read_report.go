@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/informe/informe/internal/dataset"
 )
@@ -140,8 +139,7 @@ func (p reportReading) Split(snap *Snapshot, q *query, cols []dataset.Column, to
 //
 // With places, one count, the one the export needs, also gives each
 // part's first row's place (Statement.First), and ranges where no row
-// meets the conditions are no parts. It reads d's KeyTable where that
-// answers q (keyCount), else the typed view. Without, total is the rows meeting
+// meets the conditions are no parts (countBefore). Without, total is the rows meeting
 // the conditions, counted already (by count, which may know them without
 // reading them), and the parts past the first have First -1.
 func (p reportReading) SplitFiltered(snap *Snapshot, d *dataset.Dataset, q *query, cols []dataset.Column, k, minRows int64, places bool, total int64) ([]Statement, int64, error) {
@@ -150,12 +148,11 @@ func (p reportReading) SplitFiltered(snap *Snapshot, d *dataset.Dataset, q *quer
 	}
 	where, args := q.conditions()
 	var bounds []int64
-	if p.Maintained && len(q.Equalities()) == 0 && q.Key == nil {
-		var all int64
-		if err := snap.QueryRow("SELECT report_rows_total()", nil, &all); err != nil {
-			return nil, 0, fmt.Errorf("report: split: %w", err)
+	if p.Maintained {
+		all, err := p.Count(snap, &query{}) // the unfiltered report's rows, which the ranges split
+		if err != nil {
+			return nil, 0, err
 		}
-		var err error
 		if bounds, _, err = p.bounds(snap, all, k); err != nil {
 			return nil, 0, err
 		}
@@ -171,35 +168,16 @@ func (p reportReading) SplitFiltered(snap *Snapshot, d *dataset.Dataset, q *quer
 		return reportParts(q, cols, where, args, bounds, firsts), total, nil
 	}
 	// The rows meeting the conditions, and those before each bound.
-	from, cond, contract := "general_report_typed t", where, "key_contract_id"
-	if kc, ok := keyed(d, q); ok {
-		from, cond, contract = ident(d.KeyTable.Table)+" k", strings.Join(kc, " AND "), "k."+ident(d.KeyTable.Keys[0])
+	total, upTo, err := countBefore(snap, d, q, bounds)
+	if err != nil {
+		return nil, 0, err
 	}
-	list := []string{"count(*)"}
-	cargs := slices.Clip(args)
-	for _, b := range bounds {
-		cargs = append(cargs, b)
-		list = append(list, "count(*) FILTER (WHERE "+contract+" < $"+strconv.Itoa(len(cargs))+")")
-	}
-	counts := make([]int64, len(list))
-	dest := make([]any, len(list))
-	for i := range counts {
-		dest[i] = &counts[i]
-	}
-	sql := "SELECT " + strings.Join(list, ", ") + " FROM " + from
-	if cond != "" {
-		sql += " WHERE " + cond
-	}
-	if err := snap.QueryRow(sql, cargs, dest...); err != nil {
-		return nil, 0, fmt.Errorf("report: count: %w", err)
-	}
-	total = counts[0]
 	if minRows > 0 && total < 2*minRows {
 		return nil, total, nil
 	}
 	var kept, firsts []int64
 	for i, b := range bounds {
-		before := counts[i+1]
+		before := upTo[i]
 		if before == 0 || before == total || (len(firsts) > 0 && before == firsts[len(firsts)-1]) {
 			continue // the part it would start, or the one before it, has no rows
 		}
