@@ -131,7 +131,9 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	if !ok {
 		return
 	}
-	if s.Limits.ExportParts > 1 && postgres.Unsplit(src.Dataset, q) == "" && blocksPerPart(out.format) {
+	// Whether the export may be read in parts, as turns are free.
+	inParts := s.Limits.ExportParts > 1 && postgres.Unsplit(src.Dataset, q) == ""
+	if inParts && blocksPerPart(out.format) {
 		// Read in parts or not as turns are free: the same rows, but
 		// other bytes.
 		k.weak = true
@@ -163,7 +165,7 @@ func (s *Server) export(c *gin.Context, src *source.Source) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	extra := 0
-	if s.Limits.ExportParts > 1 && postgres.Unsplit(src.Dataset, q) == "" {
+	if inParts {
 		extra = s.moreTurns(ctx, s.Limits.ExportParts-1)
 	}
 	rd, err := road.Open(ctx, s.Data, road.Export{
