@@ -44,6 +44,7 @@ var identity = []string{"Accept-Encoding", "identity"}
 // body, and that another tag gets the whole response again, the same
 // bytes.
 func TestETagNotModified(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, door := range etagDoors {
 		t.Run(door, func(t *testing.T) {
@@ -91,6 +92,7 @@ func TestETagNotModified(t *testing.T) {
 // request that would read them would wait, and a request holding the tag
 // is answered.
 func TestETagReadsNoRows(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ts := newServer(t, pool)
 	tags := map[string]string{}
@@ -124,6 +126,7 @@ func TestETagReadsNoRows(t *testing.T) {
 // its tag: the format and its options, the query, the content coding
 // (whose tag is weak), and the dataset.
 func TestETagsDiffer(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	seen := map[string]string{}
 	for _, tt := range []struct {
@@ -183,6 +186,7 @@ func TestETagsDiffer(t *testing.T) {
 // read it a new tag and a 200, that the others keep theirs, and that a
 // change not yet committed, or rolled back, changes nothing.
 func TestETagFollowsData(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	ts := newServer(t, pool)
 	ctx := context.Background()
@@ -260,6 +264,7 @@ func TestETagFollowsData(t *testing.T) {
 // TestETagBadIfNoneMatch checks that an If-None-Match that is not "*" or
 // a list of entity tags is a 400 naming the header.
 func TestETagBadIfNoneMatch(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	for _, held := range []string{"abc", `"abc`, `"a" "b"`, `"a", *`} {
 		r := ts.get(t, "/api/general-report/export?format=csv", "If-None-Match", held)
@@ -272,6 +277,7 @@ func TestETagBadIfNoneMatch(t *testing.T) {
 // first run downloads, a run over unchanged data gets a 304 and leaves
 // the file, a run after one change downloads it again.
 func TestETagCurl(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "the test runs curl: %v", err)
 	}
@@ -333,6 +339,7 @@ func TestETagCurl(t *testing.T) {
 // either server's tag gets a 304 from the other: instances of one build
 // behind a balancer answer each other's tags.
 func TestETagAnyParts(t *testing.T) {
+	t.Parallel()
 	pool := fixtureDB(t)
 	one, parts := partsServer(t, pool, 1), partsServer(t, pool, 4)
 	for _, tt := range []struct {

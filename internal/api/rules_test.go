@@ -56,6 +56,7 @@ func ruleDoors() []string {
 }
 
 func TestRulesNoPersonalOnEveryDoor(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "no-personal", dataset.Rules{NoPersonal: true})
 	for _, target := range ruleDoors() {
@@ -94,6 +95,7 @@ func TestRulesNoPersonalOnEveryDoor(t *testing.T) {
 }
 
 func TestRulesHiddenIsMissing(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "cols", dataset.Rules{Columns: []string{"contract_id", "code_contract", "client_id", "process_id", "task_id", "client_email"},
 		Mask: []string{"client_email"}})
@@ -133,6 +135,7 @@ func TestRulesHiddenIsMissing(t *testing.T) {
 }
 
 func TestRulesMask(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "mask", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_phone", "first_name_client", "client_birth_date", "client_address", "rut", "email", "username"}})
 	want := []string{"12.***.***-5", "m***@example.cl", "***22", "M***", "98.***.***-3", "17.***.***-k", "c***@informe.cl", "11.***.***-1"}
@@ -166,6 +169,7 @@ func TestRulesMask(t *testing.T) {
 }
 
 func TestRulesRows(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "rows", dataset.Rules{Rows: "client_id eq 1"})
 	for _, tt := range []struct {
@@ -219,6 +223,7 @@ func TestRulesRows(t *testing.T) {
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestRulesMaxRows(t *testing.T) {
+	t.Parallel()
 	ts := newServer(t, fixtureDB(t))
 	tok := ts.ruledToken(t, "max", dataset.Rules{MaxRows: 3})
 	for _, tt := range []struct {

@@ -183,6 +183,7 @@ func sweep(t *testing.T, ts *testServer, values []string, clientID int64) map[st
 // rows stay (counts and the sum of the contracts' costs are SQL's); a
 // filter on their personal fields finds nothing; unblocked, all return.
 func TestBlockedSubjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.SmallSeeded(t)
 	ts := newServer(t, pool)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sys/unix"
 
 	"github.com/informe/informe/internal/postgres"
 )
@@ -84,6 +85,20 @@ type cluster interface {
 	URL(dbname string) string
 }
 
+// memoryDir is where [Start] makes its folder: /dev/shm when it is a
+// tmpfs this process may write to, else the temporary folder ("").
+// Ext4 finds a free inode slowly among many recently removed ones, and
+// the tests make and remove hundreds of thousands of files: in memory,
+// the suite spends about a fifth less CPU.
+func memoryDir() string {
+	const shm = "/dev/shm"
+	var fs unix.Statfs_t
+	if err := unix.Statfs(shm, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shm, unix.W_OK) != nil {
+		return ""
+	}
+	return shm
+}
+
 // sharedServer is a server named by $INFORME_TEST_POSTGRES.
 type sharedServer struct{ maintenance *url.URL }
 
@@ -97,8 +112,12 @@ func (s sharedServer) URL(dbname string) string {
 // (nothing is synced to disk), and returns it with the function that
 // stops it and removes the folder: [Main]'s server, or one to share, named
 // by $INFORME_TEST_POSTGRES (its URL("postgres")).
+//
+// The folder is in memory (see [memoryDir]) where the machine has a tmpfs
+// for it: every test's database is a copy of a template, a thousand files
+// made and removed, which on a disk's filesystem costs more than the copy.
 func Start() (*pgserver.Server, func(), error) {
-	dir, err := os.MkdirTemp("", "informe-test-pg-")
+	dir, err := os.MkdirTemp(memoryDir(), "informe-test-pg-")
 	if err != nil {
 		return nil, nil, err
 	}
