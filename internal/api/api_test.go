@@ -3,19 +3,12 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"mime"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +17,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
@@ -32,252 +26,7 @@ import (
 	"github.com/informe/informe/report"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m, browsers.close) }
-
-// TestBrowser runs the web page's tests in headless Chromiums
-// (web_*_test.go), in browserLanes lanes: each lane takes the next test
-// when its last one ends, so at most that many tests' browsers run at
-// once, all in this test's one parallel slot, and no test holds a slot
-// to wait for a browser. It is the package's first test, so that its
-// browsers, the package's longest work, start as soon as the parallel
-// tests do. A test may open several tabs, and its subtests may run at
-// once. Run one with -run 'TestBrowser/PageGrains'.
-func TestBrowser(t *testing.T) {
-	t.Parallel()
-	next := make(chan int, len(browserTests))
-	for i := range browserTests {
-		next <- i
-	}
-	close(next)
-	var lanes sync.WaitGroup
-	for range browserLanes {
-		lanes.Go(func() {
-			for i := range next {
-				t.Run(browserTests[i].name, browserTests[i].test)
-			}
-		})
-	}
-	lanes.Wait()
-}
-
-// browserLanes is how many browser tests run at once: two, one a core of
-// the small machines the tests run on.
-const browserLanes = 2
-
-// browserTests are the tests TestBrowser runs, the longest first, so that
-// the lanes end close together.
-var browserTests = []struct {
-	name string
-	test func(*testing.T)
-}{
-	{"PageConditionsChile", testPageConditionsChile},
-	{"PageInBrowser", testPageInBrowser},
-	{"PageConnectTexts", testPageConnectTexts},
-	{"PageMParses", testPageMParses},
-	{"PageSessionEnds", testPageSessionEnds},
-	{"PageFlows", testPageFlows},
-	{"PageGrains", testPageGrains},
-	{"PageImportDataHTTPS", testPageImportDataHTTPS},
-	{"PageMonthAsXLSX", testPageMonthAsXLSX},
-	{"PageAppsScript", testPageAppsScript},
-	{"PageSignInReturns", testPageSignInReturns},
-	{"PageInBrowserRules", testPageInBrowserRules},
-	{"PageDecimalComma", testPageDecimalComma},
-	{"PageScheduleText", testPageScheduleText},
-	{"PageConditionsMParse", testPageConditionsMParse},
-}
-
-// logBuffer collects the server's log output. The server logs from its own
-// goroutines, hence the lock.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// testServer is the real API served over loopback HTTP, as cmd/informe
-// wires it, with its log kept for inspection.
-type testServer struct {
-	URL    string
-	Pool   *pgxpool.Pool
-	Tokens *auth.Store
-	Logs   *logBuffer
-	Token  string // carries every scope
-}
-
-// newServer serves the API over pool, recording every read, with a token
-// carrying the default scopes.
-func newServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
-	tb.Helper()
-	s := &api.Server{
-		Report:  source.Report(report.Maintained),
-		Tokens:  auth.NewStore(pool),
-		Metrics: metrics.New(pool),
-	}
-	// Every read is recorded, as informe serve records it, so that every
-	// test of a door passes through the audit too.
-	audited(tb, pool, s)
-	ts := serve(tb, s)
-	ts.Pool = pool
-	ts.Token = ts.newToken(tb, "all", nil, time.Time{})
-	return ts
-}
-
-// serve serves s over loopback HTTP until the test ends, giving it a
-// logger that writes into the returned server's Logs.
-func serve(tb testing.TB, s *api.Server) *testServer {
-	tb.Helper()
-	return serveOn(tb, s, nil)
-}
-
-// serveOn is serve with the listener wrapped by wrap, unless it is nil.
-func serveOn(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener) *testServer {
-	tb.Helper()
-	logs := &logBuffer{}
-	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	hs := httptest.NewUnstartedServer(s.Handler())
-	if wrap != nil {
-		hs.Listener = wrap(hs.Listener)
-	}
-	hs.Config.ConnContext = api.ConnContext
-	hs.Start()
-	tb.Cleanup(hs.Close)
-	return &testServer{URL: hs.URL, Tokens: s.Tokens, Logs: logs}
-}
-
-func (ts *testServer) newToken(tb testing.TB, name string, scopes []dataset.Scope, expires time.Time) string {
-	tb.Helper()
-	tok, err := ts.Tokens.Create(context.Background(), name, scopes, expires)
-	if err != nil {
-		tb.Fatalf("create token %s: %v", name, err)
-	}
-	return tok
-}
-
-// response is a fully read HTTP response.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-var client = &http.Client{Timeout: 60 * time.Second}
-
-// do sends a request to the server and reads the whole response. header
-// holds name, value pairs.
-func (ts *testServer) do(tb testing.TB, method, target string, header ...string) response {
-	tb.Helper()
-	req, err := http.NewRequest(method, ts.URL+target, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	return roundTrip(tb, req)
-}
-
-// roundTrip sends req and reads the whole response.
-func roundTrip(tb testing.TB, req *http.Request) response {
-	tb.Helper()
-	resp, err := client.Do(req)
-	if err != nil {
-		tb.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: reading body: %v", req.Method, req.URL, err)
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}
-}
-
-// get sends GET target with the server's all-scopes token.
-func (ts *testServer) get(tb testing.TB, target string, header ...string) response {
-	tb.Helper()
-	return ts.do(tb, http.MethodGet, target, append([]string{"Authorization", "Bearer " + ts.Token}, header...)...)
-}
-
-// mediaType returns the media type of the response, without parameters.
-func (r response) mediaType(tb testing.TB) string {
-	tb.Helper()
-	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		tb.Fatalf("Content-Type %q: %v", ct, err)
-	}
-	return mt
-}
-
-// message returns the message of a JSON error body, failing the test if the
-// body is not {"message": string}, with optional string code and target,
-// and a positive position, beside it, served as application/json.
-func (r response) message(tb testing.TB) string {
-	tb.Helper()
-	if got, want := r.mediaType(tb), "application/json"; got != want {
-		tb.Fatalf("error Content-Type = %q, want %q; body %s", got, want, r.Body)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		tb.Fatalf("error body %s: %v", r.Body, err)
-	}
-	msg, ok := m["message"].(string)
-	n := 1
-	for _, k := range []string{"code", "target"} {
-		if v, present := m[k]; present {
-			if _, isString := v.(string); !isString {
-				ok = false
-			}
-			n++
-		}
-	}
-	if v, present := m["position"]; present {
-		if f, isNumber := v.(float64); !isNumber || f < 1 || f != float64(int(f)) {
-			ok = false
-		}
-		n++
-	}
-	if !ok || len(m) != n {
-		tb.Fatalf("error body %s, want a string field message, and only string code and target and a positive position beside it", r.Body)
-	}
-	return msg
-}
-
-// wantError checks an error response: its status and that its JSON
-// message contains msg.
-func (r response) wantError(tb testing.TB, status int, msg string) {
-	tb.Helper()
-	if r.Status != status {
-		tb.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
-	}
-	if got := r.message(tb); !strings.Contains(got, msg) {
-		tb.Errorf("message = %q, want it to contain %q", got, msg)
-	}
-	if r.Header.Get("X-Request-Id") == "" {
-		tb.Error("no X-Request-Id")
-	}
-	if got, want := r.Header.Get("Cache-Control"), "private, no-store"; got != want {
-		tb.Errorf("Cache-Control = %q, want %q", got, want)
-	}
-}
-
-// wellFormedToken returns a token of the right shape that no store knows.
-func wellFormedToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return "informe_" + base64.RawURLEncoding.EncodeToString(b)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // closedPortPool returns a pool whose every connection attempt is refused:
 // it points at a loopback port that was opened and closed again.
@@ -299,20 +48,20 @@ func closedPortPool(tb testing.TB) *pgxpool.Pool {
 
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	ctx := context.Background()
-	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
-	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
-	soonExpired := ts.newToken(t, "soon-expired", nil, time.Now().Add(time.Hour))
+	reportOnly := ts.NewToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.NewToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	expired := ts.NewToken(t, "expired", nil, time.Now().Add(-time.Hour))
+	soonExpired := ts.NewToken(t, "soon-expired", nil, time.Now().Add(time.Hour))
 	if _, err := ts.Pool.Exec(ctx, "UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE name = 'soon-expired'"); err != nil {
 		t.Fatal(err)
 	}
-	revoked := ts.newToken(t, "revoked", nil, time.Time{})
+	revoked := ts.NewToken(t, "revoked", nil, time.Time{})
 	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {
 		t.Fatal(err)
 	}
-	unknown := wellFormedToken()
+	unknown := apitest.WellFormedToken()
 	secrets := []string{ts.Token, reportOnly, usersOnly, expired, soonExpired, revoked, unknown}
 
 	for _, tt := range []struct {
@@ -353,7 +102,7 @@ func TestAuthentication(t *testing.T) {
 		{"OKUsersScope", "/users", []string{"Authorization", "Bearer " + usersOnly}, 200, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, http.MethodGet, tt.target, tt.header...)
+			r := ts.Do(t, http.MethodGet, tt.target, tt.header...)
 			if got, want := r.Status, tt.status; got != want {
 				t.Fatalf("status = %d, want %d; body %s", got, want, r.Body)
 			}
@@ -389,7 +138,7 @@ func TestAuthentication(t *testing.T) {
 					t.Errorf("WWW-Authenticate = %q, want %q", got, want)
 				}
 			}
-			if got := r.message(t); got != tt.msg {
+			if got := r.Message(t); got != tt.msg {
 				t.Errorf("message = %q, want %q", got, tt.msg)
 			}
 		})
@@ -399,11 +148,11 @@ func TestAuthentication(t *testing.T) {
 		// Also tokens in the query strings of failing requests, an
 		// unparsable one among them, and of a CSV page whose Link
 		// header repeats the query.
-		ts.do(t, http.MethodGet, "/api/general-report?page=0&access_token="+ts.Token)
-		ts.do(t, http.MethodGet, "/users?x=%zz&access_token="+ts.Token)
-		ts.do(t, http.MethodGet, "/nope?access_token="+ts.Token)
-		ts.do(t, http.MethodGet, "/users?access_token="+revoked)
-		r := ts.do(t, http.MethodGet, "/api/general-report?format=csv&result_per_page=2&page=2&access_token="+ts.Token)
+		ts.Do(t, http.MethodGet, "/api/general-report?page=0&access_token="+ts.Token)
+		ts.Do(t, http.MethodGet, "/users?x=%zz&access_token="+ts.Token)
+		ts.Do(t, http.MethodGet, "/nope?access_token="+ts.Token)
+		ts.Do(t, http.MethodGet, "/users?access_token="+revoked)
+		r := ts.Do(t, http.MethodGet, "/api/general-report?format=csv&result_per_page=2&page=2&access_token="+ts.Token)
 		if r.Status != 200 {
 			t.Fatalf("status = %d; body %s", r.Status, r.Body)
 		}
@@ -424,7 +173,7 @@ func TestAuthentication(t *testing.T) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name   string
 		method string
@@ -435,8 +184,8 @@ func TestMethodNotAllowed(t *testing.T) {
 		{"DeleteReport", http.MethodDelete, "/api/general-report"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, tt.method, tt.target, "Authorization", "Bearer "+ts.Token)
-			r.wantError(t, http.StatusMethodNotAllowed, "Method Not Allowed")
+			r := ts.Do(t, tt.method, tt.target, "Authorization", "Bearer "+ts.Token)
+			r.WantError(t, http.StatusMethodNotAllowed, "Method Not Allowed")
 			if got := r.Header.Get("Allow"); !strings.Contains(got, "GET") {
 				t.Errorf("Allow = %q, want it to contain GET", got)
 			}
@@ -446,14 +195,14 @@ func TestMethodNotAllowed(t *testing.T) {
 		})
 	}
 	t.Run("WithoutToken", func(t *testing.T) {
-		r := ts.do(t, http.MethodPost, "/users")
-		r.wantError(t, http.StatusUnauthorized, "Invalid Token")
+		r := ts.Do(t, http.MethodPost, "/users")
+		r.WantError(t, http.StatusUnauthorized, "Invalid Token")
 	})
 }
 
 func TestRequestID(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	seen := map[string]bool{}
 	for _, tt := range []struct {
 		name   string
@@ -471,7 +220,7 @@ func TestRequestID(t *testing.T) {
 		{"NotAcceptable", http.MethodGet, "/users", []string{"Authorization", "Bearer " + ts.Token, "Accept", "image/png"}, 406},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, tt.method, tt.target, tt.header...)
+			r := ts.Do(t, tt.method, tt.target, tt.header...)
 			if r.Status != tt.status {
 				t.Fatalf("status = %d, want %d; body %s", r.Status, tt.status, r.Body)
 			}
@@ -489,7 +238,7 @@ func TestRequestID(t *testing.T) {
 		})
 	}
 	t.Run("Echoed", func(t *testing.T) {
-		r := ts.get(t, "/users", "X-Request-Id", "client-id-42")
+		r := ts.Get(t, "/users", "X-Request-Id", "client-id-42")
 		if got, want := r.Header.Get("X-Request-Id"), "client-id-42"; got != want {
 			t.Errorf("X-Request-Id = %q, want %q", got, want)
 		}
@@ -501,7 +250,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 	const msg = "Service Unavailable: the database cannot be reached"
 	check := func(t *testing.T, r response) {
 		t.Helper()
-		r.wantError(t, http.StatusServiceUnavailable, msg)
+		r.WantError(t, http.StatusServiceUnavailable, msg)
 		if got, want := r.Header.Get("Retry-After"), "5"; got != want {
 			t.Errorf("Retry-After = %q, want %q", got, want)
 		}
@@ -522,15 +271,15 @@ func TestDatabaseUnavailable(t *testing.T) {
 			Tokens:  auth.NewStore(bad),
 			Metrics: metrics.New(bad),
 		})
-		token := wellFormedToken()
+		token := apitest.WellFormedToken()
 		for _, target := range []string{"/users", "/api/general-report", "/api/general-report?format=csv", "/nope"} {
-			check(t, ts.do(t, http.MethodGet, target, "Authorization", "Bearer "+token))
+			check(t, ts.Do(t, http.MethodGet, target, "Authorization", "Bearer "+token))
 		}
 		if logs := ts.Logs.String(); !strings.Contains(logs, "connect") {
 			t.Errorf("log does not name the cause:\n%s", logs)
 		}
 		// Without any token, no database is needed to say 401.
-		ts.do(t, http.MethodGet, "/users").wantError(t, http.StatusUnauthorized, "Invalid Token")
+		ts.Do(t, http.MethodGet, "/users").WantError(t, http.StatusUnauthorized, "Invalid Token")
 	})
 
 	t.Run("StoresDown", func(t *testing.T) {
@@ -541,13 +290,13 @@ func TestDatabaseUnavailable(t *testing.T) {
 			Tokens:  auth.NewStore(pool),
 			Metrics: metrics.New(pool),
 		})
-		token := ts.newToken(t, "t", nil, time.Time{})
+		token := ts.NewToken(t, "t", nil, time.Time{})
 		for _, target := range []string{
 			"/api/general-report", "/api/general-report?rut=12.345.678-5", "/api/general-report?format=csv",
 			"/api/general-report?format=xlsx", "/users", "/users?format=ndjson",
 		} {
 			t.Run(target, func(t *testing.T) {
-				r := ts.do(t, http.MethodGet, target, "Authorization", "Bearer "+token)
+				r := ts.Do(t, http.MethodGet, target, "Authorization", "Bearer "+token)
 				check(t, r)
 				if cd := r.Header.Get("Content-Disposition"); cd != "" {
 					t.Errorf("error carries Content-Disposition %q", cd)
@@ -555,8 +304,8 @@ func TestDatabaseUnavailable(t *testing.T) {
 			})
 		}
 		// Parameters are still checked before the database is needed.
-		ts.do(t, http.MethodGet, "/api/general-report?page=0", "Authorization", "Bearer "+token).
-			wantError(t, http.StatusBadRequest, "page")
+		ts.Do(t, http.MethodGet, "/api/general-report?page=0", "Authorization", "Bearer "+token).
+			WantError(t, http.StatusBadRequest, "page")
 	})
 }
 
@@ -578,17 +327,17 @@ func TestPanicIsInternalServerError(t *testing.T) {
 		Tokens:  auth.NewStore(pool),
 		Metrics: metrics.New(pool),
 	})
-	token := ts.newToken(t, "t", nil, time.Time{})
+	token := ts.NewToken(t, "t", nil, time.Time{})
 	for _, target := range []string{"/api/general-report", "/api/general-report?format=csv", "/api/general-report?format=xlsx"} {
 		t.Run(target, func(t *testing.T) {
-			r := ts.do(t, http.MethodGet, target, "Authorization", "Bearer "+token)
+			r := ts.Do(t, http.MethodGet, target, "Authorization", "Bearer "+token)
 			if r.Status != http.StatusInternalServerError {
 				t.Fatalf("status = %d, want 500; body %s", r.Status, r.Body)
 			}
 			if got, want := string(r.Body), `{"message":"Internal Server Error"}`; got != want {
 				t.Errorf("body = %s, want %s", got, want)
 			}
-			if got, want := r.mediaType(t), "application/json"; got != want {
+			if got, want := r.MediaType(t), "application/json"; got != want {
 				t.Errorf("Content-Type = %q, want %q", got, want)
 			}
 			if cd := r.Header.Get("Content-Disposition"); cd != "" {
@@ -603,7 +352,7 @@ func TestPanicIsInternalServerError(t *testing.T) {
 		t.Errorf("panic not logged:\n%s", logs)
 	}
 	// The server keeps serving.
-	r := ts.do(t, http.MethodGet, "/users", "Authorization", "Bearer "+token)
+	r := ts.Do(t, http.MethodGet, "/users", "Authorization", "Bearer "+token)
 	if r.Status != 200 {
 		t.Errorf("after the panic, /users status = %d; body %s", r.Status, r.Body)
 	}
@@ -691,7 +440,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Authorization", "Bearer "+ts.Token)
-			resp, err := client.Do(req)
+			resp, err := apitest.Client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -725,7 +474,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+ts.Token)
 		done := make(chan error, 1)
 		go func() {
-			resp, err := client.Do(req)
+			resp, err := apitest.Client.Do(req)
 			if err == nil {
 				resp.Body.Close()
 			}
@@ -745,7 +494,7 @@ func TestClientGoneCancelsQuery(t *testing.T) {
 		t.Logf("query ended %v after the client went away", time.Since(gone).Round(time.Millisecond))
 	})
 	// The server's connections are still usable afterwards.
-	r := ts.get(t, "/api/general-report?result_per_page=1")
+	r := ts.Get(t, "/api/general-report?result_per_page=1")
 	if r.Status != 200 {
 		t.Fatalf("status after cancellations = %d; body %s", r.Status, r.Body)
 	}
@@ -808,7 +557,7 @@ func TestFailureMidStreamAbortsResponse(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Authorization", "Bearer "+ts.Token)
-			resp, err := client.Do(req)
+			resp, err := apitest.Client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -842,14 +591,14 @@ func TestFailureMidStreamAbortsResponse(t *testing.T) {
 	for _, format := range []string{"json", "csv", "ndjson", "xlsx"} {
 		t.Run("First/"+format, func(t *testing.T) {
 			// The failing row is the page's first: nothing was sent yet.
-			r := ts.get(t, "/api/general-report?result_per_page=1&page=251&format="+format)
+			r := ts.Get(t, "/api/general-report?result_per_page=1&page=251&format="+format)
 			if r.Status != http.StatusInternalServerError {
 				t.Fatalf("status = %d, want 500; body %.200s", r.Status, r.Body)
 			}
 			if got, want := string(r.Body), `{"message":"Internal Server Error"}`; got != want {
 				t.Errorf("body = %s, want %s", got, want)
 			}
-			if got, want := r.mediaType(t), "application/json"; got != want {
+			if got, want := r.MediaType(t), "application/json"; got != want {
 				t.Errorf("Content-Type = %q, want %q", got, want)
 			}
 			for _, h := range []string{"Content-Disposition", "Link", "X-Total-Count", "X-Total-Pages", "X-Current-Page"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
@@ -28,11 +29,11 @@ func BenchmarkAuditPage(b *testing.B) {
 		s := &api.Server{Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
 			Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)}
 		if name == "recorded" {
-			audited(b, pool, s)
+			apitest.Audited(b, pool, s)
 		}
 		ts := serve(b, s)
 		ts.Pool = pool
-		ts.Token = ts.newToken(b, "bench-"+name, nil, time.Time{})
+		ts.Token = ts.NewToken(b, "bench-"+name, nil, time.Time{})
 		servers[name] = ts
 	}
 	get := func(ts *testServer, page int) time.Duration {
@@ -40,7 +41,7 @@ func BenchmarkAuditPage(b *testing.B) {
 		req.Header.Set("Authorization", "Bearer "+ts.Token)
 		req.Header.Set("Accept-Encoding", "identity")
 		start := time.Now()
-		resp, err := client.Do(req)
+		resp, err := apitest.Client.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,40 +17,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/audit"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/rut"
 	"github.com/informe/informe/internal/spool"
 	"github.com/informe/informe/internal/subjects"
 )
-
-// audited makes s record every read in pool's database as informe serve
-// does when that database keeps the records (each inserted in its read's
-// first round trip), under the required mode, and returns the log, whose
-// writer runs until the test ends.
-func audited(tb testing.TB, pool *pgxpool.Pool, s *api.Server) *audit.Log {
-	return auditedHow(tb, pool, s, true)
-}
-
-// auditedHow is [audited], with onReads false as informe serve does with
-// --audit-database-url: each record inserted beside its read, through the
-// log's own pool.
-func auditedHow(tb testing.TB, pool *pgxpool.Pool, s *api.Server, onReads bool) *audit.Log {
-	tb.Helper()
-	log := audit.New(poolOf(tb, pool, 4), audit.Required, "test", nil)
-	if onReads {
-		log.OnReads()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); log.Run(ctx) }()
-	tb.Cleanup(func() { cancel(); <-done })
-	s.Data = postgres.NewStore(pool).Told(log.Reading)
-	s.Audit = log
-	return log
-}
 
 // recordWays are the two ways a record is inserted, as tests name them.
 var recordWays = []struct {
@@ -113,7 +87,7 @@ func TestAuditConcurrent(t *testing.T) {
 func testAuditConcurrent(t *testing.T, onReads bool) {
 	pool := pgtest.SmallSeeded(t)
 	var log *audit.Log
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = auditedHow(t, pool, s, onReads) }, nil)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = apitest.AuditedHow(t, pool, s, onReads) }, nil)
 	// Each door, with how to count the rows its body carries.
 	lines := func(b []byte) int64 { return int64(bytes.Count(b, []byte("\n"))) }
 	csvRows := func(b []byte) int64 { return lines(b) - 1 }
@@ -163,7 +137,7 @@ func testAuditConcurrent(t *testing.T, onReads bool) {
 			defer wg.Done()
 			d := doors[i%len(doors)]
 			id := fmt.Sprintf("audit-concurrent-%d", i)
-			r := ts.get(t, strings.ReplaceAll(d.target, " ", "%20"), "Accept-Encoding", "identity", "X-Request-Id", id)
+			r := ts.Get(t, strings.ReplaceAll(d.target, " ", "%20"), "Accept-Encoding", "identity", "X-Request-Id", id)
 			results[i] = result{id: id, resp: r, rows: d.rows(r.Body)}
 		}()
 	}
@@ -208,8 +182,8 @@ func TestAuditTokenRedacted(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	var log *audit.Log
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
-	r := ts.do(t, http.MethodGet, "/api/general-report?result_per_page=5&access_token="+ts.Token, "X-Request-Id", "audit-redacted")
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = apitest.Audited(t, pool, s) }, nil)
+	r := ts.Do(t, http.MethodGet, "/api/general-report?result_per_page=5&access_token="+ts.Token, "X-Request-Id", "audit-redacted")
 	if r.Status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
@@ -238,7 +212,7 @@ func TestAuditUnwritable(t *testing.T) {
 
 func testAuditUnwritable(t *testing.T, onReads bool) {
 	pool := pgtest.SmallSeeded(t)
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { auditedHow(t, pool, s, onReads) }, nil)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { apitest.AuditedHow(t, pool, s, onReads) }, nil)
 	_, err := pool.Exec(context.Background(), `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
   $$ BEGIN RAISE EXCEPTION 'the disk is full'; END $$;
 CREATE TRIGGER refuse BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION refuse()`)
@@ -254,7 +228,7 @@ CREATE TRIGGER refuse BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTI
 		"/odata/Clients/$count",
 		"/users",
 	} {
-		r := ts.get(t, target)
+		r := ts.Get(t, target)
 		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 			t.Errorf("%s: status %d, Retry-After %q; want 503 with Retry-After", target, r.Status, r.Header.Get("Retry-After"))
 		}
@@ -265,7 +239,7 @@ CREATE TRIGGER refuse BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTI
 			t.Errorf("%s: data headers sent: %v", target, r.Header)
 		}
 	}
-	if r := ts.get(t, "/odata/$metadata"); r.Status != http.StatusOK {
+	if r := ts.Get(t, "/odata/$metadata"); r.Status != http.StatusOK {
 		t.Errorf("$metadata: status %d", r.Status)
 	}
 }
@@ -280,7 +254,7 @@ func TestAuditCut(t *testing.T) {
 	variedTasks(t, pool, 2000, rowSize)
 	var log *audit.Log
 	ts := newOpsServerOn(t, pool, func(s *api.Server) {
-		log = audited(t, pool, s)
+		log = apitest.Audited(t, pool, s)
 		s.Delivery.Spool = spool.Limits{Memory: 32 << 20, NoProgress: time.Second}
 	}, func(l net.Listener) net.Listener { return smallSendBuffers{l} })
 	buffers := socketBuffers(t)
@@ -296,10 +270,10 @@ func TestAuditCut(t *testing.T) {
 	}
 
 	for range 3 {
-		ts.do(t, http.MethodGet, "/api/general-report", "Authorization", "Bearer informe_"+strings.Repeat("x", 43))
+		ts.Do(t, http.MethodGet, "/api/general-report", "Authorization", "Bearer informe_"+strings.Repeat("x", 43))
 	}
 	for range 2 {
-		if r := ts.get(t, "/api/general-report?nonsense=1"); r.Status != http.StatusBadRequest {
+		if r := ts.Get(t, "/api/general-report?nonsense=1"); r.Status != http.StatusBadRequest {
 			t.Fatalf("status %d", r.Status)
 		}
 	}
@@ -346,7 +320,7 @@ func TestAuditSubjectsReport(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	var log *audit.Log
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = apitest.Audited(t, pool, s) }, nil)
 	ctx := context.Background()
 	var clientRUT string
 	var clientID, contractID, contracts int64
@@ -389,7 +363,7 @@ GROUP BY c.id, c.rut ORDER BY c.id LIMIT 1 OFFSET 3`).Scan(&clientRUT, &clientID
 			defer wg.Done()
 			defer func() { <-sem }()
 			id := fmt.Sprintf("subjects-%03d", i)
-			r := ts.get(t, target, "Accept-Encoding", "identity", "X-Request-Id", id)
+			r := ts.Get(t, target, "Accept-Encoding", "identity", "X-Request-Id", id)
 			if r.Status != http.StatusOK {
 				t.Errorf("%s: status %d: %.200s", target, r.Status, r.Body)
 				return
@@ -444,14 +418,14 @@ func TestAuditLogDoors(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.SmallSeeded(t)
 	var log *audit.Log
-	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = audited(t, pool, s) }, nil)
-	if r := ts.get(t, "/api/general-report?result_per_page=3", "X-Request-Id", "read-before"); r.Status != http.StatusOK {
+	ts := newOpsServerOn(t, pool, func(s *api.Server) { log = apitest.Audited(t, pool, s) }, nil)
+	if r := ts.Get(t, "/api/general-report?result_per_page=3", "X-Request-Id", "read-before"); r.Status != http.StatusOK {
 		t.Fatalf("status %d", r.Status)
 	}
 	flush(t, log)
-	dpo := ts.newToken(t, "dpo", []dataset.Scope{dataset.AuditRead}, time.Time{})
+	dpo := ts.NewToken(t, "dpo", []dataset.Scope{dataset.AuditRead}, time.Time{})
 	as := func(token, target string) response {
-		return ts.do(t, http.MethodGet, target, "Authorization", "Bearer "+token, "X-Request-Id", "dpo-read")
+		return ts.Do(t, http.MethodGet, target, "Authorization", "Bearer "+token, "X-Request-Id", "dpo-read")
 	}
 	for _, target := range []string{"/api/audit/export?format=csv", "/odata/AuditLog?$filter=request_id%20eq%20'read-before'", "/odata/AuditLog/$count"} {
 		r := as(dpo, target)
@@ -466,7 +440,7 @@ func TestAuditLogDoors(t *testing.T) {
 			t.Errorf("%s without audit:read: status %d", target, r.Status)
 		}
 	}
-	if r := ts.get(t, "/odata/"); bytes.Contains(r.Body, []byte("AuditLog")) {
+	if r := ts.Get(t, "/odata/"); bytes.Contains(r.Body, []byte("AuditLog")) {
 		t.Errorf("the service document offers AuditLog to a token without audit:read")
 	}
 	flush(t, log)

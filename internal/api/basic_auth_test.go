@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // basic returns the value of an Authorization header with Basic
@@ -30,16 +32,16 @@ var challenges = []string{`Bearer realm="informe"`, `Basic realm="informe", char
 // every path, and that wrong ones are a 401 with both challenges.
 func TestBasicCredentials(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	ctx := context.Background()
-	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
-	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
-	revoked := ts.newToken(t, "revoked", nil, time.Time{})
+	reportOnly := ts.NewToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.NewToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	expired := ts.NewToken(t, "expired", nil, time.Now().Add(-time.Hour))
+	revoked := ts.NewToken(t, "revoked", nil, time.Time{})
 	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {
 		t.Fatal(err)
 	}
-	unknown := wellFormedToken()
+	unknown := apitest.WellFormedToken()
 	secrets := []string{ts.Token, reportOnly, usersOnly, expired, revoked, unknown}
 
 	paths := []string{
@@ -87,7 +89,7 @@ func TestBasicCredentials(t *testing.T) {
 				if tt.query != "" && !strings.Contains(path, "?") {
 					target = path + "?" + tt.query[1:]
 				}
-				r := ts.do(t, http.MethodGet, target, "Authorization", tt.header)
+				r := ts.Do(t, http.MethodGet, target, "Authorization", tt.header)
 				want := tt.status[isReport]
 				if r.Status != want {
 					t.Fatalf("status = %d, want %d; body %.300s", r.Status, want, r.Body)
@@ -95,7 +97,7 @@ func TestBasicCredentials(t *testing.T) {
 				switch want {
 				case http.StatusOK:
 					// The same response as with the bearer token.
-					bearer := ts.get(t, path)
+					bearer := ts.Get(t, path)
 					if !bytes.Equal(r.Body, bearer.Body) && !strings.Contains(path, "xlsx") {
 						t.Errorf("body differs from the bearer token's:\n got %.300s\nwant %.300s", r.Body, bearer.Body)
 					}
@@ -112,7 +114,7 @@ func TestBasicCredentials(t *testing.T) {
 						t.Errorf("WWW-Authenticate = %q, want %q", got, want)
 					}
 				case http.StatusForbidden:
-					r.wantError(t, http.StatusForbidden, "this token lacks the")
+					r.WantError(t, http.StatusForbidden, "this token lacks the")
 				}
 			})
 		}
@@ -155,7 +157,7 @@ func unpadded(password string) string {
 // were given.
 func TestUnauthorizedChallenges(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name   string
 		method string
@@ -169,17 +171,17 @@ func TestUnauthorizedChallenges(t *testing.T) {
 		{"NothingUnknownPath", http.MethodGet, "/nope", nil, challenges},
 		{"NothingPost", http.MethodPost, "/users", nil, challenges},
 		{"NothingBadParameters", http.MethodGet, "/api/general-report/export?page=0&columns=nope", nil, challenges},
-		{"BadBearer", http.MethodGet, "/users", []string{"Authorization", "Bearer " + wellFormedToken()}, challenges},
-		{"BadBasic", http.MethodGet, "/api/general-report/export", []string{"Authorization", basic("x", wellFormedToken())}, challenges},
-		{"BadQueryToken", http.MethodGet, "/api/general-report/export?access_token=" + wellFormedToken(), nil, challenges},
+		{"BadBearer", http.MethodGet, "/users", []string{"Authorization", "Bearer " + apitest.WellFormedToken()}, challenges},
+		{"BadBasic", http.MethodGet, "/api/general-report/export", []string{"Authorization", basic("x", apitest.WellFormedToken())}, challenges},
+		{"BadQueryToken", http.MethodGet, "/api/general-report/export?access_token=" + apitest.WellFormedToken(), nil, challenges},
 		{"EmptyQueryToken", http.MethodGet, "/api/general-report?access_token=", nil, challenges},
 		{"EmptyAuthorization", http.MethodGet, "/users", []string{"Authorization", ""}, challenges},
 		{"OtherScheme", http.MethodGet, "/users", []string{"Authorization", "Negotiate abc"}, challenges},
 		{"BadBasicUnknownPath", http.MethodGet, "/nope", []string{"Authorization", basic("x", "y")}, challenges},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, tt.method, tt.target, tt.header...)
-			r.wantError(t, http.StatusUnauthorized, "Invalid Token")
+			r := ts.Do(t, tt.method, tt.target, tt.header...)
+			r.WantError(t, http.StatusUnauthorized, "Invalid Token")
 			if got, want := string(r.Body), `{"message":"Invalid Token"}`; got != want {
 				t.Errorf("body = %s, want %s", got, want)
 			}

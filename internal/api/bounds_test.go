@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/web"
 )
 
@@ -29,7 +31,7 @@ import (
 // minutes), and a body over the limit is a 413.
 func TestRequestBodyBounded(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	site, err := web.New()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +53,7 @@ func TestRequestBodyBounded(t *testing.T) {
 			t.Fatalf("no response: %v", err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		response{Status: resp.StatusCode, Header: resp.Header, Body: body}.wantError(t, http.StatusRequestTimeout, "did not arrive in time")
+		response{Status: resp.StatusCode, Header: resp.Header, Body: body}.WantError(t, http.StatusRequestTimeout, "did not arrive in time")
 		if resp.Header.Get("Set-Cookie") != "" {
 			t.Error("a sign-in without a body set a cookie")
 		}
@@ -61,10 +63,10 @@ func TestRequestBodyBounded(t *testing.T) {
 	})
 	t.Run("TooLarge", func(t *testing.T) {
 		body := `{"token":"` + ts.Token + `","lang":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`
-		ts.post(t, "/web/sign-in", body, "Origin", ts.URL).wantError(t, http.StatusRequestEntityTooLarge, "4 KiB")
+		ts.Post(t, "/web/sign-in", body, "Origin", ts.URL).WantError(t, http.StatusRequestEntityTooLarge, "4 KiB")
 	})
 	t.Run("WithinBounds", func(t *testing.T) {
-		r := ts.post(t, "/web/sign-in", `{"token":"`+ts.Token+`"}`, "Origin", ts.URL, "Content-Type", "application/json")
+		r := ts.Post(t, "/web/sign-in", `{"token":"`+ts.Token+`"}`, "Origin", ts.URL, "Content-Type", "application/json")
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d; body %s", r.Status, r.Body)
 		}
@@ -88,7 +90,7 @@ func allColumns() string {
 // followed.
 func TestQueryBounds(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	long := func(n int) string { return strings.Repeat("C", n) }
 	for _, tt := range []struct {
 		name, target string
@@ -101,14 +103,14 @@ func TestQueryBounds(t *testing.T) {
 		{"Rut", "/api/general-report/export?rut=" + long(200), http.StatusBadRequest, "rut:"},
 		{"Columns", "/api/general-report?columns=" + allColumns() + "," + long(2048), http.StatusBadRequest, "columns: the value may take 2048 bytes at most"},
 		{"UnknownParameter", "/users?whatever=" + long(300), http.StatusBadRequest, "whatever:"},
-		{"TokenLikeName", "/users?" + wellFormedToken() + "=" + long(300), http.StatusBadRequest, "a parameter:"},
+		{"TokenLikeName", "/users?" + apitest.WellFormedToken() + "=" + long(300), http.StatusBadRequest, "a parameter:"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ts.get(t, tt.target).wantError(t, tt.status, tt.msg)
+			ts.Get(t, tt.target).WantError(t, tt.status, tt.msg)
 		})
 	}
 	t.Run("ODataTarget", func(t *testing.T) {
-		r := ts.get(t, "/odata/GeneralReport?$filter="+url.QueryEscape("code_contract eq '"+long(3000)+"'"))
+		r := ts.Get(t, "/odata/GeneralReport?$filter="+url.QueryEscape("code_contract eq '"+long(3000)+"'"))
 		if r.Status != http.StatusBadRequest {
 			t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 		}
@@ -130,7 +132,7 @@ func TestQueryBounds(t *testing.T) {
 			"delimiter": {"semicolon"}, "header": {"false"}, "bom": {"true"}, "result_per_page": {"1"},
 			"contract_id": {"1"}, "client_id": {"1"}, "rut": {"12.345.678-5"}, "page": {"1"},
 		}
-		r := ts.get(t, "/api/general-report?"+q.Encode())
+		r := ts.Get(t, "/api/general-report?"+q.Encode())
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 		}
@@ -167,7 +169,7 @@ func TestQueryBounds(t *testing.T) {
 // the token in the URL.
 func TestLinksNotFromHost(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	public, err := api.ParsePublicURL("https://informe.example.cl/informe/")
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +190,7 @@ func TestLinksNotFromHost(t *testing.T) {
 			}
 			req.Host = "evil.example"
 			req.Header.Set("Prefer", "odata.maxpagesize=2")
-			r := roundTrip(t, req)
+			r := apitest.RoundTrip(t, req)
 			var p odataPage
 			if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != http.StatusOK {
 				t.Fatalf("status %d, %v; body %.300s", r.Status, err, r.Body)
@@ -217,14 +219,14 @@ func TestLinksNotFromHost(t *testing.T) {
 // and the operations listener's.
 func TestNoSniff(t *testing.T) {
 	t.Parallel()
-	ts := newOpsServer(t, fixtureDB(t), nil)
+	ts := newOpsServer(t, pgtest.Fixture(t), nil)
 	for _, target := range []string{
 		"/api/general-report?format=csv", "/api/general-report/export?format=ndjson", "/users", "/openapi.json",
 		"/odata/", "/odata/$metadata", "/odata/GeneralReport", "/odata/Users/$count",
 		"/nope", "/api/general-report?page=0", "/users?x=" + strings.Repeat("x", 9000),
 	} {
 		t.Run(target[:min(len(target), 40)], func(t *testing.T) {
-			for _, r := range []response{ts.get(t, target), ts.do(t, http.MethodGet, target)} {
+			for _, r := range []response{ts.Get(t, target), ts.Do(t, http.MethodGet, target)} {
 				if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 					t.Errorf("status %d: X-Content-Type-Options = %q, want nosniff", r.Status, got)
 				}
@@ -232,7 +234,7 @@ func TestNoSniff(t *testing.T) {
 		})
 	}
 	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/nope"} {
-		resp, err := client.Get(ts.Ops + path)
+		resp, err := apitest.Client.Get(ts.Ops + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +250,7 @@ func TestNoSniff(t *testing.T) {
 // fields', in JSON, with nosniff and no-store, and answers within them.
 func TestOpsBounds(t *testing.T) {
 	t.Parallel()
-	ts := newOpsServer(t, fixtureDB(t), nil)
+	ts := newOpsServer(t, pgtest.Fixture(t), nil)
 	for _, tt := range []struct {
 		name, target string
 		header       string // a header field's value, or none
@@ -268,7 +270,7 @@ func TestOpsBounds(t *testing.T) {
 			if tt.header != "" {
 				req.Header.Set("X-Filler", tt.header)
 			}
-			r := roundTrip(t, req)
+			r := apitest.RoundTrip(t, req)
 			for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"} {
 				if got := r.Header.Get(k); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)
@@ -280,7 +282,7 @@ func TestOpsBounds(t *testing.T) {
 			if tt.msg == "" {
 				return
 			}
-			if got := r.message(t); !strings.Contains(got, tt.msg) {
+			if got := r.Message(t); !strings.Contains(got, tt.msg) {
 				t.Errorf("message = %q, want it to contain %q", got, tt.msg)
 			}
 		})
@@ -296,14 +298,14 @@ func TestOpsBounds(t *testing.T) {
 // bad cookie with 200 and why, never a 401.
 func TestUnauthorizedIdentical(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	site, err := web.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Site = site })
-	expired := ts.newToken(t, "expired", []dataset.Scope{dataset.ReportRead}, time.Now().Add(-time.Hour))
-	bad := wellFormedToken()
+	expired := ts.NewToken(t, "expired", []dataset.Scope{dataset.ReportRead}, time.Now().Add(-time.Hour))
+	bad := apitest.WellFormedToken()
 	cases := []struct {
 		name, target string
 		header       []string
@@ -340,7 +342,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 	}
 	var want string
 	for _, tt := range cases {
-		r := ts.do(t, http.MethodGet, tt.target, tt.header...)
+		r := ts.Do(t, http.MethodGet, tt.target, tt.header...)
 		got := dump(r, strings.HasPrefix(tt.name, "BadCookie"))
 		if want == "" {
 			want = got
@@ -353,7 +355,7 @@ func TestUnauthorizedIdentical(t *testing.T) {
 			t.Errorf("%s:\n%s\nwant, as %s:\n%s", tt.name, got, cases[0].name, want)
 		}
 	}
-	r := ts.do(t, http.MethodGet, "/web/session", "Cookie", web.CookieName+"="+bad)
+	r := ts.Do(t, http.MethodGet, "/web/session", "Cookie", web.CookieName+"="+bad)
 	if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), `{"signed_in":false,"reason":"unknown"`) ||
 		r.Header.Get("WWW-Authenticate") != "" {
 		t.Errorf("/web/session with a bad cookie: %d %v %s", r.Status, r.Header.Values("WWW-Authenticate"), r.Body)

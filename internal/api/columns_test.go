@@ -49,7 +49,7 @@ func jsonObjects(tb testing.TB, format string, body []byte) []json.RawMessage {
 // fullRows returns the rows of target as JSON, each a map of every field.
 func (ts *testServer) fullRows(tb testing.TB, target columnsTarget) []map[string]*string {
 	tb.Helper()
-	r := ts.get(tb, target.path+"&format=json")
+	r := ts.Get(tb, target.path+"&format=json")
 	if r.Status != http.StatusOK {
 		tb.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 	}
@@ -74,7 +74,7 @@ func (ts *testServer) fullRows(tb testing.TB, target columnsTarget) []map[string
 // header rows name them.
 func TestColumns(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, target := range columnsTargets {
 		all := specColumns(t, target.file)
 		reversed := slices.Clone(all)
@@ -95,13 +95,13 @@ func TestColumns(t *testing.T) {
 				list{"Kinds", []string{"execution_date", "costo_servicio", "task_detail", "client_birth_date", "contract_creation_date", "task_duration"}})
 		}
 		full := ts.fullRows(t, target)
-		fullCSV := ts.get(t, target.path+"&format=csv")
+		fullCSV := ts.Get(t, target.path+"&format=csv")
 		fullTable := readTable(t, "csv", fullCSV.Body, ',', "")
 		for _, l := range lists {
 			cols := l.cols
 			for _, format := range formats {
 				t.Run(fmt.Sprintf("%s/%s/%s", target.name, l.name, format), func(t *testing.T) {
-					r := ts.get(t, target.path+"&format="+format+"&columns="+strings.Join(cols, ","))
+					r := ts.Get(t, target.path+"&format="+format+"&columns="+strings.Join(cols, ","))
 					if r.Status != http.StatusOK {
 						t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 					}
@@ -157,8 +157,8 @@ func TestColumns(t *testing.T) {
 		// Every field in the spec's order is what no columns gives.
 		for _, format := range formats {
 			t.Run(target.name+"/AllInOrder/"+format, func(t *testing.T) {
-				want := ts.get(t, target.path+"&format="+format)
-				got := ts.get(t, target.path+"&format="+format+"&columns="+strings.Join(all, ","))
+				want := ts.Get(t, target.path+"&format="+format)
+				got := ts.Get(t, target.path+"&format="+format+"&columns="+strings.Join(all, ","))
 				if got.Status != http.StatusOK || want.Status != http.StatusOK {
 					t.Fatalf("status %d and %d", got.Status, want.Status)
 				}
@@ -197,7 +197,7 @@ func show(v *string) string {
 // format asked for.
 func TestColumnsErrors(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, target := range columnsTargets {
 		valid, other := "contract_id", "client_rut"
 		wrongPath := "email" // a users field, not a report field
@@ -226,8 +226,8 @@ func TestColumnsErrors(t *testing.T) {
 		} {
 			for _, format := range []string{"json", "csv", "xlsx"} {
 				t.Run(fmt.Sprintf("%s/%s/%s", target.name, tt.name, format), func(t *testing.T) {
-					r := ts.get(t, target.path+"&format="+format+"&columns="+tt.columns)
-					r.wantError(t, http.StatusBadRequest, tt.msg)
+					r := ts.Get(t, target.path+"&format="+format+"&columns="+tt.columns)
+					r.WantError(t, http.StatusBadRequest, tt.msg)
 					for _, h := range []string{"Content-Disposition", "X-Total-Count"} {
 						if v := r.Header.Get(h); v != "" {
 							t.Errorf("error carries %s: %q", h, v)
@@ -245,8 +245,8 @@ func TestColumnsSaveBytes(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
 	const cols = "contract_id,code_contract,contract_status,client_rut,process_id,task_code,task_status,task_end_date"
-	full := ts.get(t, "/api/general-report/export?format=csv")
-	some := ts.get(t, "/api/general-report/export?format=csv&columns="+cols)
+	full := ts.Get(t, "/api/general-report/export?format=csv")
+	some := ts.Get(t, "/api/general-report/export?format=csv&columns="+cols)
 	if full.Status != http.StatusOK || some.Status != http.StatusOK {
 		t.Fatalf("status %d and %d", full.Status, some.Status)
 	}

@@ -218,7 +218,7 @@ func TestDatabaseGoneBeforeFirstByte(t *testing.T) {
 				t.Fatalf("reading the response: %v", r.err)
 			}
 			resp := response{Status: r.status, Header: r.header, Body: r.body.Bytes()}
-			resp.wantError(t, http.StatusServiceUnavailable, "Service Unavailable")
+			resp.WantError(t, http.StatusServiceUnavailable, "Service Unavailable")
 			if got, want := r.header.Get("Retry-After"), "5"; got != want {
 				t.Errorf("Retry-After = %q, want %q", got, want)
 			}
@@ -268,7 +268,7 @@ func TestSpoolDiskFull(t *testing.T) {
 		s.Delivery.Spool = spool.Limits{Memory: 64 << 10, Disk: 64 << 20, Dir: dir, NoProgress: -1}
 	})
 	const target = "/api/general-report/export?format=csv"
-	want := ts.get(t, target, "Accept-Encoding", "identity")
+	want := ts.Get(t, target, "Accept-Encoding", "identity")
 	if want.Status != http.StatusOK {
 		t.Fatalf("status = %d; body %.300s", want.Status, want.Body)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // TestDecimalComma checks that decimal=comma writes the decimal columns'
@@ -14,7 +16,7 @@ import (
 // beside a comma delimiter, or with a value it does not know.
 func TestDecimalComma(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, path, want string
 		delim            rune
@@ -26,8 +28,8 @@ func TestDecimalComma(t *testing.T) {
 		{"Users", "/users?format=csv&delimiter=tab", "", '\t'},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, tt.path+"&decimal=comma")
-			point := ts.get(t, tt.path)
+			r := ts.Get(t, tt.path+"&decimal=comma")
+			point := ts.Get(t, tt.path)
 			if r.Status != http.StatusOK || point.Status != http.StatusOK {
 				t.Fatalf("status = %d, %d without decimal; body %.300s", r.Status, point.Status, r.Body)
 			}
@@ -63,7 +65,7 @@ func TestDecimalComma(t *testing.T) {
 		{"ErrTwice", "/users?format=csv&delimiter=tab&decimal=comma&decimal=comma", "repeated"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, tt.path)
+			r := ts.Get(t, tt.path)
 			if r.Status != http.StatusBadRequest {
 				t.Fatalf("status = %d, want 400; body %.300s", r.Status, r.Body)
 			}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // TestTabDelimited checks that delimiter=tab is served as
@@ -12,7 +14,7 @@ import (
 // same records as the comma-separated file; other delimiters stay CSV.
 func TestTabDelimited(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	const (
 		tsv = "text/tab-separated-values; charset=utf-8"
 		csv = "text/csv; charset=utf-8"
@@ -39,7 +41,7 @@ func TestTabDelimited(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			header := []string{"Accept", "text/csv"}
-			r := ts.get(t, tt.path+tt.query, header...)
+			r := ts.Get(t, tt.path+tt.query, header...)
 			if r.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 			}
@@ -49,7 +51,7 @@ func TestTabDelimited(t *testing.T) {
 			if got, want := undated(r.Header.Get("Content-Disposition")), attached(tt.file); got != want {
 				t.Errorf("Content-Disposition = %q, want %q", got, want)
 			}
-			comma := ts.get(t, tt.path, header...)
+			comma := ts.Get(t, tt.path, header...)
 			if comma.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", comma.Status, comma.Body)
 			}
@@ -64,7 +66,7 @@ func TestTabDelimited(t *testing.T) {
 	}
 
 	t.Run("OptionsTogether", func(t *testing.T) {
-		r := ts.get(t, "/api/general-report/export?format=csv&delimiter=tab&bom=true&header=false&contract_id=2")
+		r := ts.Get(t, "/api/general-report/export?format=csv&delimiter=tab&bom=true&header=false&contract_id=2")
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 		}
@@ -79,8 +81,8 @@ func TestTabDelimited(t *testing.T) {
 	// Formats other than CSV take the parameter and ignore it.
 	for _, format := range []string{"json", "ndjson", "xlsx"} {
 		t.Run("Ignored/"+format, func(t *testing.T) {
-			r := ts.get(t, "/api/general-report/export?delimiter=tab&format="+format)
-			want := ts.get(t, "/api/general-report/export?format="+format)
+			r := ts.Get(t, "/api/general-report/export?delimiter=tab&format="+format)
+			want := ts.Get(t, "/api/general-report/export?format="+format)
 			if got, want := r.Header.Get("Content-Type"), want.Header.Get("Content-Type"); got != want {
 				t.Errorf("Content-Type = %q, want %q", got, want)
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
@@ -74,24 +75,10 @@ func newOpsServerOn(tb testing.TB, pool *pgxpool.Pool, configure func(*api.Serve
 	}
 	ts := serveOn(tb, s, wrap)
 	ts.Pool = pool
-	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", opsServers.Add(1)), nil, time.Time{})
+	ts.Token = ts.NewToken(tb, fmt.Sprintf("all-%d", opsServers.Add(1)), nil, time.Time{})
 	ops := httptest.NewServer(s.OpsHandler())
 	tb.Cleanup(ops.Close)
 	return &opsServer{testServer: ts, Ops: ops.URL}
-}
-
-// poolOf returns a pool of at most n connections on pool's database, with
-// pool's settings (application_name informe, cancel on context end).
-func poolOf(tb testing.TB, pool *pgxpool.Pool, n int32) *pgxpool.Pool {
-	tb.Helper()
-	cfg := pool.Config().Copy()
-	cfg.MaxConns, cfg.MinConns = n, 0
-	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(p.Close)
-	return p
 }
 
 // metric returns the value of one series on the operations listener's
@@ -99,7 +86,7 @@ func poolOf(tb testing.TB, pool *pgxpool.Pool, n int32) *pgxpool.Pool {
 // not exposed reads 0, as a counter never incremented.
 func (s *opsServer) metric(tb testing.TB, series string) float64 {
 	tb.Helper()
-	resp, err := client.Get(s.Ops + "/metrics")
+	resp, err := apitest.Client.Get(s.Ops + "/metrics")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -131,7 +118,7 @@ func (s *opsServer) acquired(tb testing.TB) int {
 // readyz returns the status and the status word of /readyz.
 func (s *opsServer) readyz(tb testing.TB) (int, string) {
 	tb.Helper()
-	resp, err := client.Get(s.Ops + "/readyz")
+	resp, err := apitest.Client.Get(s.Ops + "/readyz")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -383,7 +370,7 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 		{"Disk", spool.Limits{Memory: 64 << 10, Disk: 64 << 20, Dir: t.TempDir(), NoProgress: -1}, "true"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pool := poolOf(t, base, 1)
+			pool := apitest.PoolOf(t, base, 1)
 			ts := newOpsServer(t, pool, func(s *api.Server) { s.Delivery.Spool = tt.limits })
 
 			resp := ts.rawGet(t, "/api/general-report?format=csv&result_per_page=10000")
@@ -404,7 +391,7 @@ func TestSlowReaderReleasesConnection(t *testing.T) {
 
 			// Another client is served meanwhile, on the pool's only
 			// connection.
-			page := ts.get(t, "/api/general-report?result_per_page=10")
+			page := ts.Get(t, "/api/general-report?result_per_page=10")
 			if page.Status != http.StatusOK {
 				t.Fatalf("10-row page while the slow client reads: status = %d; body %.300s", page.Status, page.Body)
 			}
@@ -483,7 +470,7 @@ func TestStalledClientIsCut(t *testing.T) {
 		t.Errorf("informe_http_responses_cut_total{reason=\"client_stalled\"} = %v, want 1", got)
 	}
 	// The server serves on.
-	if r := ts.get(t, "/api/general-report?result_per_page=1"); r.Status != http.StatusOK {
+	if r := ts.Get(t, "/api/general-report?result_per_page=1"); r.Status != http.StatusOK {
 		t.Errorf("after the cut: status %d; body %s", r.Status, r.Body)
 	}
 }
@@ -511,12 +498,12 @@ func TestPoolExhausted(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			gated, mon := gatedDB(t)
-			pool := poolOf(t, gated, 1)
+			pool := apitest.PoolOf(t, gated, 1)
 			ts := newOpsServer(t, pool, func(s *api.Server) {
 				s.Limits.AcquireTimeout = 200 * time.Millisecond
 				s.ReadyWhenBusy = tt.readyWhenBusy
 				if !tt.sharedPool {
-					s.Tokens = auth.NewStore(poolOf(t, gated, 2))
+					s.Tokens = auth.NewStore(apitest.PoolOf(t, gated, 2))
 				}
 			})
 			if code, status := ts.readyz(t); code != http.StatusOK || status != "ready" {
@@ -533,7 +520,7 @@ func TestPoolExhausted(t *testing.T) {
 			for _, target := range targets {
 				t.Run(target, func(t *testing.T) {
 					r := ts.getWithin(t, 30*time.Second, target)
-					r.wantError(t, http.StatusServiceUnavailable, "every database connection is busy")
+					r.WantError(t, http.StatusServiceUnavailable, "every database connection is busy")
 					if got, want := r.Header.Get("Retry-After"), "5"; got != want {
 						t.Errorf("Retry-After = %q, want %q", got, want)
 					}
@@ -565,7 +552,7 @@ func TestPoolExhausted(t *testing.T) {
 				t.Errorf("/readyz after = %d %q, want 200 ready", code, status)
 			}
 			for _, target := range targets {
-				if r := ts.get(t, target); r.Status != http.StatusOK {
+				if r := ts.Get(t, target); r.Status != http.StatusOK {
 					t.Errorf("%s after: status %d; body %.300s", target, r.Status, r.Body)
 				}
 			}
@@ -591,7 +578,7 @@ func TestReadyz(t *testing.T) {
 	}
 	// Draining does not stop the API: requests in flight and those that
 	// still come while load balancers notice are served.
-	if r := ts.get(t, "/users"); r.Status != http.StatusOK {
+	if r := ts.Get(t, "/users"); r.Status != http.StatusOK {
 		t.Errorf("/users while draining: status %d", r.Status)
 	}
 
@@ -615,7 +602,7 @@ func (ts *testServer) getWithin(tb testing.TB, d time.Duration, target string, h
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	resp, err := client.Do(req)
+	resp, err := apitest.Client.Do(req)
 	if err != nil {
 		tb.Fatalf("GET %s: no answer within %v: %v", target, d, err)
 	}
@@ -663,7 +650,7 @@ func TestExportTurns(t *testing.T) {
 			for _, target := range big {
 				t.Run("Big"+target, func(t *testing.T) {
 					r := ts.getWithin(t, 30*time.Second, target)
-					r.wantError(t, http.StatusServiceUnavailable, "too many exports")
+					r.WantError(t, http.StatusServiceUnavailable, "too many exports")
 					if got, want := r.Header.Get("Retry-After"), "5"; got != want {
 						t.Errorf("Retry-After = %q, want %q", got, want)
 					}
@@ -757,7 +744,7 @@ func TestHTTP10(t *testing.T) {
 				if got, want := resp.Header.Get("Content-Length"), strconv.Itoa(len(body)); got != want {
 					t.Fatalf("Content-Length = %q, the body has %s bytes", got, want)
 				}
-				want := ts.get(t, target, "Accept-Encoding", "identity")
+				want := ts.Get(t, target, "Accept-Encoding", "identity")
 				if want.Status != http.StatusOK {
 					t.Fatalf("HTTP/1.1: status = %d", want.Status)
 				}
@@ -788,7 +775,7 @@ func TestHTTP10(t *testing.T) {
 				target := "/api/general-report/export?format=" + format
 				resp, body := tiny.http10(t, target)
 				r := response{Status: resp.StatusCode, Header: resp.Header, Body: body}
-				r.wantError(t, http.StatusServiceUnavailable, "too large to hold for an HTTP/1.0 client")
+				r.WantError(t, http.StatusServiceUnavailable, "too large to hold for an HTTP/1.0 client")
 				if got, want := r.Header.Get("Retry-After"), "5"; got != want {
 					t.Errorf("Retry-After = %q, want %q", got, want)
 				}
@@ -801,7 +788,7 @@ func TestHTTP10(t *testing.T) {
 					}
 				}
 				// HTTP/1.1 streams it through the same small spool.
-				if r := tiny.get(t, target); r.Status != http.StatusOK {
+				if r := tiny.Get(t, target); r.Status != http.StatusOK {
 					t.Errorf("HTTP/1.1: status %d", r.Status)
 				}
 			})
@@ -874,7 +861,7 @@ func decodeBody(tb testing.TB, coding string, body []byte) []byte {
 // quality values choose the coding.
 func TestCompressedBodies(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	// Enough users that /users is worth compressing.
 	if _, err := pool.Exec(context.Background(), `
 		INSERT INTO users (id, name, email, username, rut, status, created_at)
@@ -886,7 +873,7 @@ func TestCompressedBodies(t *testing.T) {
 	for _, path := range []string{"/api/general-report?result_per_page=10000", "/api/general-report/export", "/users"} {
 		for _, format := range formats {
 			target := path + map[bool]string{true: "&", false: "?"}[strings.Contains(path, "?")] + "format=" + format
-			identity := ts.get(t, target, "Accept-Encoding", "identity")
+			identity := ts.Get(t, target, "Accept-Encoding", "identity")
 			if identity.Status != http.StatusOK {
 				t.Fatalf("%s: status = %d", target, identity.Status)
 			}
@@ -895,7 +882,7 @@ func TestCompressedBodies(t *testing.T) {
 			}
 			for _, coding := range []string{"gzip", "zstd"} {
 				t.Run(target+"/"+coding, func(t *testing.T) {
-					r := ts.get(t, target, "Accept-Encoding", coding)
+					r := ts.Get(t, target, "Accept-Encoding", coding)
 					if r.Status != http.StatusOK {
 						t.Fatalf("status = %d", r.Status)
 					}
@@ -934,7 +921,7 @@ func TestCompressedBodies(t *testing.T) {
 
 	t.Run("Negotiation", func(t *testing.T) {
 		const target = "/api/general-report?format=json"
-		identity := ts.get(t, target, "Accept-Encoding", "identity")
+		identity := ts.Get(t, target, "Accept-Encoding", "identity")
 		for _, tt := range []struct {
 			name, accept, want string
 		}{
@@ -950,7 +937,7 @@ func TestCompressedBodies(t *testing.T) {
 			{"CaseInsensitive", "GZIP", "gzip"},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				r := ts.get(t, target, "Accept-Encoding", tt.accept)
+				r := ts.Get(t, target, "Accept-Encoding", tt.accept)
 				if r.Status != http.StatusOK {
 					t.Fatalf("status = %d", r.Status)
 				}
@@ -970,7 +957,7 @@ func TestCompressedBodies(t *testing.T) {
 	t.Run("SmallBodyNotCompressed", func(t *testing.T) {
 		// One row is below the size worth compressing; it still varies
 		// with Accept-Encoding.
-		r := ts.get(t, "/api/general-report?result_per_page=1", "Accept-Encoding", "gzip, zstd")
+		r := ts.Get(t, "/api/general-report?result_per_page=1", "Accept-Encoding", "gzip, zstd")
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d", r.Status)
 		}
@@ -999,8 +986,8 @@ func slicesContains(s []string, v string) bool {
 // such request is still logged, with its status.
 func TestTokensRedactedInLogs(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	unknown := wellFormedToken()
+	ts := newServer(t, pgtest.Fixture(t))
+	unknown := apitest.WellFormedToken()
 	// The token percent-encoded from its first letter.
 	encoded := "%69" + strings.TrimPrefix(ts.Token, "i")
 	for _, tt := range []struct {
@@ -1032,7 +1019,7 @@ func TestTokensRedactedInLogs(t *testing.T) {
 			if tt.bearer {
 				header = append(header, "Authorization", "Bearer "+ts.Token)
 			}
-			r := ts.do(t, http.MethodGet, tt.target, header...)
+			r := ts.Do(t, http.MethodGet, tt.target, header...)
 			if r.Status != tt.status {
 				t.Fatalf("status = %d, want %d; body %s", r.Status, tt.status, r.Body)
 			}
@@ -1066,12 +1053,12 @@ func TestTokensRedactedInLogs(t *testing.T) {
 // parameter), and header fields over 64 KiB (431 in JSON, token or not).
 func TestRequestRefusals(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, path := range []string{"/api/general-report", "/api/general-report/export"} {
 		for _, value := range []string{"%FF", "%00", "CT%00001", "ab%C3", "%C0%AF"} {
 			t.Run(path+"/"+value, func(t *testing.T) {
-				r := ts.get(t, path+"?code_contract="+value)
-				r.wantError(t, http.StatusBadRequest, "code_contract")
+				r := ts.Get(t, path+"?code_contract="+value)
+				r.WantError(t, http.StatusBadRequest, "code_contract")
 			})
 		}
 	}
@@ -1085,12 +1072,12 @@ func TestRequestRefusals(t *testing.T) {
 		{"ManyFields", manyFields(40, 3<<10)},
 	} {
 		t.Run("ErrHeaderTooLarge/"+tt.name, func(t *testing.T) {
-			r := ts.do(t, http.MethodGet, "/api/general-report", tt.header...)
-			r.wantError(t, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large")
+			r := ts.Do(t, http.MethodGet, "/api/general-report", tt.header...)
+			r.WantError(t, http.StatusRequestHeaderFieldsTooLarge, "Request Header Fields Too Large")
 		})
 	}
 	t.Run("HeaderUnderLimit", func(t *testing.T) {
-		r := ts.get(t, "/api/general-report?result_per_page=1", "X-Filler", strings.Repeat("a", 60<<10))
+		r := ts.Get(t, "/api/general-report?result_per_page=1", "X-Filler", strings.Repeat("a", 60<<10))
 		if r.Status != http.StatusOK {
 			t.Errorf("60 KiB of header: status %d; body %s", r.Status, r.Body)
 		}
@@ -1112,7 +1099,7 @@ func manyFields(n, size int) []string {
 // still answers 200.
 func TestHeadReadsNoRows(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	ts := newServer(t, pool)
 	targets := []string{
 		"/api/general-report",
@@ -1125,7 +1112,7 @@ func TestHeadReadsNoRows(t *testing.T) {
 	}
 	gets := map[string]response{}
 	for _, target := range targets {
-		gets[target] = ts.get(t, target)
+		gets[target] = ts.Get(t, target)
 		if gets[target].Status != http.StatusOK {
 			t.Fatalf("GET %s: status %d", target, gets[target].Status)
 		}
@@ -1133,10 +1120,10 @@ func TestHeadReadsNoRows(t *testing.T) {
 	wrapTaskColumn(t, pool, `RAISE EXCEPTION 'a row of the report was read'; RETURN v;`)
 	for _, target := range targets {
 		t.Run(target, func(t *testing.T) {
-			if r := ts.get(t, target); r.Status != http.StatusInternalServerError && !strings.Contains(target, "page=9") {
+			if r := ts.Get(t, target); r.Status != http.StatusInternalServerError && !strings.Contains(target, "page=9") {
 				t.Fatalf("GET after the view fails on every row: status %d, want 500", r.Status)
 			}
-			r := ts.do(t, http.MethodHead, target, "Authorization", "Bearer "+ts.Token)
+			r := ts.Do(t, http.MethodHead, target, "Authorization", "Bearer "+ts.Token)
 			if r.Status != http.StatusOK {
 				t.Fatalf("HEAD: status = %d", r.Status)
 			}

@@ -96,7 +96,7 @@ func csvExportKeys(t *testing.T, ts *testServer, set string, opts url.Values) []
 	v := cloneValues(opts)
 	v.Set("format", "csv")
 	v.Set("columns", keyColumns(set))
-	r := ts.get(t, doorPath(set, "/export")+"?"+v.Encode())
+	r := ts.Get(t, doorPath(set, "/export")+"?"+v.Encode())
 	if r.Status != http.StatusOK {
 		t.Fatalf("CSV export: %d %s", r.Status, r.Body)
 	}
@@ -125,7 +125,7 @@ func jsonPageKeys(t *testing.T, ts *testServer, set string, opts url.Values) []s
 		}
 	}
 	if set == "Users" {
-		r := ts.get(t, "/users?"+v.Encode())
+		r := ts.Get(t, "/users?"+v.Encode())
 		if r.Status != http.StatusOK {
 			t.Fatalf("users: %d %s", r.Status, r.Body)
 		}
@@ -139,7 +139,7 @@ func jsonPageKeys(t *testing.T, ts *testServer, set string, opts url.Values) []s
 	for page := 1; ; page++ {
 		v.Set("page", strconv.Itoa(page))
 		v.Set("result_per_page", "10000")
-		r := ts.get(t, "/api/general-report?"+v.Encode())
+		r := ts.Get(t, "/api/general-report?"+v.Encode())
 		if r.Status != http.StatusOK {
 			t.Fatalf("page %d: %d %s", page, r.Status, r.Body)
 		}
@@ -228,7 +228,7 @@ func TestDoorsCombineFilters(t *testing.T) {
 	opts := url.Values{"client_id": {fmt.Sprint(client)}, "$filter": {"task_status eq '" + status + "'"}}
 	checkDoors(t, ts, "GeneralReport", opts, want)
 
-	r := ts.get(t, "/api/general-report/export?format=csv&$select=task_status,contract_id&client_id="+fmt.Sprint(client))
+	r := ts.Get(t, "/api/general-report/export?format=csv&$select=task_status,contract_id&client_id="+fmt.Sprint(client))
 	if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), "task_status,contract_id\r\n") {
 		t.Errorf("$select: %d %.60q", r.Status, r.Body)
 	}
@@ -266,8 +266,8 @@ func TestUnknownParameters(t *testing.T) {
 		{"TokenNamedParameter", "/users?foo=" + ts.Token, 400, "unknown query parameter"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, tt.target)
-			r.wantError(t, tt.status, tt.want)
+			r := ts.Get(t, tt.target)
+			r.WantError(t, tt.status, tt.want)
 			if strings.Contains(string(r.Body), ts.Token) {
 				t.Errorf("the body repeats the token: %s", r.Body)
 			}
@@ -276,7 +276,7 @@ func TestUnknownParameters(t *testing.T) {
 	// The OData feed has no custom query option: one is refused in OData's
 	// error shape.
 	for _, target := range []string{"/odata/GeneralReport?foo=1", "/odata/Users/$count?sort=id", "/odata/Users(1)?x=1"} {
-		r := ts.get(t, target)
+		r := ts.Get(t, target)
 		var e odataError
 		if r.Status != http.StatusBadRequest || json.Unmarshal(r.Body, &e) != nil || !strings.HasPrefix(e.Error.Message, "unknown query parameter") {
 			t.Errorf("%s: %d %s, want OData's 400 naming the parameter", target, r.Status, r.Body)
@@ -287,7 +287,7 @@ func TestUnknownParameters(t *testing.T) {
 		"/users?_=1&access_token=" + ts.Token,
 		"/api/general-report/export?format=csv&$filter=task_status%20eq%20'Pendiente'&$orderby=task_end_date%20desc&$select=contract_id",
 	} {
-		if r := ts.get(t, target); r.Status != http.StatusOK {
+		if r := ts.Get(t, target); r.Status != http.StatusOK {
 			t.Errorf("%s: %d %s", target, r.Status, r.Body)
 		}
 	}

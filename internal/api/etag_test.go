@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/testenv"
 )
 
@@ -45,10 +46,10 @@ var identity = []string{"Accept-Encoding", "identity"}
 // bytes.
 func TestETagNotModified(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, door := range etagDoors {
 		t.Run(door, func(t *testing.T) {
-			first := ts.get(t, door, identity...)
+			first := ts.Get(t, door, identity...)
 			if first.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", first.Status, first.Body)
 			}
@@ -56,7 +57,7 @@ func TestETagNotModified(t *testing.T) {
 			if !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) || len(tag) < 10 {
 				t.Fatalf("ETag = %q, want a strong entity tag", tag)
 			}
-			head := ts.do(t, http.MethodHead, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity")
+			head := ts.Do(t, http.MethodHead, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity")
 			if got := head.Header.Get("ETag"); head.Status != http.StatusOK || got != tag {
 				t.Errorf("HEAD: status %d, ETag %q; want 200, %q", head.Status, got, tag)
 			}
@@ -70,7 +71,7 @@ func TestETagNotModified(t *testing.T) {
 				{"OKWeak", "W/" + tag, http.MethodGet},
 				{"OKStar", "*", http.MethodGet},
 			} {
-				r := ts.do(t, tt.method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tt.held)
+				r := ts.Do(t, tt.method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tt.held)
 				if r.Status != http.StatusNotModified || len(r.Body) != 0 {
 					t.Errorf("%s: status %d, %d bytes; want 304 and none", tt.name, r.Status, len(r.Body))
 				}
@@ -78,7 +79,7 @@ func TestETagNotModified(t *testing.T) {
 					t.Errorf("%s: 304's ETag = %q, want %q", tt.name, got, tag)
 				}
 			}
-			again := ts.get(t, door, append(identity, "If-None-Match", `"other"`)...)
+			again := ts.Get(t, door, append(identity, "If-None-Match", `"other"`)...)
 			if again.Status != http.StatusOK || again.Header.Get("ETag") != tag || string(again.Body) != string(first.Body) {
 				t.Errorf("another tag: status %d, ETag %q, same body %v; want 200, %q, true",
 					again.Status, again.Header.Get("ETag"), string(again.Body) == string(first.Body), tag)
@@ -93,11 +94,11 @@ func TestETagNotModified(t *testing.T) {
 // is answered.
 func TestETagReadsNoRows(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	ts := newServer(t, pool)
 	tags := map[string]string{}
 	for _, door := range etagDoors {
-		r := ts.get(t, door, identity...)
+		r := ts.Get(t, door, identity...)
 		if r.Status != http.StatusOK || r.Header.Get("ETag") == "" {
 			t.Fatalf("%s: status %d, ETag %q", door, r.Status, r.Header.Get("ETag"))
 		}
@@ -114,7 +115,7 @@ func TestETagReadsNoRows(t *testing.T) {
 	}
 	for _, door := range etagDoors {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {
-			r := ts.do(t, method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tags[door])
+			r := ts.Do(t, method, door, "Authorization", "Bearer "+ts.Token, "Accept-Encoding", "identity", "If-None-Match", tags[door])
 			if r.Status != http.StatusNotModified {
 				t.Errorf("%s %s: status %d, want 304; body %.200s", method, door, r.Status, r.Body)
 			}
@@ -127,7 +128,7 @@ func TestETagReadsNoRows(t *testing.T) {
 // (whose tag is weak), and the dataset.
 func TestETagsDiffer(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	seen := map[string]string{}
 	for _, tt := range []struct {
 		door   string
@@ -157,7 +158,7 @@ func TestETagsDiffer(t *testing.T) {
 		{"/odata/GeneralReport", []string{"Accept-Encoding", "identity", "Accept", "application/json;IEEE754Compatible=true"}},
 		{"/odata/GeneralReport/$count", identity},
 	} {
-		r := ts.get(t, tt.door, tt.header...)
+		r := ts.Get(t, tt.door, tt.header...)
 		tag := r.Header.Get("ETag")
 		if r.Status != http.StatusOK || tag == "" {
 			t.Errorf("%s %q: status %d, ETag %q; want 200 and a tag", tt.door, tt.header, r.Status, tag)
@@ -175,8 +176,8 @@ func TestETagsDiffer(t *testing.T) {
 	}
 	// $select and columns= choose the same columns: the same query, the
 	// same bytes, the same tag.
-	a := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id,task", identity...).Header.Get("ETag")
-	b := ts.get(t, "/api/general-report/export?format=csv&$select=contract_id,task", identity...).Header.Get("ETag")
+	a := ts.Get(t, "/api/general-report/export?format=csv&columns=contract_id,task", identity...).Header.Get("ETag")
+	b := ts.Get(t, "/api/general-report/export?format=csv&$select=contract_id,task", identity...).Header.Get("ETag")
 	if a != b {
 		t.Errorf("columns and $select of the same columns: tags %s, %s", a, b)
 	}
@@ -187,7 +188,7 @@ func TestETagsDiffer(t *testing.T) {
 // change not yet committed, or rolled back, changes nothing.
 func TestETagFollowsData(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	ts := newServer(t, pool)
 	ctx := context.Background()
 	doors := map[string]bool{ // whether a task's status is read
@@ -206,7 +207,7 @@ func TestETagFollowsData(t *testing.T) {
 	tags := map[string]string{}
 	bodies := map[string]string{}
 	for door := range doors {
-		r := ts.get(t, door, identity...)
+		r := ts.Get(t, door, identity...)
 		if r.Status != http.StatusOK || r.Header.Get("ETag") == "" {
 			t.Fatalf("%s: status %d, ETag %q", door, r.Status, r.Header.Get("ETag"))
 		}
@@ -215,7 +216,7 @@ func TestETagFollowsData(t *testing.T) {
 	check := func(t *testing.T, changed func(door string) bool) {
 		t.Helper()
 		for door, was := range tags {
-			r := ts.get(t, door, append(identity, "If-None-Match", was)...)
+			r := ts.Get(t, door, append(identity, "If-None-Match", was)...)
 			switch {
 			case changed(door) && (r.Status != http.StatusOK || r.Header.Get("ETag") == was || r.Header.Get("ETag") == ""):
 				t.Errorf("%s: status %d, ETag %q; want 200 and a tag other than %s", door, r.Status, r.Header.Get("ETag"), was)
@@ -244,7 +245,7 @@ func TestETagFollowsData(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, func(door string) bool { return doors[door] })
-		if r := ts.get(t, "/api/tasks/export?format=csv", identity...); !strings.Contains(string(r.Body), "Terminada") {
+		if r := ts.Get(t, "/api/tasks/export?format=csv", identity...); !strings.Contains(string(r.Body), "Terminada") {
 			t.Errorf("the tasks' export after the change lacks it:\n%s", r.Body)
 		}
 	})
@@ -252,7 +253,7 @@ func TestETagFollowsData(t *testing.T) {
 	// may keep a copy that still holds their values for a 304.
 	t.Run("Blocked", func(t *testing.T) {
 		for door := range doors {
-			tags[door] = ts.get(t, door, identity...).Header.Get("ETag")
+			tags[door] = ts.Get(t, door, identity...).Header.Get("ETag")
 		}
 		if _, err := pool.Exec(ctx, "INSERT INTO subject_blocks (rut_key, reason, blocked_by) VALUES ('1', 'test', 'test')"); err != nil {
 			t.Fatal(err)
@@ -265,10 +266,10 @@ func TestETagFollowsData(t *testing.T) {
 // a list of entity tags is a 400 naming the header.
 func TestETagBadIfNoneMatch(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, held := range []string{"abc", `"abc`, `"a" "b"`, `"a", *`} {
-		r := ts.get(t, "/api/general-report/export?format=csv", "If-None-Match", held)
-		r.wantError(t, http.StatusBadRequest, "If-None-Match must be")
+		r := ts.Get(t, "/api/general-report/export?format=csv", "If-None-Match", held)
+		r.WantError(t, http.StatusBadRequest, "If-None-Match must be")
 	}
 }
 
@@ -296,7 +297,7 @@ func TestETagCurl(t *testing.T) {
 	if !strings.Contains(string(guide), inGuide) {
 		t.Fatalf("docs/api-guide.md lacks the recipe:\n%s", inGuide)
 	}
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	ts := newServer(t, pool)
 	dir := t.TempDir()
 	run := func(t *testing.T) (status string, file string) {
@@ -340,7 +341,7 @@ func TestETagCurl(t *testing.T) {
 // behind a balancer answer each other's tags.
 func TestETagAnyParts(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	one, parts := partsServer(t, pool, 1), partsServer(t, pool, 4)
 	for _, tt := range []struct {
 		format string
@@ -348,7 +349,7 @@ func TestETagAnyParts(t *testing.T) {
 	}{{"csv", false}, {"json", false}, {"ndjson", false}, {"xlsx", true}, {"parquet", true}, {"arrow", true}} {
 		t.Run(tt.format, func(t *testing.T) {
 			target := "/api/general-report/export?format=" + tt.format
-			a, b := one.get(t, target, identity...), parts.get(t, target, identity...)
+			a, b := one.Get(t, target, identity...), parts.Get(t, target, identity...)
 			if a.Status != http.StatusOK || b.Status != http.StatusOK {
 				t.Fatalf("statuses %d, %d", a.Status, b.Status)
 			}
@@ -363,16 +364,16 @@ func TestETagAnyParts(t *testing.T) {
 			if !strings.HasPrefix(ta, `"`) || tb != want {
 				t.Errorf("ETag %q through one connection, %q in parts; want %q in parts", ta, tb, want)
 			}
-			if r := parts.get(t, target, append(identity, "If-None-Match", ta)...); r.Status != http.StatusNotModified {
+			if r := parts.Get(t, target, append(identity, "If-None-Match", ta)...); r.Status != http.StatusNotModified {
 				t.Errorf("one server's tag at the other: status %d, want 304", r.Status)
 			}
-			if r := one.get(t, target, append(identity, "If-None-Match", tb)...); r.Status != http.StatusNotModified {
+			if r := one.Get(t, target, append(identity, "If-None-Match", tb)...); r.Status != http.StatusNotModified {
 				t.Errorf("the other server's tag at the one: status %d, want 304", r.Status)
 			}
 		})
 	}
 	// A filtered export is never read in parts: its tag stays strong.
-	if tag := parts.get(t, "/api/general-report/export?format=xlsx&contract_id=1", identity...).Header.Get("ETag"); !strings.HasPrefix(tag, `"`) {
+	if tag := parts.Get(t, "/api/general-report/export?format=xlsx&contract_id=1", identity...).Header.Get("ETag"); !strings.HasPrefix(tag, `"`) {
 		t.Errorf("a filtered XLSX export on the server that reads in parts: ETag %q, want a strong one", tag)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
@@ -146,7 +147,7 @@ func (ts *testServer) walkPages(tb testing.TB, format, query string, per int) (t
 	var all table
 	total := ""
 	for page := 1; ; page++ {
-		r := ts.get(tb, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d%s", format, per, page, query))
+		r := ts.Get(tb, fmt.Sprintf("/api/general-report?format=%s&result_per_page=%d&page=%d%s", format, per, page, query))
 		if r.Status != http.StatusOK {
 			tb.Fatalf("page %d: status = %d; body %.300s", page, r.Status, r.Body)
 		}
@@ -210,7 +211,7 @@ var mediaTypes = map[string]string{
 // of the pages in X-Total-Count, unfiltered and with every filter.
 func TestExportEqualsPages(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name   string
 		query  string // of the export
@@ -229,7 +230,7 @@ func TestExportEqualsPages(t *testing.T) {
 	} {
 		for _, format := range formats {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				r := ts.get(t, "/api/general-report/export?format="+format+tt.query)
+				r := ts.Get(t, "/api/general-report/export?format="+format+tt.query)
 				if r.Status != http.StatusOK {
 					t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 				}
@@ -289,7 +290,7 @@ func TestExportEqualsPages(t *testing.T) {
 			{"json", fmt.Sprintf("&client_id=%d", client)},
 		} {
 			t.Run(tt.format+tt.query, func(t *testing.T) {
-				r := ts.get(t, "/api/general-report/export?format="+tt.format+tt.query)
+				r := ts.Get(t, "/api/general-report/export?format="+tt.format+tt.query)
 				if r.Status != http.StatusOK {
 					t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 				}
@@ -314,7 +315,7 @@ func TestExportEqualsPages(t *testing.T) {
 // and authenticates, exactly as the paged report does.
 func TestExportParameters(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name  string
 		query string
@@ -340,13 +341,13 @@ func TestExportParameters(t *testing.T) {
 		{"ErrSecondFilterBad", "client_id=1&rut=12.345.678-4"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			paged := ts.get(t, "/api/general-report?"+tt.query)
+			paged := ts.Get(t, "/api/general-report?"+tt.query)
 			if paged.Status != http.StatusBadRequest {
 				t.Fatalf("paged status = %d, want 400; body %s", paged.Status, paged.Body)
 			}
-			r := ts.get(t, "/api/general-report/export?"+tt.query)
-			r.wantError(t, http.StatusBadRequest, "")
-			if got, want := r.message(t), paged.message(t); got != want {
+			r := ts.Get(t, "/api/general-report/export?"+tt.query)
+			r.WantError(t, http.StatusBadRequest, "")
+			if got, want := r.Message(t), paged.Message(t); got != want {
 				t.Errorf("message = %q, the paged report says %q", got, want)
 			}
 			for _, h := range []string{"Content-Disposition", "X-Total-Count"} {
@@ -357,8 +358,8 @@ func TestExportParameters(t *testing.T) {
 		})
 	}
 
-	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
-	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.NewToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	reportOnly := ts.NewToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
 	for _, tt := range []struct {
 		name   string
 		target string
@@ -368,7 +369,7 @@ func TestExportParameters(t *testing.T) {
 	}{
 		{"ErrNoToken", "/api/general-report/export", nil, 401, "Invalid Token"},
 		{"ErrNoTokenCSV", "/api/general-report/export?format=csv", nil, 401, "Invalid Token"},
-		{"ErrBadToken", "/api/general-report/export", []string{"Authorization", "Bearer " + wellFormedToken()}, 401, "Invalid Token"},
+		{"ErrBadToken", "/api/general-report/export", []string{"Authorization", "Bearer " + apitest.WellFormedToken()}, 401, "Invalid Token"},
 		{"ErrNoScope", "/api/general-report/export", []string{"Authorization", "Bearer " + usersOnly}, 403, "this token lacks the report:read scope"},
 		{"ErrNoScopeQueryToken", "/api/general-report/export?format=csv&access_token=" + usersOnly, nil, 403, "this token lacks the report:read scope"},
 		{"ErrNotAcceptable", "/api/general-report/export", []string{"Authorization", "Bearer " + ts.Token, "Accept", "image/png"}, 406, "text/csv"},
@@ -377,7 +378,7 @@ func TestExportParameters(t *testing.T) {
 		{"OKQueryToken", "/api/general-report/export?format=csv&access_token=" + reportOnly, nil, 200, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, http.MethodGet, tt.target, tt.header...)
+			r := ts.Do(t, http.MethodGet, tt.target, tt.header...)
 			if tt.status == 200 {
 				if r.Status != 200 {
 					t.Fatalf("status = %d; body %s", r.Status, r.Body)
@@ -387,7 +388,7 @@ func TestExportParameters(t *testing.T) {
 				}
 				return
 			}
-			r.wantError(t, tt.status, tt.msg)
+			r.WantError(t, tt.status, tt.msg)
 			if tt.status == 401 {
 				if got, want := string(r.Body), `{"message":"Invalid Token"}`; got != want {
 					t.Errorf("body = %s, want %s", got, want)
@@ -399,8 +400,8 @@ func TestExportParameters(t *testing.T) {
 		})
 	}
 	t.Run("ErrPost", func(t *testing.T) {
-		r := ts.do(t, http.MethodPost, "/api/general-report/export", "Authorization", "Bearer "+ts.Token)
-		r.wantError(t, http.StatusMethodNotAllowed, "Method Not Allowed")
+		r := ts.Do(t, http.MethodPost, "/api/general-report/export", "Authorization", "Bearer "+ts.Token)
+		r.WantError(t, http.StatusMethodNotAllowed, "Method Not Allowed")
 	})
 }
 
@@ -708,7 +709,7 @@ func (ts *testServer) start(tb testing.TB, target string, header ...string) *str
 // read sends req and reads its response into s, then closes s.done.
 func (s *streamed) read(req *http.Request) {
 	defer close(s.done)
-	resp, err := client.Do(req)
+	resp, err := apitest.Client.Do(req)
 	if err != nil {
 		s.err = err
 		return
@@ -764,7 +765,7 @@ func TestExportSnapshot(t *testing.T) {
 					// What the export must hold: the rows before any write,
 					// as the view and the same export read them.
 					view := viewRows(t, mon, filter.where)
-					before := ts.get(t, target)
+					before := ts.Get(t, target)
 					if before.Status != http.StatusOK {
 						t.Fatalf("status = %d; body %.300s", before.Status, before.Body)
 					}
@@ -915,7 +916,7 @@ func TestExportFailureMidStream(t *testing.T) {
 				t.Errorf("abort not logged with its cause:\n%s", logs)
 			}
 			// The server goes on serving from a fresh connection.
-			if got := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
+			if got := ts.Get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
 				t.Errorf("next export: status %d; body %s", got.Status, got.Body)
 			}
 		})

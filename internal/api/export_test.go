@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -20,7 +21,7 @@ const xlsxType = "application/vnd.openxmlformats-officedocument.spreadsheetml.sh
 
 func TestNegotiation(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name   string
 		query  string
@@ -65,7 +66,7 @@ func TestNegotiation(t *testing.T) {
 				for _, a := range tt.accept {
 					header = append(header, "Accept", a)
 				}
-				r := ts.get(t, path+tt.query, header...)
+				r := ts.Get(t, path+tt.query, header...)
 				if r.Status != tt.status {
 					t.Fatalf("status = %d, want %d; body %.300s", r.Status, tt.status, r.Body)
 				}
@@ -82,14 +83,14 @@ func TestNegotiation(t *testing.T) {
 						t.Errorf("Content-Type = %q, want %q", got, want)
 					}
 				case 406:
-					msg := r.message(t)
+					msg := r.Message(t)
 					for _, offered := range []string{"application/json", "text/csv", "application/x-ndjson", "application/jsonl", xlsxType} {
 						if !strings.Contains(msg, offered) {
 							t.Errorf("message %q does not offer %s", msg, offered)
 						}
 					}
 				case 400:
-					if msg := r.message(t); !strings.Contains(msg, "format") {
+					if msg := r.Message(t); !strings.Contains(msg, "format") {
 						t.Errorf("message %q does not name format", msg)
 					}
 				}
@@ -100,7 +101,7 @@ func TestNegotiation(t *testing.T) {
 
 func TestExportHeaders(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	const path = "/api/general-report"
 	link := func(query, rel string) string { return "<" + path + "?" + query + `>; rel="` + rel + `"` }
 	for _, tt := range []struct {
@@ -166,7 +167,7 @@ func TestExportHeaders(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			accept := "application/x-ndjson"
-			r := ts.get(t, path+tt.query, "Accept", accept)
+			r := ts.Get(t, path+tt.query, "Accept", accept)
 			if r.Status != 200 {
 				t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 			}
@@ -208,7 +209,7 @@ var csvNeutralized = map[string]string{
 
 func TestCSV(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	cols := specColumns(t, "general-report-columns.txt")
 	page := ts.getReport(t, "?result_per_page=6&page=2")
 
@@ -258,7 +259,7 @@ func TestCSV(t *testing.T) {
 		{"All", "&bom=true&header=false&delimiter=semicolon", ';', false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, "/api/general-report?format=csv&result_per_page=6&page=2"+tt.query)
+			r := ts.Get(t, "/api/general-report?format=csv&result_per_page=6&page=2"+tt.query)
 			if r.Status != 200 {
 				t.Fatalf("status = %d; body %s", r.Status, r.Body)
 			}
@@ -291,7 +292,7 @@ func TestCSV(t *testing.T) {
 	}
 
 	t.Run("EmptyPage", func(t *testing.T) {
-		r := ts.get(t, "/api/general-report?format=csv&contract_id=99")
+		r := ts.Get(t, "/api/general-report?format=csv&contract_id=99")
 		if got, want := string(r.Body), strings.Join(cols, ",")+"\r\n"; r.Status != 200 || got != want {
 			t.Errorf("status %d body %q, want 200 and just the header", r.Status, got)
 		}
@@ -316,8 +317,8 @@ func TestCSV(t *testing.T) {
 	} {
 		for _, format := range []string{"csv", "json"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				r := ts.get(t, "/api/general-report?format="+format+"&"+tt.query)
-				r.wantError(t, http.StatusBadRequest, tt.param)
+				r := ts.Get(t, "/api/general-report?format="+format+"&"+tt.query)
+				r.WantError(t, http.StatusBadRequest, tt.param)
 				if cd := r.Header.Get("Content-Disposition"); cd != "" {
 					t.Errorf("error carries Content-Disposition %q", cd)
 				}
@@ -341,7 +342,7 @@ func ndjsonLines(tb testing.TB, body []byte) [][]byte {
 
 func TestNDJSON(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, query := range []string{"", "?result_per_page=3&page=2", "?client_id=3", "?result_per_page=2&page=99"} {
 		t.Run(query, func(t *testing.T) {
 			page := ts.getReport(t, query)
@@ -349,7 +350,7 @@ func TestNDJSON(t *testing.T) {
 			if query != "" {
 				sep = "&"
 			}
-			r := ts.get(t, "/api/general-report"+query+sep+"format=ndjson")
+			r := ts.Get(t, "/api/general-report"+query+sep+"format=ndjson")
 			if r.Status != 200 {
 				t.Fatalf("status = %d; body %s", r.Status, r.Body)
 			}
@@ -535,12 +536,12 @@ func reportRowsForXLSX(p reportPage) [][]*string {
 
 func TestXLSX(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	cols := specColumns(t, "general-report-columns.txt")
 	for _, query := range []string{"?result_per_page=11", "?result_per_page=4&page=2", "?client_id=3", "?contract_id=99"} {
 		t.Run(query, func(t *testing.T) {
 			page := ts.getReport(t, query)
-			r := ts.get(t, "/api/general-report"+query, "Accept", xlsxType)
+			r := ts.Get(t, "/api/general-report"+query, "Accept", xlsxType)
 			if r.Status != 200 {
 				t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 			}
@@ -554,9 +555,9 @@ func TestXLSX(t *testing.T) {
 
 func TestUsersFormats(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	cols := specColumns(t, "users-columns.txt")
-	r := ts.get(t, "/users")
+	r := ts.Get(t, "/users")
 	if r.Status != 200 {
 		t.Fatalf("status = %d; body %s", r.Status, r.Body)
 	}
@@ -600,10 +601,10 @@ func TestUsersFormats(t *testing.T) {
 	}
 
 	t.Run("JSON", func(t *testing.T) {
-		headers(t, ts.get(t, "/users?format=json"), "application/json; charset=utf-8", attached("users-DATE.json"))
+		headers(t, ts.Get(t, "/users?format=json"), "application/json; charset=utf-8", attached("users-DATE.json"))
 	})
 	t.Run("CSV", func(t *testing.T) {
-		r := ts.get(t, "/users", "Accept", "text/csv")
+		r := ts.Get(t, "/users", "Accept", "text/csv")
 		headers(t, r, "text/csv; charset=utf-8", attached("users-DATE.csv"))
 		recs := csvRecords(t, r.Body, ',')
 		if !slices.Equal(recs[0], cols) {
@@ -625,7 +626,7 @@ func TestUsersFormats(t *testing.T) {
 		}
 	})
 	t.Run("NDJSON", func(t *testing.T) {
-		r := ts.get(t, "/users?format=ndjson")
+		r := ts.Get(t, "/users?format=ndjson")
 		headers(t, r, "application/x-ndjson; charset=utf-8", attached("users-DATE.ndjson"))
 		lines := ndjsonLines(t, r.Body)
 		if len(lines) != len(raw) {
@@ -638,7 +639,7 @@ func TestUsersFormats(t *testing.T) {
 		}
 	})
 	t.Run("XLSX", func(t *testing.T) {
-		r := ts.get(t, "/users?format=xlsx")
+		r := ts.Get(t, "/users?format=xlsx")
 		headers(t, r, xlsxType, attached("users-DATE.xlsx"))
 		checkXLSX(t, r.Body, "users", cols, userKinds, users)
 	})

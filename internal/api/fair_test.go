@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 )
 
 // startAs is testServer.start with token's credentials.
@@ -34,7 +35,7 @@ func (ts *testServer) startAs(tb testing.TB, token, target string) *streamed {
 // response.
 func (ts *testServer) getAs(tb testing.TB, token, target string) response {
 	tb.Helper()
-	return ts.do(tb, http.MethodGet, target, "Authorization", "Bearer "+token)
+	return ts.Do(tb, http.MethodGet, target, "Authorization", "Bearer "+token)
 }
 
 // atGate is an informe backend waiting at the gate: its process, the
@@ -100,7 +101,7 @@ func TestTurnsSharedByToken(t *testing.T) {
 	t.Parallel()
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.Exports, s.Limits.ExportQueue = 1, 8 })
-	tokenB := ts.newToken(t, "fair-b", nil, time.Time{})
+	tokenB := ts.NewToken(t, "fair-b", nil, time.Time{})
 	const (
 		targetA = "/api/general-report/export?format=csv"
 		targetB = "/api/general-report/export?format=csv&client_id=1"
@@ -159,7 +160,7 @@ func TestTokenOwnLimit(t *testing.T) {
 	pool, mon := gatedDB(t)
 	ts := newOpsServer(t, pool, func(s *api.Server) { s.Limits.Exports, s.Limits.ExportQueue = 2, 2 })
 	const nameA, nameB = "fair-limited-a", "fair-unlimited-b"
-	tokenA, tokenB := ts.newToken(t, nameA, nil, time.Time{}), ts.newToken(t, nameB, nil, time.Time{})
+	tokenA, tokenB := ts.NewToken(t, nameA, nil, time.Time{}), ts.NewToken(t, nameB, nil, time.Time{})
 	one := 1
 	if err := ts.Tokens.SetMaxExports(context.Background(), nameA, &one); err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestTokenOwnLimit(t *testing.T) {
 	ts.waitWaiting(t, 2)
 
 	r := ts.getAs(t, tokenA, target)
-	r.wantError(t, http.StatusTooManyRequests, "Too Many Requests")
+	r.WantError(t, http.StatusTooManyRequests, "Too Many Requests")
 	if got, want := r.Header.Get("Retry-After"), "5"; got != want {
 		t.Errorf("Retry-After = %q, want %q", got, want)
 	}
@@ -216,7 +217,7 @@ func TestTokenOwnLimit(t *testing.T) {
 			t.Errorf("a 429's request line does not name A's token: %s", line)
 		}
 	}
-	resp, err := client.Get(ts.Ops + "/metrics")
+	resp, err := apitest.Client.Get(ts.Ops + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

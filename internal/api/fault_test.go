@@ -200,7 +200,7 @@ func TestDatabaseResetBeforeFirstByte(t *testing.T) {
 			ts.proxy.Arm(fault, minRowFields)
 			for _, target := range faultDoors {
 				id := faultID("reset")
-				r := ts.get(t, target, "X-Request-Id", id)
+				r := ts.Get(t, target, "X-Request-Id", id)
 				ts.wantUnavailable(t, r, id, "the database cannot be reached")
 			}
 			ts.wantCounted(t, map[string]float64{"database_unavailable": float64(len(faultDoors))}, nil)
@@ -322,7 +322,7 @@ func TestDatabaseSilent(t *testing.T) {
 	for i, target := range targets {
 		ids[i] = faultID("silent")
 		go func() {
-			got[i] = ts.get(t, target, "X-Request-Id", ids[i])
+			got[i] = ts.Get(t, target, "X-Request-Id", ids[i])
 			done <- i
 		}()
 	}
@@ -337,7 +337,7 @@ func TestDatabaseSilent(t *testing.T) {
 		t.Errorf("/readyz = %d %q, want 503 database unreachable", code, status)
 	}
 	ts.proxy.Set(pgfault.Pass)
-	if r := ts.get(t, faultDoors[0]); r.Status != http.StatusOK {
+	if r := ts.Get(t, faultDoors[0]); r.Status != http.StatusOK {
 		t.Errorf("after the database answers again: status %d; body %.300s", r.Status, r.Body)
 	}
 }
@@ -418,7 +418,7 @@ func TestNightlyRecipeKeepsFile(t *testing.T) {
 	t.Run("Pass", func(t *testing.T) {
 		t.Parallel()
 		ts := newFaultServer(t, nil)
-		want := ts.get(t, "/api/general-report/export?"+readmeQuery, "Accept-Encoding", "identity")
+		want := ts.Get(t, "/api/general-report/export?"+readmeQuery, "Accept-Encoding", "identity")
 		if exit, file := run(t, ts, readmeQuery, nil); exit != 0 || file != string(want.Body) {
 			t.Errorf("exit %d, report.csv of %d bytes; want 0 and the export's %d", exit, len(file), len(want.Body))
 		}

@@ -61,7 +61,7 @@ func TestGrainRowCounts(t *testing.T) {
 				if f.format == "tsv" {
 					target = "/api/" + g.name + "/export?format=csv&delimiter=tab&columns=" + g.key
 				}
-				r := ts.get(t, target)
+				r := ts.Get(t, target)
 				if r.Status != http.StatusOK {
 					t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 				}
@@ -86,7 +86,7 @@ func TestGrainRowCounts(t *testing.T) {
 			})
 		}
 		t.Run(g.name+"/odata", func(t *testing.T) {
-			r := ts.get(t, "/odata/"+g.set+"/$count")
+			r := ts.Get(t, "/odata/"+g.set+"/$count")
 			if r.Status != http.StatusOK || string(r.Body) != strconv.FormatInt(want, 10) {
 				t.Errorf("/$count = %d %s, want %d", r.Status, r.Body, want)
 			}
@@ -168,7 +168,7 @@ func TestGrainContractSums(t *testing.T) {
 			if tt.filter != "" {
 				q.Set("$filter", tt.filter)
 			}
-			r := ts.get(t, "/api/contracts/export?"+strings.ReplaceAll(q.Encode(), "+", "%20"))
+			r := ts.Get(t, "/api/contracts/export?"+strings.ReplaceAll(q.Encode(), "+", "%20"))
 			if r.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 			}
@@ -200,7 +200,7 @@ func TestGrainContractSums(t *testing.T) {
 	}
 
 	t.Run("TaskCounts", func(t *testing.T) {
-		r := ts.get(t, "/api/contracts/export?format=csv&columns=contract_id,processes,tasks,tasks_pending,tasks_in_progress,tasks_cancelled,tasks_done,first_task_end_date,last_task_end_date")
+		r := ts.Get(t, "/api/contracts/export?format=csv&columns=contract_id,processes,tasks,tasks_pending,tasks_in_progress,tasks_cancelled,tasks_done,first_task_end_date,last_task_end_date")
 		if r.Status != http.StatusOK {
 			t.Fatalf("status = %d; body %.300s", r.Status, r.Body)
 		}
@@ -260,7 +260,7 @@ func (ts *testServer) readFeed(tb testing.TB, target string, pageSize int) ([]ma
 		if pages > 10000 {
 			tb.Fatal("too many pages")
 		}
-		r := ts.get(tb, target, "Prefer", fmt.Sprintf("odata.maxpagesize=%d", pageSize))
+		r := ts.Get(tb, target, "Prefer", fmt.Sprintf("odata.maxpagesize=%d", pageSize))
 		if r.Status != http.StatusOK {
 			tb.Fatalf("%s: status = %d; body %.500s", target, r.Status, r.Body)
 		}
@@ -415,7 +415,7 @@ func TestGrainExpand(t *testing.T) {
 // ways, with every property typed.
 func TestGrainExpandFixture(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, target, want string
 	}{
@@ -442,7 +442,7 @@ func TestGrainExpandFixture(t *testing.T) {
 				`{"service_id":"1","service":"Divorcio de mutuo acuerdo","Contracts":[{"contract_id":"1","contract_status":"APROBADO"},{"contract_id":"4","contract_status":"APROBADO"},{"contract_id":"5","contract_status":"APROBADO"},{"contract_id":"6","contract_status":"TERMINADO"}]}]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, strings.ReplaceAll(tt.target, " ", "%20"))
+			r := ts.Get(t, strings.ReplaceAll(tt.target, " ", "%20"))
 			if r.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %s", r.Status, r.Body)
 			}
@@ -457,7 +457,7 @@ func TestGrainExpandFixture(t *testing.T) {
 // (or OData's 501) naming it.
 func TestGrainErrors(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, target string
 		status       int
@@ -471,7 +471,7 @@ func TestGrainErrors(t *testing.T) {
 		{"ErrPage", "/api/processes/export?page=2", 400, `unknown query parameter "page"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ts.get(t, strings.ReplaceAll(tt.target, " ", "%20")).wantError(t, tt.status, tt.msg)
+			ts.Get(t, strings.ReplaceAll(tt.target, " ", "%20")).WantError(t, tt.status, tt.msg)
 		})
 	}
 	for _, tt := range []struct {
@@ -486,7 +486,7 @@ func TestGrainErrors(t *testing.T) {
 		{"ErrByKey", "/odata/Contracts(1)?$top=1", 400, "accepts $select, $expand and $format only"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, strings.ReplaceAll(tt.target, " ", "%20"))
+			r := ts.Get(t, strings.ReplaceAll(tt.target, " ", "%20"))
 			var e struct {
 				Error struct{ Message, Target string }
 			}

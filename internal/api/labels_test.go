@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // TestHeaderLabels checks header=labels: the header row of CSV holds the
@@ -12,7 +14,7 @@ import (
 // field names.
 func TestHeaderLabels(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, query, want string
 	}{
@@ -23,7 +25,7 @@ func TestHeaderLabels(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, path := range []string{"/api/general-report/export", "/api/general-report"} {
-				r := ts.get(t, path+"?format=csv&"+tt.query)
+				r := ts.Get(t, path+"?format=csv&"+tt.query)
 				if r.Status != http.StatusOK {
 					t.Fatalf("%s: status %d: %s", path, r.Status, r.Body)
 				}
@@ -34,13 +36,13 @@ func TestHeaderLabels(t *testing.T) {
 		})
 	}
 	t.Run("Users", func(t *testing.T) {
-		r := ts.get(t, "/users?format=csv&columns=id,last_entry&header=labels")
+		r := ts.Get(t, "/users?format=csv&columns=id,last_entry&header=labels")
 		if got, _, _ := strings.Cut(string(r.Body), "\r\n"); got != "N° de usuario,Último ingreso" {
 			t.Errorf("header row = %q", got)
 		}
 	})
 	t.Run("JSONKeepsNames", func(t *testing.T) {
-		r := ts.get(t, "/api/general-report/export?format=ndjson&columns=contract_id&header=labels")
+		r := ts.Get(t, "/api/general-report/export?format=ndjson&columns=contract_id&header=labels")
 		line, _, _ := strings.Cut(string(r.Body), "\n")
 		var row map[string]any
 		if err := json.Unmarshal([]byte(line), &row); err != nil || row["contract_id"] == nil {
@@ -53,7 +55,7 @@ func TestHeaderLabels(t *testing.T) {
 // 400 about a parameter, and that a 401 stays exactly the spec's body.
 func TestErrorCodes(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, path, code, target string
 	}{
@@ -67,8 +69,8 @@ func TestErrorCodes(t *testing.T) {
 		{"Column", "/users?columns=id,nope", "bad_column", "columns"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, tt.path)
-			r.wantError(t, http.StatusBadRequest, "")
+			r := ts.Get(t, tt.path)
+			r.WantError(t, http.StatusBadRequest, "")
 			var body struct{ Message, Code, Target string }
 			if err := json.Unmarshal(r.Body, &body); err != nil {
 				t.Fatal(err)
@@ -79,7 +81,7 @@ func TestErrorCodes(t *testing.T) {
 		})
 	}
 	t.Run("Unauthorized", func(t *testing.T) {
-		r := ts.do(t, http.MethodGet, "/api/general-report?rut=12.345.678-0")
+		r := ts.Do(t, http.MethodGet, "/api/general-report?rut=12.345.678-0")
 		if got, want := string(r.Body), `{"message":"Invalid Token"}`; r.Status != 401 || got != want {
 			t.Errorf("%d %s, want 401 %s", r.Status, got, want)
 		}

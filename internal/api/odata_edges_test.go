@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
@@ -121,11 +122,11 @@ func TestODataFeedEdges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := ts.get(t, u.RequestURI(), "Prefer", "odata.maxpagesize=1"); r.Status != 200 {
+		if r := ts.Get(t, u.RequestURI(), "Prefer", "odata.maxpagesize=1"); r.Status != 200 {
 			t.Fatalf("the next link: %d %s", r.Status, r.Body)
 		}
 		for _, skip := range []string{"0", "1"} {
-			got := odataOptionError(t, ts, u.RequestURI()+"&$skip="+skip)
+			got := optionError(apitest.ODataOptionError(t, ts.Server, u.RequestURI()+"&$skip="+skip))
 			if want := (optionError{400, "bad_skiptoken", "$skiptoken", 0}); got != want {
 				t.Errorf("$skip=%s: got %+v, want %+v", skip, got, want)
 			}
@@ -147,7 +148,7 @@ func TestODataFeedEdges(t *testing.T) {
 			{"?$format=json", 406, "$format", "CSDL JSON (OData 4.01) is not written"},
 			{"?$format=application/json", 406, "$format", "CSDL JSON"},
 		} {
-			r := ts.get(t, "/odata/$metadata"+tt.query)
+			r := ts.Get(t, "/odata/$metadata"+tt.query)
 			if tt.status == 200 {
 				if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/xml") {
 					t.Errorf("%s: %d %s %.100s", tt.query, r.Status, r.Header.Get("Content-Type"), r.Body)
@@ -161,7 +162,7 @@ func TestODataFeedEdges(t *testing.T) {
 		}
 	})
 	t.Run("ExpandAsPowerQueryWritesIt", func(t *testing.T) {
-		r := ts.get(t, "/odata/$metadata")
+		r := ts.Get(t, "/odata/$metadata")
 		if r.Status != 200 {
 			t.Fatalf("$metadata: %d", r.Status)
 		}
@@ -176,7 +177,7 @@ func TestODataFeedEdges(t *testing.T) {
 			// target chosen, in any spelling of $expand.
 			for _, name := range []string{"$expand", "$Expand"} {
 				target := "/odata/" + set + "?$top=1&" + name + "=" + url.QueryEscape(expand)
-				if r := ts.get(t, target); r.Status != 200 {
+				if r := ts.Get(t, target); r.Status != 200 {
 					t.Errorf("%s: %d %.300s", target, r.Status, r.Body)
 				}
 			}
@@ -184,7 +185,7 @@ func TestODataFeedEdges(t *testing.T) {
 		t.Logf("the longest $expand of every navigation and property: %d bytes", longest)
 		// Past the limit, a 400 naming $expand.
 		target := "/odata/Contracts?$expand=" + url.QueryEscape("Processes($select="+strings.Repeat("process_id,", 200)+"process_id)")
-		wantODataError(t, ts.get(t, target), 400, "BadRequest", "$expand")
+		wantODataError(t, ts.Get(t, target), 400, "BadRequest", "$expand")
 	})
 }
 

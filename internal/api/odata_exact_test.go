@@ -47,7 +47,7 @@ func wantODataError(t *testing.T, r response, status int, code, target string) o
 // naming the option, on the feed, on /$count and on Users, never a 500.
 func TestODataTextNotUTF8Is400(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, query, target string
 	}{
@@ -66,7 +66,7 @@ func TestODataTextNotUTF8Is400(t *testing.T) {
 					// The same literals on a property of Users.
 					q = strings.NewReplacer("task_status", "status", "last_name_client", "name", "task", "name").Replace(q)
 				}
-				r := ts.get(t, path+"?"+q)
+				r := ts.Get(t, path+"?"+q)
 				wantODataError(t, r, 400, "BadRequest", tt.target)
 			})
 		}
@@ -77,7 +77,7 @@ func TestODataTextNotUTF8Is400(t *testing.T) {
 		"/odata/GeneralReport/$count?$filter=" + url.QueryEscape("startswith(client_region,'Región')"),
 		"/odata/Users?$filter=" + url.QueryEscape("name eq 'Carla Díaz'"),
 	} {
-		if r := ts.get(t, target); r.Status != 200 {
+		if r := ts.Get(t, target); r.Status != 200 {
 			t.Errorf("%s: status %d: %s", target, r.Status, r.Body)
 		}
 	}
@@ -106,7 +106,7 @@ func (ts *testServer) matchesGo(t *testing.T, set string, all []map[string]any, 
 	if !slices.Equal(ids, want) {
 		t.Errorf("%s: %d rows, want %d (first got %v, first wanted %v)", filter, len(ids), len(want), first(ids), first(want))
 	}
-	r := ts.get(t, "/odata/"+set+"/$count?$filter="+url.QueryEscape(filter))
+	r := ts.Get(t, "/odata/"+set+"/$count?$filter="+url.QueryEscape(filter))
 	if r.Status != 200 || string(r.Body) != strconv.Itoa(len(want)) {
 		t.Errorf("%s: /$count = %d %s, want %d", filter, r.Status, r.Body, len(want))
 	}
@@ -287,7 +287,7 @@ func TestODataNotOfNullIsNotTrue(t *testing.T) {
 // precision first: expected rows computed in Go from the stored values.
 func TestODataLiteralsAtTheirOwnPrecision(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `UPDATE tasks SET execution_date = '2022-01-11 12:53:36.471554+00' WHERE id = 4`); err != nil {
 		t.Fatal(err)
@@ -440,7 +440,7 @@ func TestODataCountBoundedLikeTheFeed(t *testing.T) {
 			"/odata/GeneralReport?$filter=" + url.QueryEscape(slowFilter),
 			"/odata/GeneralReport/$count?$filter=" + url.QueryEscape(slowFilter),
 		} {
-			wantTimeout(t, ts.get(t, target), target, "the query took longer than the database allows")
+			wantTimeout(t, ts.Get(t, target), target, "the query took longer than the database allows")
 		}
 	})
 	// The request timeout is informe's: the count is held at a gate in the
@@ -473,7 +473,7 @@ func TestODataCountBoundedLikeTheFeed(t *testing.T) {
 		open := closeGate(t, mon, "rows")
 		held := ts.start(t, "/api/general-report/export?format=csv")
 		waitingAtGate(t, mon)
-		ts.getWithin(t, 30*time.Second, counted).wantODataBusy(t)
+		wantODataBusy(t, ts.getWithin(t, 30*time.Second, counted))
 		if r := ts.getWithin(t, 30*time.Second, "/odata/GeneralReport/$count"); r.Status != 200 || string(r.Body) != strconv.Itoa(len(all)) {
 			t.Errorf("unfiltered /$count while the turn is held: %d %s, want %d (the maintained count takes no turn)", r.Status, r.Body, len(all))
 		}
@@ -492,7 +492,7 @@ func TestODataCountBoundedLikeTheFeed(t *testing.T) {
 }
 
 // wantODataBusy checks that r is the 503 of a full turn queue.
-func (r response) wantODataBusy(t *testing.T) {
+func wantODataBusy(t *testing.T, r response) {
 	t.Helper()
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q, want 503 with Retry-After: %s", r.Status, r.Header.Get("Retry-After"), r.Body)
@@ -563,7 +563,7 @@ func TestODataSkipTokenBoundToQuery(t *testing.T) {
 					if v.Get("$skiptoken") != tok {
 						t.Fatal("the token was lost")
 					}
-					wantODataError(t, ts.get(t, "/odata/GeneralReport?"+v.Encode()), 400, "BadRequest", "$skiptoken")
+					wantODataError(t, ts.Get(t, "/odata/GeneralReport?"+v.Encode()), 400, "BadRequest", "$skiptoken")
 				})
 			}
 			// The next links serve the rest, each row once, in order; for
@@ -668,7 +668,7 @@ func TestODataPagingUnderUpdates(t *testing.T) {
 	}
 
 	t.Run("KeyOrder", func(t *testing.T) {
-		pool := fixtureDB(t)
+		pool := pgtest.Fixture(t)
 		ts := newServer(t, pool)
 		before, _, _ := ts.walk(t, "/odata/GeneralReport?$select=row_id,task_progress")
 		// Between pages, every task's progress changes, the rows sent
@@ -690,7 +690,7 @@ func TestODataPagingUnderUpdates(t *testing.T) {
 	})
 
 	t.Run("OrderBy", func(t *testing.T) {
-		pool := fixtureDB(t)
+		pool := pgtest.Fixture(t)
 		ts := newServer(t, pool)
 		const target = "/odata/GeneralReport?$select=row_id,task_progress&$orderby=task_progress"
 		before, _, _ := ts.walk(t, target)

@@ -115,7 +115,7 @@ func TestODataFilterMatchesGo(t *testing.T) {
 				if first.Count == nil || first.Count.String() != strconv.Itoa(len(want)) {
 					t.Errorf("@odata.count = %v, want %d", first.Count, len(want))
 				}
-				r := ts.get(t, "/odata/GeneralReport/$count?$filter="+url.QueryEscape(tt.filter))
+				r := ts.Get(t, "/odata/GeneralReport/$count?$filter="+url.QueryEscape(tt.filter))
 				if r.Status != 200 || string(r.Body) != strconv.Itoa(len(want)) {
 					t.Errorf("/$count = %d %s, want %d", r.Status, r.Body, len(want))
 				}
@@ -223,23 +223,23 @@ func TestODataKeyAndCount(t *testing.T) {
 	ts := newServer(t, pgtest.SmallSeeded(t))
 	all, _, _ := ts.walk(t, "/odata/GeneralReport", "Prefer", "odata.maxpagesize=5000")
 	id := all[5]["row_id"].(string)
-	r := ts.get(t, "/odata/GeneralReport('"+id+"')")
+	r := ts.Get(t, "/odata/GeneralReport('"+id+"')")
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"row_id":"`+id+`"`) || !strings.Contains(string(r.Body), "$entity") {
 		t.Errorf("by key: %d %s", r.Status, r.Body)
 	}
-	if r := ts.get(t, "/odata/GeneralReport('999999-0-0')"); r.Status != 404 {
+	if r := ts.Get(t, "/odata/GeneralReport('999999-0-0')"); r.Status != 404 {
 		t.Errorf("missing key: %d %s", r.Status, r.Body)
 	}
-	if r := ts.get(t, "/odata/GeneralReport(42)"); r.Status != 400 {
+	if r := ts.Get(t, "/odata/GeneralReport(42)"); r.Status != 400 {
 		t.Errorf("unquoted key: %d %s", r.Status, r.Body)
 	}
-	if r := ts.get(t, "/odata/GeneralReport/$count"); r.Status != 200 || string(r.Body) != strconv.Itoa(len(all)) {
+	if r := ts.Get(t, "/odata/GeneralReport/$count"); r.Status != 200 || string(r.Body) != strconv.Itoa(len(all)) {
 		t.Errorf("/$count = %d %s, want %d", r.Status, r.Body, len(all))
 	}
-	if r := ts.get(t, "/odata/Users(1)"); r.Status != 200 {
+	if r := ts.Get(t, "/odata/Users(1)"); r.Status != 200 {
 		t.Errorf("Users(1): %d %s", r.Status, r.Body)
 	}
-	if r := ts.get(t, "/odata/Users/$count?$filter="+url.QueryEscape("startswith(email,'a') or id ge 1")); r.Status != 200 {
+	if r := ts.Get(t, "/odata/Users/$count?$filter="+url.QueryEscape("startswith(email,'a') or id ge 1")); r.Status != 200 {
 		t.Errorf("Users/$count: %d %s", r.Status, r.Body)
 	}
 }

@@ -11,18 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
-
-// spanishFold is SQL's own folding of the Spanish letters, written apart
-// from informe_fold, for the counts the doors are checked against.
-func spanishFold(col string) string {
-	return "translate(lower(" + col + " COLLATE informe_case), 'áéíóúüñ', 'aeiouun')"
-}
 
 // TestDoorsFoldAndLambda checks that Informe.fold and the lambda operators
 // any and all give SQL's own count of the rows on every door: the OData
@@ -37,15 +32,15 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 		name, grain, set, key, filter, sql string
 	}{
 		{"FoldEq", "clients", "Clients", "client_id", "Informe.fold(text=last_name_client) eq Informe.fold(text='Nunez')",
-			"SELECT count(*) FROM clients WHERE " + spanishFold("last_name") + " = 'nunez'"},
+			"SELECT count(*) FROM clients WHERE " + apitest.SpanishFold("last_name") + " = 'nunez'"},
 		{"FoldEqCapitals", "clients", "Clients", "client_id", "Informe.fold(text=last_name_client) eq Informe.fold(text='NÚÑEZ')",
-			"SELECT count(*) FROM clients WHERE " + spanishFold("last_name") + " = 'nunez'"},
+			"SELECT count(*) FROM clients WHERE " + apitest.SpanishFold("last_name") + " = 'nunez'"},
 		{"FoldContains", "clients", "Clients", "client_id", "contains(Informe.fold(text=client_region),Informe.fold(text='Nuble'))",
-			"SELECT count(*) FROM clients WHERE strpos(" + spanishFold("region") + ", 'nuble') > 0"},
+			"SELECT count(*) FROM clients WHERE strpos(" + apitest.SpanishFold("region") + ", 'nuble') > 0"},
 		{"FoldContainsMar", "clients", "Clients", "client_id", "contains(Informe.fold(text=client_commune),Informe.fold(text='mar'))",
-			"SELECT count(*) FROM clients WHERE strpos(" + spanishFold("commune") + ", 'mar') > 0"},
+			"SELECT count(*) FROM clients WHERE strpos(" + apitest.SpanishFold("commune") + ", 'mar') > 0"},
 		{"FoldReport", "general-report", "GeneralReport", "", "Informe.fold(text=client_commune) eq Informe.fold(text='Valparaiso')",
-			"SELECT count(*) FROM general_report_typed WHERE " + spanishFold("client_commune") + " = 'valparaiso'"},
+			"SELECT count(*) FROM general_report_typed WHERE " + apitest.SpanishFold("client_commune") + " = 'valparaiso'"},
 		{"AnyPending", "contracts", "Contracts", "contract_id", "Tasks/any(d:d/task_status eq 'Pendiente')",
 			"SELECT count(*) FROM contracts c WHERE EXISTS (" + tasksOfContract + " AND k.status = 'Pendiente')"},
 		{"AnyEndedIn", "contracts", "Contracts", "contract_id", "Tasks/any(d:d/task_end_date ge 2025-01-01 and d/task_end_date lt 2026-01-01)",
@@ -59,7 +54,7 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 		{"Nested", "clients", "Clients", "client_id", "Contracts/any(c:c/Tasks/any(d:d/task_status eq 'En Curso'))",
 			"SELECT count(*) FROM clients cl WHERE EXISTS (SELECT 1 FROM contracts c WHERE c.client_id = cl.id AND EXISTS (" + tasksOfContract + " AND k.status = 'En Curso'))"},
 		{"AnyFolded", "contracts", "Contracts", "contract_id", "Processes/any(p:contains(Informe.fold(text=p/caratulado_process),Informe.fold(text='ministerio publico')))",
-			"SELECT count(*) FROM contracts c WHERE EXISTS (SELECT 1 FROM processes p WHERE p.contract_id = c.id AND strpos(" + spanishFold("p.caption") + ", 'ministerio publico') > 0)"},
+			"SELECT count(*) FROM contracts c WHERE EXISTS (SELECT 1 FROM processes p WHERE p.contract_id = c.id AND strpos(" + apitest.SpanishFold("p.caption") + ", 'ministerio publico') > 0)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			want := pgtest.Int(t, pool, tt.sql)
@@ -78,11 +73,11 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 			}
 			f := url.Values{"$filter": {tt.filter}}
 
-			r := ts.get(t, "/odata/"+tt.set+"/$count?"+f.Encode())
+			r := ts.Get(t, "/odata/"+tt.set+"/$count?"+f.Encode())
 			if r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != strconv.FormatInt(want, 10) {
 				t.Errorf("OData $count: %d %.300s, want %d", r.Status, r.Body, want)
 			}
-			r = ts.do(t, http.MethodHead, exportPath+"?format=csv&"+f.Encode(), "Authorization", "Bearer "+ts.Token)
+			r = ts.Do(t, http.MethodHead, exportPath+"?format=csv&"+f.Encode(), "Authorization", "Bearer "+ts.Token)
 			if r.Status != http.StatusOK || r.Header.Get("X-Total-Count") != strconv.FormatInt(want, 10) {
 				t.Errorf("export HEAD: %d, X-Total-Count %s, want %d", r.Status, r.Header.Get("X-Total-Count"), want)
 			}
@@ -90,7 +85,7 @@ func TestDoorsFoldAndLambda(t *testing.T) {
 			if tt.key != "" {
 				cols.Set("columns", tt.key)
 			}
-			r = ts.get(t, exportPath+"?format=csv&"+cols.Encode())
+			r = ts.Get(t, exportPath+"?format=csv&"+cols.Encode())
 			if got := csvRecordCount(t, r.Body); r.Status != http.StatusOK || got != want {
 				t.Errorf("export: %d, %d rows, want %d", r.Status, got, want)
 			}

@@ -27,7 +27,7 @@ type odataPage struct {
 
 func (ts *testServer) odataGet(t *testing.T, target string, header ...string) (response, odataPage) {
 	t.Helper()
-	r := ts.get(t, target, header...)
+	r := ts.Get(t, target, header...)
 	if got := r.Header.Get("OData-Version"); got != "4.0" {
 		t.Errorf("%s: OData-Version = %q, want 4.0", target, got)
 	}
@@ -92,7 +92,7 @@ func (ts *testServer) walkFirst(t *testing.T, target string, max int, header ...
 // exportRows reads the JSON export of the report (or /users) as maps.
 func (ts *testServer) exportRows(t *testing.T, target string) []map[string]*string {
 	t.Helper()
-	r := ts.get(t, target)
+	r := ts.Get(t, target)
 	if r.Status != 200 {
 		t.Fatalf("%s: %d %s", target, r.Status, r.Body)
 	}
@@ -221,22 +221,22 @@ func TestODataProtocol(t *testing.T) {
 		if r.Status != 200 || !strings.HasSuffix(p.Context, "/odata/$metadata") || len(p.Value) != 7 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
-		every := ts.newToken(t, "every-scope", auth.Known, time.Time{})
-		r = ts.do(t, http.MethodGet, "/odata/", "Authorization", "Bearer "+every)
+		every := ts.NewToken(t, "every-scope", auth.Known, time.Time{})
+		r = ts.Do(t, http.MethodGet, "/odata/", "Authorization", "Bearer "+every)
 		for _, set := range []string{`"ScheduleRuns"`, `"AuditLog"`} {
 			if !strings.Contains(string(r.Body), set) {
 				t.Errorf("a token with every scope is not offered %s: %s", set, r.Body)
 			}
 		}
-		if m := ts.do(t, http.MethodGet, "/odata/$metadata", "Authorization", "Bearer "+every); !strings.Contains(string(m.Body), `Name="AuditLog"`) {
+		if m := ts.Do(t, http.MethodGet, "/odata/$metadata", "Authorization", "Bearer "+every); !strings.Contains(string(m.Body), `Name="AuditLog"`) {
 			t.Errorf("$metadata for every scope lacks AuditLog")
 		}
-		if m := ts.get(t, "/odata/$metadata"); strings.Contains(string(m.Body), `Name="AuditLog"`) {
+		if m := ts.Get(t, "/odata/$metadata"); strings.Contains(string(m.Body), `Name="AuditLog"`) {
 			t.Errorf("$metadata for the default scopes has AuditLog")
 		}
 	})
 	t.Run("Metadata", func(t *testing.T) {
-		r := ts.get(t, "/odata/$metadata")
+		r := ts.Get(t, "/odata/$metadata")
 		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/xml") {
 			t.Fatalf("status %d, Content-Type %q", r.Status, r.Header.Get("Content-Type"))
 		}
@@ -321,7 +321,7 @@ func TestODataProtocol(t *testing.T) {
 		{"ErrNotFound", "/odata/Nope", 404, "NotFound", "Not Found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, tt.target)
+			r := ts.Get(t, tt.target)
 			if r.Status != tt.status {
 				t.Fatalf("status = %d, want %d: %s", r.Status, tt.status, r.Body)
 			}
@@ -337,7 +337,7 @@ func TestODataProtocol(t *testing.T) {
 		})
 	}
 	t.Run("ErrUnauthorized", func(t *testing.T) {
-		r := ts.do(t, "GET", "/odata/GeneralReport")
+		r := ts.Do(t, "GET", "/odata/GeneralReport")
 		if r.Status != 401 || !strings.Contains(string(r.Body), `"message":"Invalid Token"`) || len(r.Header.Values("WWW-Authenticate")) != 2 {
 			t.Fatalf("status %d, body %s, WWW-Authenticate %q", r.Status, r.Body, r.Header.Values("WWW-Authenticate"))
 		}
@@ -402,7 +402,7 @@ func TestODataPagingWhileWriting(t *testing.T) {
 func TestODataNextLinkToken(t *testing.T) {
 	t.Parallel()
 	ts := newServer(t, pgtest.Seeded(t))
-	r := ts.do(t, "GET", "/odata/GeneralReport?access_token="+ts.Token, "Prefer", "odata.maxpagesize=3")
+	r := ts.Do(t, "GET", "/odata/GeneralReport?access_token="+ts.Token, "Prefer", "odata.maxpagesize=3")
 	var p odataPage
 	if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != 200 {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
@@ -412,7 +412,7 @@ func TestODataNextLinkToken(t *testing.T) {
 		t.Fatalf("next link %q does not carry the request's access_token", p.NextLink)
 	}
 	// The link works as it is, without a header.
-	r = ts.do(t, "GET", u.RequestURI(), "Prefer", "odata.maxpagesize=3")
+	r = ts.Do(t, "GET", u.RequestURI(), "Prefer", "odata.maxpagesize=3")
 	if r.Status != 200 {
 		t.Fatalf("following the next link: status %d: %s", r.Status, r.Body)
 	}

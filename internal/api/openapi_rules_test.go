@@ -17,6 +17,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/openapi"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // contractOf loads the OpenAPI document b as loadContract loads the
@@ -75,7 +76,7 @@ func openAPIColumns(tb testing.TB, b []byte) (map[string]map[string]map[string]a
 // and responses of a token with rules fit its own document.
 func TestOpenAPIRules(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	get := func(t *testing.T, token string) []byte {
 		t.Helper()
 		r := ts.as(t, token, openapi.Path)
@@ -86,7 +87,7 @@ func TestOpenAPIRules(t *testing.T) {
 	}
 
 	t.Run("EveryScope", func(t *testing.T) {
-		every := ts.newToken(t, "every-scope", auth.Known, time.Time{})
+		every := ts.NewToken(t, "every-scope", auth.Known, time.Time{})
 		if !bytes.Equal(get(t, every), openapi.JSON()) {
 			t.Error("a token with every scope and no rules does not get the whole document")
 		}
@@ -158,7 +159,7 @@ func TestOpenAPIRules(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tok := ts.ruledToken(t, "openapi-"+tt.name, tt.rules)
+			tok := ts.RuledToken(t, "openapi-"+tt.name, tt.rules)
 			b := get(t, tok)
 			if !bytes.Equal(get(t, tok), b) {
 				t.Error("a second request gets another document")
@@ -209,7 +210,7 @@ func TestOpenAPIRules(t *testing.T) {
 	}
 
 	t.Run("RulesChange", func(t *testing.T) {
-		tok := ts.ruledToken(t, "openapi-change", dataset.Rules{Mask: []string{"client_email"}})
+		tok := ts.RuledToken(t, "openapi-change", dataset.Rules{Mask: []string{"client_email"}})
 		before, _ := openAPIColumns(t, get(t, tok))
 		if before["Client"]["client_email"]["x-masked"] != "email" {
 			t.Fatalf("client_email is not marked masked: %v", before["Client"]["client_email"])

@@ -29,6 +29,7 @@ import (
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/export"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/openapi"
 	"github.com/informe/informe/internal/pgserver/pgtest"
@@ -80,7 +81,7 @@ func (ts *testServer) send(tb testing.TB, method, target string, header ...strin
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	resp, err := client.Do(req)
+	resp, err := apitest.Client.Do(req)
 	if err != nil {
 		tb.Fatalf("%s %s: %v", method, target, err)
 	}
@@ -152,7 +153,7 @@ func (c *contract) checkResponse(tb testing.TB, x exchange) {
 	what := x.req.Method + " " + x.req.URL.RequestURI() + " → " + strconv.Itoa(x.Status)
 	mt := ""
 	if ct := x.Header.Get("Content-Type"); ct != "" {
-		mt = x.mediaType(tb)
+		mt = x.MediaType(tb)
 	}
 	if mt == "application/x-ndjson" && x.req.Method != http.MethodHead {
 		lines := bytes.SplitAfter(x.Body, []byte("\n"))
@@ -252,9 +253,9 @@ func (c *contract) checkComponent(tb testing.TB, name string, x exchange) {
 	_, errs := responses.ValidateResponseHeaders(x.req, x.httpResponse(x.Body), headers, x.req.URL.Path, strconv.Itoa(x.Status))
 	reportFindings(tb, what, dropHeaderCoercion(errs))
 	c.checkHeaders(tb, what, x, resp)
-	media := resp.Content.GetOrZero(x.mediaType(tb))
+	media := resp.Content.GetOrZero(x.MediaType(tb))
 	if media == nil {
-		tb.Fatalf("%s: media type %s is not documented", what, x.mediaType(tb))
+		tb.Fatalf("%s: media type %s is not documented", what, x.MediaType(tb))
 	}
 	c.checkBody(tb, what, media.Schema.Schema(), x.Body)
 }
@@ -292,10 +293,10 @@ func oaBasic(user, password string) string {
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	c := loadContract(t)
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	bearer := []string{"Authorization", "Bearer " + ts.Token}
-	reportOnly := ts.newToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
-	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	reportOnly := ts.NewToken(t, "report-only", []dataset.Scope{dataset.ReportRead}, time.Time{})
+	usersOnly := ts.NewToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
 
 	t.Run("OK", func(t *testing.T) {
 		for _, tt := range []struct {
@@ -360,7 +361,7 @@ func TestOpenAPI(t *testing.T) {
 				if x.Status != http.StatusOK {
 					t.Fatalf("status %d: %s", x.Status, x.Body)
 				}
-				if got := x.mediaType(t); got != tt.media {
+				if got := x.MediaType(t); got != tt.media {
 					t.Errorf("media type = %s, want %s", got, tt.media)
 				}
 				if ok, errs := c.checkRequest(x); !ok {
@@ -467,7 +468,7 @@ func TestOpenAPI(t *testing.T) {
 			{"UnknownColumn", "GET", "/users?columns=id,nope", bearer, 400, true},
 			{"RepeatedColumn", "GET", "/api/general-report/export?columns=task,task", bearer, 400, true},
 			{"NoToken", "GET", "/users", nil, 401, true},
-			{"BadToken", "GET", "/api/general-report", []string{"Authorization", "Bearer " + wellFormedToken()}, 401, false},
+			{"BadToken", "GET", "/api/general-report", []string{"Authorization", "Bearer " + apitest.WellFormedToken()}, 401, false},
 			{"BadBasic", "GET", "/api/general-report/export", []string{"Authorization", oaBasic("x", "nope")}, 401, false},
 			{"BadQueryToken", "GET", "/users?access_token=nope", nil, 401, false},
 			{"NoTokenDocument", "GET", openapi.Path, nil, 401, true},
@@ -530,7 +531,7 @@ func TestOpenAPI(t *testing.T) {
 	t.Run("Document", func(t *testing.T) {
 		// The whole document is for a token that reads everything (see
 		// TestOpenAPIRules for the others).
-		every := ts.newToken(t, "every-scope", auth.Known, time.Time{})
+		every := ts.NewToken(t, "every-scope", auth.Known, time.Time{})
 		x := ts.send(t, http.MethodGet, openapi.Path, "Authorization", "Bearer "+every)
 		if x.Status != http.StatusOK { // a 404 too: the document is routed, and must stay so
 			t.Fatalf("status %d: %s", x.Status, x.Body)
@@ -567,12 +568,12 @@ func TestOpenAPIServerErrors(t *testing.T) {
 
 	// A Server without its report store panics in the report handler.
 	broken := serve(t, &api.Server{Report: source.Report(report.Maintained), Tokens: auth.NewStore(pool), Metrics: metrics.New(pool)})
-	brokenToken := broken.newToken(t, "broken", nil, time.Time{})
+	brokenToken := broken.NewToken(t, "broken", nil, time.Time{})
 	storesDown := serve(t, &api.Server{
 		Data: postgres.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(pool), Metrics: metrics.New(pool),
 	})
-	downToken := storesDown.newToken(t, "down", nil, time.Time{})
+	downToken := storesDown.NewToken(t, "down", nil, time.Time{})
 	allDown := serve(t, &api.Server{
 		Data: postgres.NewStore(down), Report: source.Report(report.Maintained),
 		Tokens: auth.NewStore(down), Metrics: metrics.New(down),
@@ -590,7 +591,7 @@ func TestOpenAPIServerErrors(t *testing.T) {
 		{"UsersDown", storesDown, downToken, "/users", 503},
 		{"ReportDown", storesDown, downToken, "/api/general-report?format=xlsx", 503},
 		{"ExportDown", storesDown, downToken, "/api/general-report/export?format=ndjson", 503},
-		{"TokensDown", allDown, wellFormedToken(), "/users", 503},
+		{"TokensDown", allDown, apitest.WellFormedToken(), "/users", 503},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			x := tt.ts.send(t, http.MethodGet, tt.target, "Authorization", "Bearer "+tt.token)

@@ -1,28 +1,17 @@
 package api_test
 
 import (
-	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/fileexport"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/report"
 )
-
-// optionError is what a door answered about a query option: the status,
-// the reason, the option at fault and the position in its value.
-type optionError struct {
-	Status   int
-	Reason   string
-	Target   string
-	Position int
-}
 
 // TestOptionErrorsOnEveryDoor checks that a malformed $filter, $orderby,
 // $select or $expand is a 400, and valid OData that informe does not
@@ -37,13 +26,13 @@ func TestOptionErrorsOnEveryDoor(t *testing.T) {
 		get  func(t *testing.T, query string) optionError
 	}{
 		{"feed", func(t *testing.T, query string) optionError {
-			return odataOptionError(t, ts, "/odata/GeneralReport?"+query)
+			return optionError(apitest.ODataOptionError(t, ts.Server, "/odata/GeneralReport?"+query))
 		}},
 		{"json page", func(t *testing.T, query string) optionError {
-			return jsonOptionError(t, ts, "/api/general-report?"+query)
+			return optionError(apitest.JSONOptionError(t, ts.Server, "/api/general-report?"+query))
 		}},
 		{"csv export", func(t *testing.T, query string) optionError {
-			return jsonOptionError(t, ts, "/api/general-report/export?format=csv&"+query)
+			return optionError(apitest.JSONOptionError(t, ts.Server, "/api/general-report/export?format=csv&"+query))
 		}},
 		{"informe export", func(t *testing.T, query string) optionError {
 			return commandOptionError(t, source.Report(report.Maintained), query)
@@ -94,53 +83,16 @@ func TestOptionErrorsOnEveryDoor(t *testing.T) {
 		{"ExpandNoNavigation", "/odata/GeneralReport?$expand=Tasks", optionError{501, "unsupported_expand", "$expand", 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := odataOptionError(t, ts, tt.target); got != tt.want {
+			if got := optionError(apitest.ODataOptionError(t, ts.Server, tt.target)); got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}
 	for _, target := range []string{"/api/contracts/export?$expand=+1", "/api/general-report?$expand=Tasks"} {
-		if got, want := jsonOptionError(t, ts, target), (optionError{400, "feed_only", "$expand", 0}); got != want {
+		if got, want := optionError(apitest.JSONOptionError(t, ts.Server, target)), (optionError{400, "feed_only", "$expand", 0}); got != want {
 			t.Errorf("%s: got %+v, want %+v", target, got, want)
 		}
 	}
-}
-
-// odataOptionError returns the OData error the feed answers target with.
-func odataOptionError(t *testing.T, ts *testServer, target string) optionError {
-	t.Helper()
-	r := ts.get(t, target)
-	var e struct {
-		Error struct {
-			Code, Message, Target string
-			InnerError            struct {
-				Code     string
-				Position int
-			}
-		}
-	}
-	if err := json.Unmarshal(r.Body, &e); err != nil || e.Error.Message == "" {
-		t.Fatalf("%s: body %s, want an OData error", target, r.Body)
-	}
-	if got, want := e.Error.Code, strings.ReplaceAll(http.StatusText(r.Status), " ", ""); got != want {
-		t.Errorf("%s: code %q, want %q", target, got, want)
-	}
-	return optionError{r.Status, e.Error.InnerError.Code, e.Error.Target, e.Error.InnerError.Position}
-}
-
-// jsonOptionError returns the JSON error an API path answers target with.
-func jsonOptionError(t *testing.T, ts *testServer, target string) optionError {
-	t.Helper()
-	r := ts.get(t, target)
-	r.message(t) // the body's shape
-	var e struct {
-		Code, Target string
-		Position     int
-	}
-	if err := json.Unmarshal(r.Body, &e); err != nil {
-		t.Fatalf("%s: body %s: %v", target, r.Body, err)
-	}
-	return optionError{r.Status, e.Code, e.Target, e.Position}
 }
 
 // commandOptionError returns the error informe export gives for the

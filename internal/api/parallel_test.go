@@ -40,7 +40,7 @@ func partsServer(tb testing.TB, pool *pgxpool.Pool, parts int) *testServer {
 		Limits:  api.Limits{Limits: road.Limits{Exports: 4}, ExportParts: parts, ExportPartRows: 1},
 	})
 	ts.Pool = pool
-	ts.Token = ts.newToken(tb, fmt.Sprintf("all-%d", tokenSeq.Add(1)), nil, time.Time{})
+	ts.Token = ts.NewToken(tb, fmt.Sprintf("all-%d", tokenSeq.Add(1)), nil, time.Time{})
 	return ts
 }
 
@@ -94,7 +94,7 @@ func gatedExport(t *testing.T, ts *testServer, mon *pgx.Conn, format, logged str
 }
 
 // body returns r's body, gunzipped when it is gzip-encoded.
-func (r response) decoded(tb testing.TB) []byte {
+func decoded(tb testing.TB, r response) []byte {
 	tb.Helper()
 	if r.Header.Get("Content-Encoding") != "gzip" {
 		return r.Body
@@ -132,15 +132,15 @@ func TestParallelExportEqualsSingle(t *testing.T) {
 		for _, target := range targets {
 			for _, enc := range []string{"identity", "gzip"} {
 				t.Run(fmt.Sprintf("%d/%s/%s", parts, target, enc), func(t *testing.T) {
-					want := single.get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
-					got := ts.get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
+					want := single.Get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
+					got := ts.Get(t, "/api/general-report/export?"+target, "Accept-Encoding", enc)
 					if want.Status != http.StatusOK || got.Status != http.StatusOK {
 						t.Fatalf("status %d (one connection %d); body %.300s", got.Status, want.Status, got.Body)
 					}
 					if g, w := got.Header.Get("Content-Encoding"), want.Header.Get("Content-Encoding"); g != w {
 						t.Fatalf("Content-Encoding %q, through one connection %q", g, w)
 					}
-					g, w := got.decoded(t), want.decoded(t)
+					g, w := decoded(t, got), decoded(t, want)
 					if len(w) < 10<<10 {
 						t.Fatalf("the export is %d bytes: too small to prove anything", len(w))
 					}
@@ -192,8 +192,8 @@ func TestParallelFilteredExportEqualsSingle(t *testing.T) {
 	} {
 		t.Run(tt.target, func(t *testing.T) {
 			target := "/api/general-report/export?" + strings.ReplaceAll(strings.ReplaceAll(tt.target, " ", "%20"), "$", "%24")
-			want := single.get(t, target, "Accept-Encoding", "identity")
-			got := ts.get(t, target, "Accept-Encoding", "identity")
+			want := single.Get(t, target, "Accept-Encoding", "identity")
+			got := ts.Get(t, target, "Accept-Encoding", "identity")
 			if want.Status != http.StatusOK || got.Status != http.StatusOK {
 				t.Fatalf("status %d (one connection %d); body %.300s", got.Status, want.Status, got.Body)
 			}
@@ -248,7 +248,7 @@ func TestParallelExportSnapshot(t *testing.T) {
 				t.Parallel() // each on a database of its own
 				pool, mon := gatedDB(t)
 				target := gatedTarget + format
-				before := partsServer(t, pool, 1).get(t, target)
+				before := partsServer(t, pool, 1).Get(t, target)
 				if before.Status != http.StatusOK {
 					t.Fatalf("status %d; body %.300s", before.Status, before.Body)
 				}
@@ -269,7 +269,7 @@ func TestParallelExportSnapshot(t *testing.T) {
 				if r.err != nil || r.status != http.StatusOK {
 					t.Fatalf("status %d, %v", r.status, r.err)
 				}
-				if now := partsServer(t, pool, 1).get(t, target); bytes.Equal(now.Body, before.Body) {
+				if now := partsServer(t, pool, 1).Get(t, target); bytes.Equal(now.Body, before.Body) {
 					t.Fatal("the writes changed nothing the export reads: the test proves nothing")
 				}
 				if !bytes.Equal(r.body.Bytes(), before.Body) {
@@ -317,7 +317,7 @@ func TestParallelExportClientGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 4 { // every turn back: 4 exports of 3 parts in turn
-		if got := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
+		if got := ts.Get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
 			t.Fatalf("next export: status %d; body %s", got.Status, got.Body)
 		}
 	}
@@ -354,7 +354,7 @@ func TestParallelExportPartKilled(t *testing.T) {
 	if _, err := mon.Exec(context.Background(), "DELETE FROM api_test_gate"); err != nil {
 		t.Fatal(err)
 	}
-	if got := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
+	if got := ts.Get(t, "/api/general-report/export?format=csv&columns=contract_id"); got.Status != http.StatusOK {
 		t.Errorf("next export: status %d; body %s", got.Status, got.Body)
 	}
 }
@@ -375,8 +375,8 @@ func TestParallelExportXLSX(t *testing.T) {
 		gatedExport(t, ts, mon, "xlsx", `"msg":"request".*"format":"xlsx".*"parts":[2-9]`)
 		for _, target := range []string{"format=xlsx", "format=xlsx&columns=contract_id,task_code,process_role,task_end_date"} {
 			t.Run(fmt.Sprintf("%d/%s", parts, target), func(t *testing.T) {
-				want := single.get(t, "/api/general-report/export?"+target)
-				got := ts.get(t, "/api/general-report/export?"+target, "Accept-Encoding", "gzip")
+				want := single.Get(t, "/api/general-report/export?"+target)
+				got := ts.Get(t, "/api/general-report/export?"+target, "Accept-Encoding", "gzip")
 				if want.Status != http.StatusOK || got.Status != http.StatusOK {
 					t.Fatalf("status %d (one connection %d); body %.300s", got.Status, want.Status, got.Body)
 				}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // specColumns reads a field list of the API spec, copied into testdata.
@@ -143,11 +145,11 @@ var allRows = []string{
 // the status is 200.
 func (ts *testServer) getReport(tb testing.TB, query string) reportPage {
 	tb.Helper()
-	r := ts.get(tb, "/api/general-report"+query)
+	r := ts.Get(tb, "/api/general-report"+query)
 	if r.Status != http.StatusOK {
 		tb.Fatalf("GET %s: status = %d; body %s", query, r.Status, r.Body)
 	}
-	if got, want := r.mediaType(tb), "application/json"; got != want {
+	if got, want := r.MediaType(tb), "application/json"; got != want {
 		tb.Fatalf("Content-Type = %q, want %q", got, want)
 	}
 	return decodeReport(tb, r.Body)
@@ -155,7 +157,7 @@ func (ts *testServer) getReport(tb testing.TB, query string) reportPage {
 
 func TestReportFilters(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	client1 := []string{"1/1/T1", "1/1/T2", "1/2/T3", "2//"}
 	client2 := []string{"3/3/", "4/4/T4", "4/4/T5"}
 	client3 := []string{"5/5/T6", "6/6/T8", "6/6/T9", "6/7/T7"}
@@ -201,7 +203,7 @@ func TestReportFilters(t *testing.T) {
 		{"ClientAndRUT", "?client_id=1&rut=12345678-5", client1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, "/api/general-report"+tt.query)
+			r := ts.Get(t, "/api/general-report"+tt.query)
 			if r.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %s", r.Status, r.Body)
 			}
@@ -227,7 +229,7 @@ func TestReportFilters(t *testing.T) {
 
 func TestReportParameterErrors(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name  string
 		query string
@@ -276,8 +278,8 @@ func TestReportParameterErrors(t *testing.T) {
 		{"ErrMalformedQuery", "page=%zz", "query"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, "/api/general-report?"+tt.query)
-			r.wantError(t, http.StatusBadRequest, tt.param)
+			r := ts.Get(t, "/api/general-report?"+tt.query)
+			r.WantError(t, http.StatusBadRequest, tt.param)
 			if r.Header.Get("X-Request-Id") == "" {
 				t.Error("no X-Request-Id")
 			}
@@ -287,7 +289,7 @@ func TestReportParameterErrors(t *testing.T) {
 
 func TestReportPagination(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name        string
 		query       string
@@ -326,7 +328,7 @@ func TestReportPagination(t *testing.T) {
 		})
 	}
 	t.Run("PastTheEndExact", func(t *testing.T) {
-		r := ts.get(t, "/api/general-report?result_per_page=2&page=7")
+		r := ts.Get(t, "/api/general-report?result_per_page=2&page=7")
 		if got, want := string(r.Body), `{"data":[],"totalPages":6,"currentPage":7}`; got != want {
 			t.Errorf("body = %s, want %s", got, want)
 		}
@@ -385,7 +387,7 @@ var (
 
 func TestReportRows(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	p := ts.getReport(t, "")
 	cols := specColumns(t, "general-report-columns.txt")
 	if len(cols) != 74 {
@@ -546,12 +548,12 @@ func TestReportRows(t *testing.T) {
 
 func TestUsers(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	r := ts.get(t, "/users")
+	ts := newServer(t, pgtest.Fixture(t))
+	r := ts.Get(t, "/users")
 	if r.Status != http.StatusOK {
 		t.Fatalf("status = %d; body %s", r.Status, r.Body)
 	}
-	if got, want := r.mediaType(t), "application/json"; got != want {
+	if got, want := r.MediaType(t), "application/json"; got != want {
 		t.Errorf("Content-Type = %q, want %q", got, want)
 	}
 	want := `[` +
@@ -599,11 +601,11 @@ func TestUsers(t *testing.T) {
 	}
 
 	t.Run("Empty", func(t *testing.T) {
-		ts := newServer(t, fixtureDB(t))
+		ts := newServer(t, pgtest.Fixture(t))
 		if _, err := ts.Pool.Exec(t.Context(), "DELETE FROM users"); err != nil {
 			t.Fatal(err)
 		}
-		r := ts.get(t, "/users")
+		r := ts.Get(t, "/users")
 		if got, want := string(r.Body), `[]`; r.Status != 200 || got != want {
 			t.Errorf("status %d, body %s; want 200 %s", r.Status, got, want)
 		}

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // personalValues are the fixture's personal values, each of which a
@@ -23,20 +23,10 @@ var personalValues = []string{
 	"Docente", "Comerciante",
 }
 
-// ruledToken creates a token named name with every scope and rules r.
-func (ts *testServer) ruledToken(tb testing.TB, name string, r dataset.Rules) string {
-	tb.Helper()
-	tok, err := ts.Tokens.Create(context.Background(), name, nil, time.Time{}, auth.WithRules(&r))
-	if err != nil {
-		tb.Fatalf("create token %s: %v", name, err)
-	}
-	return tok
-}
-
 // as sends GET target with token.
 func (ts *testServer) as(tb testing.TB, token, target string) response {
 	tb.Helper()
-	return ts.do(tb, "GET", target, "Authorization", "Bearer "+token)
+	return ts.Do(tb, "GET", target, "Authorization", "Bearer "+token)
 }
 
 // ruleDoors are the paths of every door of every dataset, with its OData set,
@@ -57,8 +47,8 @@ func ruleDoors() []string {
 
 func TestRulesNoPersonalOnEveryDoor(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := ts.ruledToken(t, "no-personal", dataset.Rules{NoPersonal: true})
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := ts.RuledToken(t, "no-personal", dataset.Rules{NoPersonal: true})
 	for _, target := range ruleDoors() {
 		r := ts.as(t, tok, target)
 		if r.Status != 200 {
@@ -89,15 +79,15 @@ func TestRulesNoPersonalOnEveryDoor(t *testing.T) {
 	}
 	// The same token without rules sees them: the check above finds
 	// what it looks for.
-	if r := ts.get(t, "/api/clients/export?format=csv"); !bytes.Contains(r.Body, []byte("12.345.678-5")) {
+	if r := ts.Get(t, "/api/clients/export?format=csv"); !bytes.Contains(r.Body, []byte("12.345.678-5")) {
 		t.Fatalf("a token without rules does not see a client's RUT: %s", r.Body)
 	}
 }
 
 func TestRulesHiddenIsMissing(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := ts.ruledToken(t, "cols", dataset.Rules{Columns: []string{"contract_id", "code_contract", "client_id", "process_id", "task_id", "client_email"},
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := ts.RuledToken(t, "cols", dataset.Rules{Columns: []string{"contract_id", "code_contract", "client_id", "process_id", "task_id", "client_email"},
 		Mask: []string{"client_email"}})
 	for _, tt := range []struct {
 		name, hidden, missing string
@@ -136,8 +126,8 @@ func TestRulesHiddenIsMissing(t *testing.T) {
 
 func TestRulesMask(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := ts.ruledToken(t, "mask", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_phone", "first_name_client", "client_birth_date", "client_address", "rut", "email", "username"}})
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := ts.RuledToken(t, "mask", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_phone", "first_name_client", "client_birth_date", "client_address", "rut", "email", "username"}})
 	want := []string{"12.***.***-5", "m***@example.cl", "***22", "M***", "98.***.***-3", "17.***.***-k", "c***@informe.cl", "11.***.***-1"}
 	gone := []string{"12.345.678-5", "maria.gonzalez@example.cl", "+56911112222", "1980-02-29", "Irarrázaval", "carla@informe.cl", "11111111-1"}
 	for _, target := range []string{"/api/clients/export?format=csv", "/api/clients/export?format=json", "/api/clients/export?format=arrow",
@@ -170,8 +160,8 @@ func TestRulesMask(t *testing.T) {
 
 func TestRulesRows(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := ts.ruledToken(t, "rows", dataset.Rules{Rows: "client_id eq 1"})
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := ts.RuledToken(t, "rows", dataset.Rules{Rows: "client_id eq 1"})
 	for _, tt := range []struct {
 		target string
 		sql    string
@@ -224,8 +214,8 @@ func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestRulesMaxRows(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := ts.ruledToken(t, "max", dataset.Rules{MaxRows: 3})
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := ts.RuledToken(t, "max", dataset.Rules{MaxRows: 3})
 	for _, tt := range []struct {
 		target string
 		status int

@@ -10,6 +10,8 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/metrics"
@@ -24,8 +26,8 @@ import (
 // response body.
 func TestTokenLeaksNowhere(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	probe := wellFormedToken()
+	ts := newServer(t, pgtest.Fixture(t))
+	probe := apitest.WellFormedToken()
 	body := strings.TrimPrefix(probe, "informe_")
 	type request struct {
 		method, target string
@@ -84,7 +86,7 @@ func TestTokenLeaksNowhere(t *testing.T) {
 			if authorized && !slices.Contains(header, "Authorization") {
 				header = append([]string{"Authorization", "Bearer " + ts.Token}, header...)
 			}
-			resp := ts.do(t, r.method, r.target, header...)
+			resp := ts.Do(t, r.method, r.target, header...)
 			if resp.Status == 0 || resp.Status >= 500 && resp.Status != http.StatusNotImplemented {
 				t.Errorf("%s %s: status %d: %s", r.method, r.target, resp.Status, resp.Body)
 			}
@@ -112,8 +114,8 @@ func TestTokenLeaksNowhere(t *testing.T) {
 // only when it cannot be a token; otherwise the request gets a fresh id.
 func TestRequestIDNeverAToken(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	tok := wellFormedToken()
+	ts := newServer(t, pgtest.Fixture(t))
+	tok := apitest.WellFormedToken()
 	for _, tt := range []struct {
 		name, id string
 		echoed   bool
@@ -131,7 +133,7 @@ func TestRequestIDNeverAToken(t *testing.T) {
 		{"ReplacedBadCharacters", "a b", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.get(t, "/users", "X-Request-Id", tt.id)
+			r := ts.Get(t, "/users", "X-Request-Id", tt.id)
 			got := r.Header.Get("X-Request-Id")
 			if (got == tt.id) != tt.echoed || got == "" {
 				t.Errorf("X-Request-Id = %q, want echoed %v", got, tt.echoed)
@@ -149,7 +151,7 @@ func TestRequestIDNeverAToken(t *testing.T) {
 // do not, OData's and the others, under every method.
 func TestUnauthorizedIsTheSame(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	// shape is a 401 without what differs by request: its id and date.
 	shape := func(r response) string {
 		h := r.Header.Clone()
@@ -163,7 +165,7 @@ func TestUnauthorizedIsTheSame(t *testing.T) {
 	for _, path := range []string{"/users", "/nope", "/api/general-report", "/api/general-report/export",
 		"/openapi.json", "/odata", "/odata/", "/odata/$metadata", "/odata/GeneralReport", "/odata/nope", "/users/"} {
 		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
-			r := ts.do(t, method, path)
+			r := ts.Do(t, method, path)
 			if r.Status != http.StatusUnauthorized {
 				t.Errorf("%s %s: status %d, want 401", method, path, r.Status)
 				continue
@@ -190,7 +192,7 @@ func TestUnauthorizedIsTheSame(t *testing.T) {
 // be handed a next link to another host.
 func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	untrusted := newServer(t, pool)
 	server := func(proxies string) *testServer {
 		prefixes, err := api.ParseTrustedProxies(proxies)
@@ -219,7 +221,7 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 			if want == "" {
 				want = tt.ts.URL + "/odata"
 			}
-			r := tt.ts.do(t, "GET", "/odata/Users?access_token="+tt.ts.Token,
+			r := tt.ts.Do(t, "GET", "/odata/Users?access_token="+tt.ts.Token,
 				"X-Forwarded-Host", "evil.example", "X-Forwarded-Proto", "https", "Prefer", "odata.maxpagesize=1")
 			var p odataPage
 			if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != 200 {
@@ -238,7 +240,7 @@ func TestForwardedHeadersNeedTrustedProxy(t *testing.T) {
 // as if absent, and the links are the listener's.
 func TestForwardedHostValidated(t *testing.T) {
 	t.Parallel()
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	own := newServer(t, pool)
 	prefixes, err := api.ParseTrustedProxies("127.0.0.1")
 	if err != nil {
@@ -280,7 +282,7 @@ func TestForwardedHostValidated(t *testing.T) {
 			if want == "" {
 				want = ts.URL + "/odata"
 			}
-			r := ts.do(t, "GET", "/odata/Users", "Authorization", "Bearer "+ts.Token,
+			r := ts.Do(t, "GET", "/odata/Users", "Authorization", "Bearer "+ts.Token,
 				"X-Forwarded-Host", tt.host, "Prefer", "odata.maxpagesize=1")
 			var p odataPage
 			if err := json.Unmarshal(r.Body, &p); err != nil || r.Status != 200 {
@@ -329,7 +331,7 @@ func TestParseTrustedProxies(t *testing.T) {
 // server, and that the smaller refusals of the feed hold over HTTP.
 func TestODataUnsupportedNotAnError(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
+	ts := newServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, target string
 		header       []string
@@ -344,7 +346,7 @@ func TestODataUnsupportedNotAnError(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := "unsupported-" + strings.ToLower(tt.name)
-			r := ts.get(t, tt.target, append([]string{"X-Request-Id", id}, tt.header...)...)
+			r := ts.Get(t, tt.target, append([]string{"X-Request-Id", id}, tt.header...)...)
 			if r.Status != tt.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, tt.status, r.Body)
 			}

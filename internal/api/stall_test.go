@@ -164,7 +164,7 @@ func TestStallRule(t *testing.T) {
 			t.Parallel()
 			size := max(3*buffers, buffers+3*rate*int64(stall/time.Millisecond)/1000)
 			target := page(size)
-			want := ts.get(t, target, "Accept-Encoding", "identity")
+			want := ts.Get(t, target, "Accept-Encoding", "identity")
 			if want.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", want.Status, want.Body)
 			}
@@ -264,7 +264,7 @@ func TestStallMeasuredByProgress(t *testing.T) {
 			t.Parallel()
 			size := max(2*buffers, buffers+3*tt.rate*int64(stall/time.Second))
 			target := page(size)
-			want := ts.get(t, target, "Accept-Encoding", "identity")
+			want := ts.Get(t, target, "Accept-Encoding", "identity")
 			if want.Status != http.StatusOK {
 				t.Fatalf("status = %d; body %.300s", want.Status, want.Body)
 			}

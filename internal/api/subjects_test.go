@@ -119,7 +119,7 @@ func sweep(t *testing.T, ts *testServer, values []string, clientID int64) map[st
 		}
 	}
 	get := func(target string) []byte {
-		r := ts.get(t, target)
+		r := ts.Get(t, target)
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %.300s", target, r.Status, r.Body)
 		}
@@ -207,7 +207,7 @@ func TestBlockedSubjects(t *testing.T) {
 		"/odata/Processes?$filter=" + url.QueryEscape("Tasks/any(x: x/task_executor eq '"+userName+"')"),
 	}
 	matched := func(target string) int {
-		r := ts.get(t, target)
+		r := ts.Get(t, target)
 		if r.Status != 200 {
 			t.Fatalf("%s: %d %.300s", target, r.Status, r.Body)
 		}
@@ -227,7 +227,7 @@ func TestBlockedSubjects(t *testing.T) {
 		}
 	}
 	costs := func() string {
-		r := ts.get(t, "/api/contracts/export?format=csv&columns=costo_servicio")
+		r := ts.Get(t, "/api/contracts/export?format=csv&columns=costo_servicio")
 		recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
 		if err != nil {
 			t.Fatal(err)

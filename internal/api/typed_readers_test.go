@@ -59,7 +59,7 @@ func TestTypedReaders(t *testing.T) {
 	}
 	var modules string
 	for _, pkg := range []string{"@duckdb/node-api", "hyparquet", "apache-arrow"} {
-		path, ok := nodeModule(t, filepath.Join(pkg, "package.json"))
+		path, ok := testenv.NodeModule(t, filepath.Join(pkg, "package.json"))
 		if !ok {
 			testenv.Missing(t, "%s is not installed (scripts/ensure-node-tools installs it)", pkg)
 		}
@@ -77,7 +77,7 @@ func TestTypedReaders(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			dir := t.TempDir()
-			want := csvRows(t, one.get(t, tc.path+"?format=csv"), tc.cols)
+			want := csvRows(t, one.Get(t, tc.path+"?format=csv"), tc.cols)
 			if len(want) == 0 {
 				t.Fatal("the CSV export has no rows")
 			}
@@ -86,8 +86,8 @@ func TestTypedReaders(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := ts.get(t, tc.path+"?format="+format, "X-Request-Id", "typed-"+name)
-				if r.Status != http.StatusOK || r.mediaType(t) != f.ContentType() {
+				r := ts.Get(t, tc.path+"?format="+format, "X-Request-Id", "typed-"+name)
+				if r.Status != http.StatusOK || r.MediaType(t) != f.ContentType() {
 					t.Fatalf("%s: status %d, Content-Type %s: %.300s", name, r.Status, r.Header.Get("Content-Type"), r.Body)
 				}
 				if ce := r.Header.Get("Content-Encoding"); ce != "" {
@@ -99,7 +99,7 @@ func TestTypedReaders(t *testing.T) {
 				}
 				return path
 			}
-			csvBytes := len(one.get(t, tc.path+"?format=csv").Body)
+			csvBytes := len(one.Get(t, tc.path+"?format=csv").Body)
 			pq := save(three, "parquet", "export.parquet")
 			arrow1 := save(one, "arrow", "one.arrow")
 			arrow3 := save(three, "arrow", "three.arrow")

@@ -9,42 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/informe/informe/auth"
-	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
-	"github.com/informe/informe/internal/postgres"
-	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/web"
-	"github.com/informe/informe/metrics"
-	"github.com/informe/informe/report"
 )
-
-// newWebServer serves the API and the web page over pool, with a token
-// carrying every scope.
-func newWebServer(tb testing.TB, pool *pgxpool.Pool) *testServer {
-	tb.Helper()
-	site, err := web.New()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ts := serve(tb, &api.Server{
-		Data: postgres.NewStore(pool), Report: source.Report(report.Maintained),
-		Tokens:  auth.NewStore(pool),
-		Metrics: metrics.New(pool),
-		Site:    site,
-	})
-	ts.Pool = pool
-	ts.Token = ts.newToken(tb, "all", nil, time.Time{})
-	return ts
-}
 
 // TestPage checks that the page and its assets need no token, carry the
 // security headers, and that the assets are cached by their hashed names.
 func TestPage(t *testing.T) {
 	t.Parallel()
-	ts := newWebServer(t, fixtureDB(t))
+	ts := newWebServer(t, pgtest.Fixture(t))
 	for _, tt := range []struct {
 		name, lang, want string
 	}{
@@ -54,7 +29,7 @@ func TestPage(t *testing.T) {
 		{"Default", "", `lang="es"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.do(t, http.MethodGet, "/", "Accept-Language", tt.lang)
+			r := ts.Do(t, http.MethodGet, "/", "Accept-Language", tt.lang)
 			if r.Status != 200 || !strings.Contains(string(r.Body), tt.want) {
 				t.Fatalf("GET / = %d, want 200 with %s; body %.200s", r.Status, tt.want, r.Body)
 			}
@@ -79,13 +54,13 @@ func TestPage(t *testing.T) {
 		if !strings.Contains(web.ContentSecurityPolicy, "frame-ancestors 'none'") {
 			t.Error("CSP lacks frame-ancestors 'none'")
 		}
-		body := string(ts.do(t, http.MethodGet, "/").Body)
+		body := string(ts.Do(t, http.MethodGet, "/").Body)
 		if regexp.MustCompile(`<script>|<style|style="|\son[a-z]+=`).MatchString(body) {
 			t.Error("the page has inline script or style")
 		}
 	})
 	t.Run("Assets", func(t *testing.T) {
-		body := string(ts.do(t, http.MethodGet, "/").Body)
+		body := string(ts.Do(t, http.MethodGet, "/").Body)
 		refs := regexp.MustCompile(`/assets/[a-z]+\.[0-9a-f]{12}\.(json|js|css)`).FindAllString(body, -1)
 		slices.Sort(refs)
 		refs = slices.Compact(refs) // the catalogue is also preloaded
@@ -93,7 +68,7 @@ func TestPage(t *testing.T) {
 			t.Fatalf("asset references = %v, want script, style sheet and catalogue", refs)
 		}
 		for _, ref := range refs {
-			r := ts.do(t, http.MethodGet, ref)
+			r := ts.Do(t, http.MethodGet, ref)
 			if r.Status != 200 || len(r.Body) == 0 {
 				t.Fatalf("GET %s = %d", ref, r.Status)
 			}
@@ -104,13 +79,13 @@ func TestPage(t *testing.T) {
 				t.Errorf("%s lacks nosniff", ref)
 			}
 		}
-		ts.do(t, http.MethodGet, "/assets/app.000000000000.js").wantError(t, 404, "Not Found")
+		ts.Do(t, http.MethodGet, "/assets/app.000000000000.js").WantError(t, 404, "Not Found")
 	})
 	t.Run("AssetsCompressed", func(t *testing.T) {
-		ref := regexp.MustCompile(`/assets/app\.[0-9a-f]{12}\.js`).FindString(string(ts.do(t, http.MethodGet, "/").Body))
-		plain := ts.do(t, http.MethodGet, ref)
+		ref := regexp.MustCompile(`/assets/app\.[0-9a-f]{12}\.js`).FindString(string(ts.Do(t, http.MethodGet, "/").Body))
+		plain := ts.Do(t, http.MethodGet, ref)
 		for _, coding := range []string{"gzip", "zstd"} {
-			r := ts.do(t, http.MethodGet, ref, "Accept-Encoding", coding)
+			r := ts.Do(t, http.MethodGet, ref, "Accept-Encoding", coding)
 			if got := r.Header.Get("Content-Encoding"); got != coding || len(r.Body) >= len(plain.Body) || r.Header.Get("Vary") != "Accept-Encoding" {
 				t.Errorf("Accept-Encoding %s: Content-Encoding %q, %d bytes of %d, Vary %q", coding, got, len(r.Body), len(plain.Body), r.Header.Get("Vary"))
 			}
@@ -120,21 +95,21 @@ func TestPage(t *testing.T) {
 		}
 	})
 	t.Run("Icon", func(t *testing.T) {
-		r := ts.do(t, http.MethodGet, "/favicon.ico")
+		r := ts.Do(t, http.MethodGet, "/favicon.ico")
 		if r.Status != 200 || r.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(r.Body), "<svg") {
 			t.Errorf("GET /favicon.ico = %d %s %.40s", r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
 	})
 	t.Run("SignedOutSession", func(t *testing.T) {
 		// No 401 in the console of a page that loads signed out.
-		r := ts.do(t, http.MethodGet, "/web/session")
+		r := ts.Do(t, http.MethodGet, "/web/session")
 		if got, want := string(r.Body), `{"signed_in":false}`; r.Status != 200 || got != want {
 			t.Errorf("GET /web/session = %d %s, want 200 %s", r.Status, got, want)
 		}
 	})
 	t.Run("APIUnchanged", func(t *testing.T) {
-		ts.do(t, http.MethodGet, "/nope").wantError(t, 401, "Invalid Token")
-		ts.do(t, http.MethodGet, "/users").wantError(t, 401, "Invalid Token")
+		ts.Do(t, http.MethodGet, "/nope").WantError(t, 401, "Invalid Token")
+		ts.Do(t, http.MethodGet, "/users").WantError(t, 401, "Invalid Token")
 	})
 }
 
@@ -142,23 +117,23 @@ func TestPage(t *testing.T) {
 // / as any unknown path: 401 without a token.
 func TestPageAbsentWithoutSite(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, fixtureDB(t))
-	ts.do(t, http.MethodGet, "/").wantError(t, 401, "Invalid Token")
+	ts := newServer(t, pgtest.Fixture(t))
+	ts.Do(t, http.MethodGet, "/").WantError(t, 401, "Invalid Token")
 }
 
 // TestSignIn checks the sign-in endpoint's answers and its cookie, and that
 // informe takes the cookie like the header.
 func TestSignIn(t *testing.T) {
 	t.Parallel()
-	ts := newWebServer(t, fixtureDB(t))
+	ts := newWebServer(t, pgtest.Fixture(t))
 	ctx := context.Background()
-	expired := ts.newToken(t, "expired", nil, time.Now().Add(-time.Hour))
-	revoked := ts.newToken(t, "revoked", nil, time.Time{})
+	expired := ts.NewToken(t, "expired", nil, time.Now().Add(-time.Hour))
+	revoked := ts.NewToken(t, "revoked", nil, time.Time{})
 	if err := ts.Tokens.Revoke(ctx, "revoked"); err != nil {
 		t.Fatal(err)
 	}
-	usersOnly := ts.newToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
-	noScope := ts.newToken(t, "no-scope", nil, time.Time{})
+	usersOnly := ts.NewToken(t, "users-only", []dataset.Scope{dataset.UsersRead}, time.Time{})
+	noScope := ts.NewToken(t, "no-scope", nil, time.Time{})
 	if _, err := ts.Pool.Exec(ctx, "UPDATE api_tokens SET scopes = '{}' WHERE name = 'no-scope'"); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +147,7 @@ func TestSignIn(t *testing.T) {
 	}{
 		{"OK", `{"token":"` + ts.Token + `"}`, origin, 200, ""},
 		{"OKUsersOnly", `{"token":"` + usersOnly + `"}`, origin, 200, ""},
-		{"ErrUnknown", `{"token":"` + wellFormedToken() + `"}`, origin, 401, web.SignInMessage("unknown", "es")},
+		{"ErrUnknown", `{"token":"` + apitest.WellFormedToken() + `"}`, origin, 401, web.SignInMessage("unknown", "es")},
 		{"ErrGarbage", `{"token":"hello"}`, origin, 401, web.SignInMessage("unknown", "es")},
 		{"ErrExpired", `{"token":"` + expired + `","lang":"en"}`, origin, 401, web.SignInMessage("expired", "en")},
 		{"ErrRevoked", `{"token":"` + revoked + `"}`, origin, 401, web.SignInMessage("revoked", "es")},
@@ -183,9 +158,9 @@ func TestSignIn(t *testing.T) {
 		{"ErrNoOrigin", `{"token":"` + ts.Token + `"}`, nil, 403, web.SignInMessage("origin", "es")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := ts.post(t, "/web/sign-in", tt.body, tt.header...)
+			r := ts.Post(t, "/web/sign-in", tt.body, tt.header...)
 			if tt.status != 200 {
-				r.wantError(t, tt.status, tt.msg)
+				r.WantError(t, tt.status, tt.msg)
 				if r.Header.Get("Set-Cookie") != "" {
 					t.Error("a refused sign-in sets a cookie")
 				}
@@ -213,20 +188,20 @@ func TestSignIn(t *testing.T) {
 
 	cookie := []string{"Cookie", web.CookieName + "=" + ts.Token}
 	t.Run("CookieAuthenticates", func(t *testing.T) {
-		want := ts.get(t, "/api/general-report?format=csv&client_id=1")
-		got := ts.do(t, http.MethodGet, "/api/general-report?format=csv&client_id=1", cookie...)
+		want := ts.Get(t, "/api/general-report?format=csv&client_id=1")
+		got := ts.Do(t, http.MethodGet, "/api/general-report?format=csv&client_id=1", cookie...)
 		if got.Status != 200 || string(got.Body) != string(want.Body) {
 			t.Fatalf("with the cookie: %d %s, want %s", got.Status, got.Body, want.Body)
 		}
-		if r := ts.do(t, http.MethodGet, "/web/session", cookie...); r.Status != 200 || !strings.Contains(string(r.Body), `"name":"all"`) {
+		if r := ts.Do(t, http.MethodGet, "/web/session", cookie...); r.Status != 200 || !strings.Contains(string(r.Body), `"name":"all"`) {
 			t.Errorf("GET /web/session = %d %s", r.Status, r.Body)
 		}
 	})
 	t.Run("SessionSaysWhy", func(t *testing.T) {
 		for _, tt := range []struct{ token, reason, lang string }{
-			{expired, "expired", "en"}, {revoked, "revoked", "es"}, {wellFormedToken(), "unknown", "es"},
+			{expired, "expired", "en"}, {revoked, "revoked", "es"}, {apitest.WellFormedToken(), "unknown", "es"},
 		} {
-			r := ts.do(t, http.MethodGet, "/web/session", "Cookie", web.CookieName+"="+tt.token+"; "+web.LangCookie+"="+tt.lang)
+			r := ts.Do(t, http.MethodGet, "/web/session", "Cookie", web.CookieName+"="+tt.token+"; "+web.LangCookie+"="+tt.lang)
 			want := `{"signed_in":false,"reason":"` + tt.reason + `","message":"` + web.SignInMessage(tt.reason, tt.lang) + `"}`
 			if got := string(r.Body); r.Status != 200 || got != want {
 				t.Errorf("GET /web/session = %d %s, want 200 %s", r.Status, got, want)
@@ -234,21 +209,21 @@ func TestSignIn(t *testing.T) {
 		}
 	})
 	t.Run("CookieScopes", func(t *testing.T) {
-		ts.do(t, http.MethodGet, "/api/general-report", "Cookie", web.CookieName+"="+usersOnly).wantError(t, 403, "report:read")
+		ts.Do(t, http.MethodGet, "/api/general-report", "Cookie", web.CookieName+"="+usersOnly).WantError(t, 403, "report:read")
 	})
 	t.Run("BadCookieNoChallenge", func(t *testing.T) {
-		r := ts.do(t, http.MethodGet, "/users", "Cookie", web.CookieName+"="+revoked)
-		r.wantError(t, 401, "Invalid Token")
+		r := ts.Do(t, http.MethodGet, "/users", "Cookie", web.CookieName+"="+revoked)
+		r.WantError(t, 401, "Invalid Token")
 		if r.Header.Get("Www-Authenticate") != "" {
 			t.Error("a 401 to the page's cookie carries a challenge")
 		}
 	})
 	t.Run("HeaderWinsOverCookie", func(t *testing.T) {
-		ts.do(t, http.MethodGet, "/users", append([]string{"Authorization", "Bearer " + wellFormedToken()}, cookie...)...).wantError(t, 401, "Invalid Token")
+		ts.Do(t, http.MethodGet, "/users", append([]string{"Authorization", "Bearer " + apitest.WellFormedToken()}, cookie...)...).WantError(t, 401, "Invalid Token")
 	})
 	t.Run("SignOut", func(t *testing.T) {
-		ts.post(t, "/web/sign-out", "", "Origin", "https://evil.example").wantError(t, 403, web.SignInMessage("origin", "es"))
-		r := ts.post(t, "/web/sign-out", "", append([]string{"Origin", ts.URL}, cookie...)...)
+		ts.Post(t, "/web/sign-out", "", "Origin", "https://evil.example").WantError(t, 403, web.SignInMessage("origin", "es"))
+		r := ts.Post(t, "/web/sign-out", "", append([]string{"Origin", ts.URL}, cookie...)...)
 		if r.Status != 204 {
 			t.Fatalf("sign-out = %d %s", r.Status, r.Body)
 		}
@@ -263,17 +238,4 @@ func TestSignIn(t *testing.T) {
 			}
 		}
 	})
-}
-
-// post sends POST target with body and reads the whole response.
-func (ts *testServer) post(tb testing.TB, target, body string, header ...string) response {
-	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, ts.URL+target, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	return roundTrip(tb, req)
 }

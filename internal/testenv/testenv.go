@@ -8,6 +8,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,4 +25,29 @@ func Missing(tb testing.TB, format string, args ...any) {
 		tb.Fatalf("%s (CI=true: a missing dependency is a failure, not a skip)", msg)
 	}
 	tb.Skip(msg)
+}
+
+// NodeModule returns the path of file in the npm packages that
+// scripts/ensure-node-tools installs ($INFORME_NODE_MODULES, else its
+// default folder), reporting false when it is not there. Under CI=true a
+// missing package fails the test.
+func NodeModule(t testing.TB, file string) (string, bool) {
+	t.Helper()
+	dir := os.Getenv("INFORME_NODE_MODULES")
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		dir = filepath.Join(cache, "informe-node", "node_modules")
+	}
+	path := filepath.Join(dir, file)
+	if _, err := os.Stat(path); err != nil {
+		if CI() {
+			t.Fatalf("%s is not installed (scripts/ensure-node-tools installs it): %v", file, err)
+		}
+		t.Logf("%s is not installed (scripts/ensure-node-tools installs it): its checks are skipped", file)
+		return "", false
+	}
+	return path, true
 }

@@ -226,6 +226,19 @@ func Columns(tb testing.TB, pool *pgxpool.Pool, relation string) []string {
 	return names
 }
 
+// Fixture returns a pool on a fresh copy of the tests' small data set
+// ([postgres.LoadFixture]), whose every report row and user is known. The
+// database's sessions run in America/Santiago time, so that a door must
+// render times in UTC whatever the session's TimeZone.
+func Fixture(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	pool := NewFrom(tb, "api_fixture", postgres.LoadFixture)
+	if err := postgres.SetDatabaseTimeZone(context.Background(), pool, "America/Santiago"); err != nil {
+		tb.Fatal(err)
+	}
+	return pool
+}
+
 // SeededContracts is the number of contracts in the database [Seeded] copies.
 const SeededContracts = 2000
 

@@ -1,4 +1,4 @@
-package api_test
+package inbrowser_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/testenv"
 )
 
 // The page's conditions as analysts in Chile write them: numbers with
@@ -67,7 +69,7 @@ func (p *tab) wantRefused(t *testing.T, id, message string) {
 
 func testPageConditionsChile(t *testing.T) {
 	pool := pgtest.Seeded(t)
-	ts := newWebServer(t, pool)
+	ts := apitest.NewWebServer(t, pool)
 	costly := pgtest.Int(t, pool, "SELECT count(*) FROM contracts c JOIN services s ON s.id = c.service_id WHERE s.cost > 100000")
 	if costly == 0 || costly == pgtest.Int(t, pool, "SELECT count(*) FROM contracts") {
 		t.Fatalf("%d contracts cost more than 100000: the case proves nothing", costly)
@@ -113,7 +115,7 @@ func testPageConditionsChile(t *testing.T) {
 		p.signIn(t, ts.Token)
 		id := p.addCond(t, "last_name_client", "eq")
 		p.typeValue(t, id, "Nunez")
-		nunez := pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE "+spanishFold("last_name")+" = 'nunez'")
+		nunez := pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE "+apitest.SpanishFold("last_name")+" = 'nunez'")
 		if nunez == 0 {
 			t.Fatal("no Núñez among the clients: the case proves nothing")
 		}
@@ -125,25 +127,25 @@ func testPageConditionsChile(t *testing.T) {
 		p.wantCount(t, nunez)
 		id2 := p.addCond(t, "client_commune", "contains")
 		p.typeValue(t, id2, "valparaiso")
-		both := pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE "+spanishFold("last_name")+" = 'nunez' AND strpos("+spanishFold("commune")+", 'valparaiso') > 0")
+		both := pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE "+apitest.SpanishFold("last_name")+" = 'nunez' AND strpos("+apitest.SpanishFold("commune")+", 'valparaiso') > 0")
 		p.wantCount(t, both)
 		p.screen(t, "19-accents", "filters-title")
 		// The download and the feed give the same rows.
 		link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-		head := ts.do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
+		head := ts.Do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
 		if got := head.Header.Get("X-Total-Count"); got != strconv.FormatInt(both, 10) {
 			t.Errorf("the download %s counts %s rows, want %d", link, got, both)
 		}
 		odata := p.eval(t, `document.getElementById("c-odata").value`)
 		path := strings.TrimPrefix(odata, ts.URL)
 		q := path[strings.Index(path, "?"):]
-		r := ts.get(t, "/odata/Clients/$count"+q)
+		r := ts.Get(t, "/odata/Clients/$count"+q)
 		if strings.TrimSpace(string(r.Body)) != strconv.FormatInt(both, 10) {
 			t.Errorf("the OData URL %s counts %d %s, want %d", odata, r.Status, r.Body, both)
 		}
 		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#ds=clients&w=client_region~icontains~Nuble"))
 		p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
-		p.wantCount(t, pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE strpos("+spanishFold("region")+", 'nuble') > 0"))
+		p.wantCount(t, pgtest.Int(t, pool, "SELECT count(*) FROM clients WHERE strpos("+apitest.SpanishFold("region")+", 'nuble') > 0"))
 	})
 
 	t.Run("RelatedRows", func(t *testing.T) {
@@ -204,11 +206,11 @@ func testPageConditionsChile(t *testing.T) {
 // text of conditions that fold accents and speak of related rows: the
 // $filter M carries is the URL's, its quotes doubled.
 func testPageConditionsMParse(t *testing.T) {
-	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
+	parser, ok := testenv.NodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")
 	}
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	type text struct {
@@ -234,7 +236,7 @@ func testPageConditionsMParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", "../../scripts/check-m.d/parse.js", filepath.Dir(parser))
+	cmd := exec.Command("node", "../../../scripts/check-m.d/parse.js", filepath.Dir(parser))
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.CombinedOutput()
 	t.Logf("Power Query parser:\n%s", out)

@@ -1,4 +1,4 @@
-package api_test
+package inbrowser_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
@@ -47,7 +48,7 @@ var navigation = []string{
 // bytes.
 func TestSignInFirst(t *testing.T) {
 	t.Parallel()
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	const target = "/api/general-report/export?format=csv&$filter=client_id%20eq%201"
 	do := func(t *testing.T, path string, header ...string) *http.Response {
 		t.Helper()
@@ -77,7 +78,7 @@ func TestSignInFirst(t *testing.T) {
 			}
 		}
 	})
-	spec := func(t *testing.T, r response) {
+	spec := func(t *testing.T, r apitest.Response) {
 		t.Helper()
 		if r.Status != 401 || string(r.Body) != `{"message":"Invalid Token"}` {
 			t.Errorf("%d %s, want the spec's 401", r.Status, r.Body)
@@ -92,13 +93,13 @@ func TestSignInFirst(t *testing.T) {
 		{"ExcelFromWeb", []string{"User-Agent", "Microsoft Office Excel 2014", "Accept", "text/html, application/xhtml+xml, */*"}},
 		{"Fetch", []string{"Accept", "*/*", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Dest", "empty"}},
 		{"Frame", []string{"Accept", "text/html", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "iframe"}},
-		{"NavigationWithBearer", append([]string{"Authorization", "Bearer " + wellFormedToken()}, navigation...)},
+		{"NavigationWithBearer", append([]string{"Authorization", "Bearer " + apitest.WellFormedToken()}, navigation...)},
 		{"NavigationWithBasic", append([]string{"Authorization", "Basic dG9rZW46eA=="}, navigation...)},
 	} {
-		t.Run(tt.name, func(t *testing.T) { spec(t, ts.do(t, http.MethodGet, target, tt.header...)) })
+		t.Run(tt.name, func(t *testing.T) { spec(t, ts.Do(t, http.MethodGet, target, tt.header...)) })
 	}
 	t.Run("NavigationWithAccessToken", func(t *testing.T) {
-		spec(t, ts.do(t, http.MethodGet, target+"&access_token="+wellFormedToken(), navigation...))
+		spec(t, ts.Do(t, http.MethodGet, target+"&access_token="+apitest.WellFormedToken(), navigation...))
 	})
 	t.Run("HEAD", func(t *testing.T) {
 		if resp := do(t, target); resp.StatusCode != 401 {
@@ -118,8 +119,8 @@ func TestSignInFirst(t *testing.T) {
 		}
 	})
 	t.Run("WithoutPage", func(t *testing.T) {
-		api := newServer(t, pgtest.New(t))
-		spec(t, api.do(t, http.MethodGet, target, navigation...))
+		api := apitest.New(t, pgtest.New(t))
+		spec(t, api.Do(t, http.MethodGet, target, navigation...))
 	})
 }
 
@@ -128,7 +129,7 @@ func TestSignInFirst(t *testing.T) {
 // carry a code and their target, on the JSON paths and in OData's shape.
 func TestOptionErrorTargets(t *testing.T) {
 	t.Parallel()
-	ts := newServer(t, pgtest.New(t))
+	ts := apitest.New(t, pgtest.New(t))
 	long := "contract_id eq 1" + strings.Repeat(" or contract_id eq 1", 120)
 	for _, tt := range []struct {
 		name, query string
@@ -142,13 +143,13 @@ func TestOptionErrorTargets(t *testing.T) {
 		{"SelectSemicolon", "$select=task;contract_id", optionError{400, "malformed_query", "$select", 5}},
 	} {
 		t.Run(tt.name+"/feed", func(t *testing.T) {
-			if got := odataOptionError(t, ts, "/odata/GeneralReport?"+tt.query); got != tt.want {
+			if got := optionError(apitest.ODataOptionError(t, ts, "/odata/GeneralReport?"+tt.query)); got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 		for _, path := range []string{"/api/general-report?", "/api/general-report/export?format=csv&", "/api/contracts/export?"} {
 			t.Run(tt.name+path, func(t *testing.T) {
-				if got := jsonOptionError(t, ts, path+tt.query); got != tt.want {
+				if got := optionError(apitest.JSONOptionError(t, ts, path+tt.query)); got != tt.want {
 					t.Errorf("got %+v, want %+v", got, tt.want)
 				}
 			})
@@ -168,8 +169,8 @@ func flowShot(t *testing.T, p *tab, name, at string) {
 // download that reports its bytes and ends saying so; the arrow keys on the datasets keeping the
 // focus.
 func testPageFlows(t *testing.T) {
-	pool := fixtureDB(t)
-	ts := newWebServer(t, pool)
+	pool := pgtest.Fixture(t)
+	ts := apitest.NewWebServer(t, pool)
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	open := func(t *testing.T, frag string) {
@@ -264,7 +265,7 @@ func testPageFlows(t *testing.T) {
 	t.Run("Download", func(t *testing.T) {
 		open(t, "ds=services&format=csv")
 		link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-		want := ts.get(t, link)
+		want := ts.Get(t, link)
 		name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
 		if string(got) != string(want.Body) {
 			t.Errorf("downloaded %d bytes, the export has %d", len(got), len(want.Body))
@@ -315,7 +316,7 @@ func testPageFlows(t *testing.T) {
 		flowShot(t, p, "download-failed", "result-title")
 		restore()
 		link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-		want := ts.get(t, link)
+		want := ts.Get(t, link)
 		_, got := p.download(t, chromedp.Click(chromedp.ID("download-retry")))
 		if string(got) != string(want.Body) {
 			t.Errorf("the retried download has %d bytes, the export %d", len(got), len(want.Body))
@@ -335,8 +336,8 @@ const kbArrowDown = "\u0301"
 // signed in, gets the file; and that a link naming a dataset the token
 // cannot read says so.
 func testPageSignInReturns(t *testing.T) {
-	pool := fixtureDB(t)
-	ts := newWebServer(t, pool)
+	pool := pgtest.Fixture(t)
+	ts := apitest.NewWebServer(t, pool)
 	const target = "/api/services/export?format=csv&$filter=service%20ne%20'O''Higgins%20%26%20N%C3%BA%C3%B1ez'"
 	for _, lang := range []string{"es-CL", "en-US"} {
 		t.Run(lang, func(t *testing.T) {
@@ -349,7 +350,7 @@ func testPageSignInReturns(t *testing.T) {
 			}
 			flowShot(t, p, "sign-in-return-"+lang, "")
 			name, got := p.download(t, chromedp.SetValue(chromedp.ID("token"), ts.Token), chromedp.Click(chromedp.CSS("#sign-in-form button")))
-			if exp := ts.get(t, target); string(got) != string(exp.Body) {
+			if exp := ts.Get(t, target); string(got) != string(exp.Body) {
 				t.Errorf("after signing in got %d bytes, the export has %d", len(got), len(exp.Body))
 			}
 			if prefix := map[string]string{"es-CL": "servicios-", "en-US": "services-"}[lang]; !strings.HasPrefix(name, prefix) {
@@ -363,7 +364,7 @@ func testPageSignInReturns(t *testing.T) {
 
 	t.Run("DatasetNotReadable", func(t *testing.T) {
 		p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=users&w=name~eq~x&format=csv"})
-		p.signIn(t, ts.newToken(t, "report only", []dataset.Scope{dataset.ReportRead}, time.Time{}))
+		p.signIn(t, ts.NewToken(t, "report only", []dataset.Scope{dataset.ReportRead}, time.Time{}))
 		notice := p.text(t, "link-issues")
 		if !strings.Contains(notice, "«users»") || !strings.Contains(notice, "no existen o este token no puede leerlos") {
 			t.Errorf("the notice says %q", notice)
@@ -384,7 +385,7 @@ func testPageAppsScript(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "curl: %v", err)
 	}
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	if _, err := pool.Exec(context.Background(), `UPDATE services SET name = $1 WHERE id = 1`, awkward); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +400,7 @@ func testPageAppsScript(t *testing.T) {
 		}
 	}
 	tls := serveTLS(t, server(), pool)
-	ts := serve(t, server())
+	ts := apitest.Serve(t, server())
 	ts.Pool, ts.Token = pool, tls.Token
 	// Apps Script needs a public HTTPS address: on http://127.0.0.1 the
 	// page says why it is not offered.
@@ -479,7 +480,7 @@ console.log(JSON.stringify({asked, written, triggers}));
 			if err != nil {
 				t.Fatal(err)
 			}
-			if exp := ts.get(t, u.RequestURI()); string(body) != string(exp.Body) {
+			if exp := ts.Get(t, u.RequestURI()); string(body) != string(exp.Body) {
 				t.Errorf("curl got %d bytes, the export %s has %d", len(body), u.RequestURI(), len(exp.Body))
 			}
 			if got := u.Query().Get("$filter"); got != "service eq '"+strings.ReplaceAll(awkward, "'", "''")+"'" {

@@ -1,4 +1,4 @@
-package api_test
+package inbrowser_test
 
 import (
 	"bytes"
@@ -17,7 +17,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/xuri/excelize/v2"
 
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/report"
@@ -37,7 +39,7 @@ func testPageConnectTexts(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Missing(t, "curl: %v", err)
 	}
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	for _, q := range []string{
 		`UPDATE services SET name = $1 WHERE id = 1`,
 		`UPDATE processes SET caption = $1 WHERE id = 6`,
@@ -49,7 +51,7 @@ func testPageConnectTexts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts := newWebServer(t, pool)
+	ts := apitest.NewWebServer(t, pool)
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	for _, tt := range []struct {
@@ -121,7 +123,7 @@ func testPageConnectTexts(t *testing.T) {
 				t.Fatal(err)
 			}
 			link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-			if export := ts.get(t, link); export.Status != 200 || !bytes.Equal(got, export.Body) {
+			if export := ts.Get(t, link); export.Status != 200 || !bytes.Equal(got, export.Body) {
 				t.Errorf("curl wrote %d bytes; the export %s answers %d with %d", len(got), link, export.Status, len(export.Body))
 			}
 			rows, err := csv.NewReader(bytes.NewReader(got)).ReadAll()
@@ -136,7 +138,7 @@ func testPageConnectTexts(t *testing.T) {
 			p.choose(t, "format", "xlsx")
 			p.settled(t)
 			m := p.eval(t, `document.getElementById("c-m").value`)
-			book := ts.get(t, p.eval(t, `document.getElementById("download").getAttribute("href")`))
+			book := ts.Get(t, p.eval(t, `document.getElementById("download").getAttribute("href")`))
 			f, err := excelize.OpenReader(bytes.NewReader(book.Body))
 			if err != nil {
 				t.Fatalf("the XLSX export (%d): %v", book.Status, err)
@@ -154,7 +156,7 @@ func testPageConnectTexts(t *testing.T) {
 // the file holds 12500,5; with the comma delimiter the choice is disabled
 // and left out of every URL.
 func testPageDecimalComma(t *testing.T) {
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#ds=services&format=csv&delimiter=semicolon&decimal=comma"))
@@ -182,7 +184,7 @@ func testPageDecimalComma(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ts.get(t, link); !bytes.Equal(got, want.Body) || !bytes.Contains(got, []byte(";12500,5;")) {
+	if want := ts.Get(t, link); !bytes.Equal(got, want.Body) || !bytes.Contains(got, []byte(";12500,5;")) {
 		t.Errorf("curl wrote:\n%s\nthe export %s (%d):\n%s", got, link, want.Status, want.Body)
 	}
 
@@ -205,13 +207,13 @@ func testPageDecimalComma(t *testing.T) {
 // selection, as given by sh, then runs the schedule once: the file it
 // delivers holds the bytes of the page's own download of the selection.
 func testPageScheduleText(t *testing.T) {
-	pool := fixtureDB(t)
-	ts := newWebServer(t, pool)
+	pool := pgtest.Fixture(t)
+	ts := apitest.NewWebServer(t, pool)
 	if _, err := ts.Tokens.Create(context.Background(), "programa", []dataset.Scope{dataset.ReportRead}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "informe")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/informe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/informe").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	p := openTab(t, ts, tabOptions{})
@@ -245,7 +247,7 @@ func testPageScheduleText(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-	if export := ts.get(t, link); export.Status != 200 || !bytes.Equal(got, export.Body) {
+	if export := ts.Get(t, link); export.Status != 200 || !bytes.Equal(got, export.Body) {
 		t.Errorf("the schedule delivered %d bytes; the download %s answers %d with %d", len(got), link, export.Status, len(export.Body))
 	}
 }

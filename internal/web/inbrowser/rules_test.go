@@ -1,4 +1,4 @@
-package api_test
+package inbrowser_test
 
 import (
 	"encoding/json"
@@ -12,7 +12,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/informe/informe/auth"
+	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/dataset"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 )
 
 // personalColumns are the names of every column that holds personal data.
@@ -44,9 +46,9 @@ type pageSet struct {
 }
 
 // session returns /web/session signed in with token, and its body.
-func (ts *testServer) session(t *testing.T, token string) (pageSession, []byte) {
+func session(t *testing.T, ts *apitest.Server, token string) (pageSession, []byte) {
 	t.Helper()
-	r := ts.do(t, http.MethodGet, "/web/session", "Cookie", "informe_token="+token)
+	r := ts.Do(t, http.MethodGet, "/web/session", "Cookie", "informe_token="+token)
 	var s pageSession
 	if r.Status != http.StatusOK {
 		t.Fatalf("/web/session: %d %s", r.Status, r.Body)
@@ -64,11 +66,11 @@ func (ts *testServer) session(t *testing.T, token string) (pageSession, []byte) 
 // column listed with its mask, and the filter on it gone.
 func TestPageSessionRules(t *testing.T) {
 	t.Parallel()
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	personal := personalColumns()
 
 	t.Run("NoRules", func(t *testing.T) {
-		s, _ := ts.session(t, ts.Token)
+		s, _ := session(t, ts, ts.Token)
 		var want []*dataset.Dataset
 		for _, d := range dataset.All {
 			if slices.Contains(auth.Scopes, d.Scope) {
@@ -93,7 +95,7 @@ func TestPageSessionRules(t *testing.T) {
 	})
 
 	t.Run("ReportOnly", func(t *testing.T) {
-		s, _ := ts.session(t, ts.newToken(t, "report only", []dataset.Scope{dataset.ReportRead}, time.Time{}))
+		s, _ := session(t, ts, ts.NewToken(t, "report only", []dataset.Scope{dataset.ReportRead}, time.Time{}))
 		for _, d := range s.Datasets {
 			if d.Source == "users" || d.Source == "audit" {
 				t.Errorf("a report:read token is offered %s", d.Source)
@@ -102,7 +104,7 @@ func TestPageSessionRules(t *testing.T) {
 	})
 
 	t.Run("NoPersonal", func(t *testing.T) {
-		s, body := ts.session(t, ts.ruledToken(t, "sin datos personales", dataset.Rules{NoPersonal: true}))
+		s, body := session(t, ts, ts.RuledToken(t, "sin datos personales", dataset.Rules{NoPersonal: true}))
 		if len(s.Datasets) == 0 {
 			t.Fatalf("no dataset: %s", body)
 		}
@@ -128,9 +130,9 @@ func TestPageSessionRules(t *testing.T) {
 	})
 
 	t.Run("Masked", func(t *testing.T) {
-		tok := ts.ruledToken(t, "enmascarado", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_birth_date"}})
-		s, body := ts.session(t, tok)
-		signIn := ts.post(t, "/web/sign-in", `{"token": "`+tok+`"}`, "Origin", ts.URL)
+		tok := ts.RuledToken(t, "enmascarado", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_birth_date"}})
+		s, body := session(t, ts, tok)
+		signIn := ts.Post(t, "/web/sign-in", `{"token": "`+tok+`"}`, "Origin", ts.URL)
 		if signIn.Status != http.StatusOK || string(signIn.Body) != string(body) {
 			t.Errorf("signing in says %d %s, the session %s", signIn.Status, signIn.Body, body)
 		}
@@ -157,11 +159,11 @@ func TestPageSessionRules(t *testing.T) {
 // are masked, the preview shows them masked, and no condition or filter
 // is offered on them.
 func testPageInBrowserRules(t *testing.T) {
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	personal := personalColumns()
 
 	t.Run("NoPersonal", func(t *testing.T) {
-		tok := ts.ruledToken(t, "sin datos personales", dataset.Rules{NoPersonal: true})
+		tok := ts.RuledToken(t, "sin datos personales", dataset.Rules{NoPersonal: true})
 		p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=report&cols=contract_id,client_rut,no_such_column&format=csv"})
 		p.signIn(t, tok)
 		notice := p.text(t, "link-issues")
@@ -201,7 +203,7 @@ func testPageInBrowserRules(t *testing.T) {
 	})
 
 	t.Run("Masked", func(t *testing.T) {
-		tok := ts.ruledToken(t, "enmascarado", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_birth_date"}})
+		tok := ts.RuledToken(t, "enmascarado", dataset.Rules{Mask: []string{"client_rut", "client_email", "client_birth_date"}})
 		cols := "client_id,client_rut,first_name_client,client_email,client_birth_date,client_commune"
 		p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=clients&cols=" + cols + "&w=client_rut~eq~12.345.678-5&format=csv"})
 		p.signIn(t, tok)

@@ -1,4 +1,4 @@
-package api_test
+package inbrowser_test
 
 import (
 	"bytes"
@@ -27,7 +27,9 @@ import (
 
 	"github.com/informe/informe/auth"
 	"github.com/informe/informe/internal/api"
+	"github.com/informe/informe/internal/api/apitest"
 	ibrowser "github.com/informe/informe/internal/browser"
+	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
 	"github.com/informe/informe/internal/testenv"
@@ -36,13 +38,13 @@ import (
 	"github.com/informe/informe/report"
 )
 
-var screenshots = flag.String("screenshots", "", "save the browser tests' screenshots in this folder (docs/screenshots: ../../docs/screenshots)")
+var screenshots = flag.String("screenshots", "", "save the browser tests' screenshots in this folder (docs/screenshots: ../../../docs/screenshots)")
 
 // tab is a browser tab on the web page, with its downloads folder.
 type tab struct {
 	ctx       context.Context
 	downloads string
-	ts        *testServer
+	ts        *apitest.Server
 	axe       string // axe-core's script, "" when not installed
 }
 
@@ -59,7 +61,7 @@ type tabOptions struct {
 // openTab starts Chromium on the page of ts (in a test of [TestBrowser]).
 // Without a Chromium the test is skipped (failed under CI=true);
 // scripts/test installs one.
-func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
+func openTab(t *testing.T, ts *apitest.Server, o tabOptions) *tab {
 	t.Helper()
 	if _, err := ibrowser.Path(); err != nil {
 		testenv.Missing(t, "%v", err)
@@ -81,7 +83,7 @@ func openTab(t *testing.T, ts *testServer, o tabOptions) *tab {
 	}
 	t.Cleanup(cancel)
 	p := &tab{ctx: ctx, downloads: dl, ts: ts}
-	if path, ok := nodeModule(t, "axe-core/axe.min.js"); ok {
+	if path, ok := testenv.NodeModule(t, "axe-core/axe.min.js"); ok {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -127,31 +129,6 @@ func (s *browserSet) close() {
 	for _, b := range s.started {
 		b.Close()
 	}
-}
-
-// nodeModule returns the path of file in the npm packages that
-// scripts/ensure-node-tools installs ($INFORME_NODE_MODULES, else its
-// default folder), reporting false when it is not there. Under CI=true a
-// missing package fails the test.
-func nodeModule(t *testing.T, file string) (string, bool) {
-	t.Helper()
-	dir := os.Getenv("INFORME_NODE_MODULES")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		dir = filepath.Join(cache, "informe-node", "node_modules")
-	}
-	path := filepath.Join(dir, file)
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (scripts/ensure-node-tools installs it): %v", file, err)
-		}
-		t.Logf("%s is not installed (scripts/ensure-node-tools installs it): its checks are skipped", file)
-		return "", false
-	}
-	return path, true
 }
 
 // do runs the actions, failing the test on error, each step bounded.
@@ -344,28 +321,28 @@ var datedFile = regexp.MustCompile(`^informe-general-cliente-1-\d{4}-\d{2}-\d{2}
 // with why); English; signing out, which forgets the choice. Every screen
 // is checked with axe-core.
 func testPageInBrowser(t *testing.T) {
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	// A value that would run if the page rendered data as HTML.
 	if _, err := pool.Exec(context.Background(),
 		`UPDATE clients SET first_name = '<script>window.pwned=1</script><img src=x onerror="window.pwned=1">' WHERE id = 1`); err != nil {
 		t.Fatal(err)
 	}
-	ts := newWebServer(t, pool)
+	ts := apitest.NewWebServer(t, pool)
 	// Ticked in this order, not the report's.
 	ticked := []string{"code_contract", "task_end_date", "costo_servicio", "contract_id", "first_name_client"}
 	labels := "Código de contrato,Término de la tarea,Costo del servicio,N° de contrato,Primer nombre del cliente"
 	query := "columns=" + strings.Join(ticked, ",") + "&client_id=1"
-	export := ts.get(t, "/api/general-report/export?format=csv&"+query+"&header=labels&lang=es")
+	export := ts.Get(t, "/api/general-report/export?format=csv&"+query+"&header=labels&lang=es")
 	if export.Status != 200 {
 		t.Fatalf("export: %d %s", export.Status, export.Body)
 	}
 	var want struct {
 		Data []map[string]string `json:"data"`
 	}
-	if err := json.Unmarshal(ts.get(t, "/api/general-report?result_per_page=20&"+query).Body, &want); err != nil {
+	if err := json.Unmarshal(ts.Get(t, "/api/general-report?result_per_page=20&"+query).Body, &want); err != nil {
 		t.Fatal(err)
 	}
-	total := ts.do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token).Header.Get("X-Total-Count")
+	total := ts.Do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token).Header.Get("X-Total-Count")
 
 	t.Run("Mouse", func(t *testing.T) {
 		p := openTab(t, ts, tabOptions{})
@@ -373,7 +350,7 @@ func testPageInBrowser(t *testing.T) {
 		p.screen(t, "01-sign-in", "")
 
 		// A wrong token gets its message.
-		p.do(t, chromedp.SetValue(chromedp.ID("token"), wellFormedToken()), chromedp.Click(chromedp.CSS("#sign-in-form button")))
+		p.do(t, chromedp.SetValue(chromedp.ID("token"), apitest.WellFormedToken()), chromedp.Click(chromedp.CSS("#sign-in-form button")))
 		p.wait(t, `document.getElementById("sign-in-error").textContent !== ""`)
 		if got, want := p.text(t, "sign-in-error"), web.SignInMessage("unknown", "es"); got != want {
 			t.Errorf("wrong token message = %q, want %q", got, want)
@@ -465,7 +442,7 @@ func testPageInBrowser(t *testing.T) {
 		p.choose(t, "format", "json")
 		p.settled(t)
 		name, got = p.download(t, chromedp.Click(chromedp.ID("download")))
-		if want := ts.get(t, "/api/general-report/export?format=json&"+query); string(got) != string(want.Body) {
+		if want := ts.Get(t, "/api/general-report/export?format=json&"+query); string(got) != string(want.Body) {
 			t.Errorf("JSON download:\n%s\nwant:\n%s", got, want.Body)
 		}
 		if !datedFile.MatchString(name) {
@@ -561,7 +538,7 @@ func testPageInBrowser(t *testing.T) {
 		p.wait(t, `document.getElementById("download").getAttribute("href").includes("columns=contract_id,code_contract&client_id=1") && document.getElementById("download").getAttribute("aria-disabled") === "false"`)
 		p.tabTo(t, "download")
 		_, got := p.download(t, chromedp.KeyEvent("\r"))
-		want := ts.get(t, "/api/general-report/export?format=csv&columns=contract_id,code_contract&client_id=1&header=labels&lang=es")
+		want := ts.Get(t, "/api/general-report/export?format=csv&columns=contract_id,code_contract&client_id=1&header=labels&lang=es")
 		if string(got) != string(want.Body) {
 			t.Errorf("downloaded by keyboard:\n%s\nwant:\n%s", got, want.Body)
 		}
@@ -599,10 +576,10 @@ func testPageInBrowser(t *testing.T) {
 // that ended in a month, as XLSX, chosen by mouse, count and download
 // equal to the API's export with the same $filter.
 func testPageMonthAsXLSX(t *testing.T) {
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	const filter = "task_end_date ge 2024-03-01 and task_end_date lt 2024-04-01 and task_status eq 'En Curso'"
 	query := "format=xlsx&columns=task,task_end_date,contract_id&" + url.Values{"$filter": {filter}}.Encode() + "&header=labels&lang=es"
-	head := ts.do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token)
+	head := ts.Do(t, http.MethodHead, "/api/general-report/export?"+query, "Authorization", "Bearer "+ts.Token)
 	if head.Status != 200 || head.Header.Get("X-Total-Count") == "0" {
 		t.Fatalf("HEAD of the export: %d, %s rows: the case proves nothing", head.Status, head.Header.Get("X-Total-Count"))
 	}
@@ -631,7 +608,7 @@ func testPageMonthAsXLSX(t *testing.T) {
 	if !strings.HasSuffix(name, ".xlsx") || !strings.HasPrefix(name, "informe-general-") {
 		t.Errorf("downloaded as %q", name)
 	}
-	want := ts.get(t, "/api/general-report/export?"+query)
+	want := ts.Get(t, "/api/general-report/export?"+query)
 	if len(got) == 0 || len(got) != len(want.Body) {
 		t.Errorf("downloaded %d bytes, the export has %d", len(got), len(want.Body))
 	}
@@ -645,7 +622,7 @@ func testPageMonthAsXLSX(t *testing.T) {
 // the page is not replaced, and that the choice is there again after
 // signing in.
 func testPageSessionEnds(t *testing.T) {
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	ctx := context.Background()
 	for _, tt := range []struct {
 		reason string
@@ -663,7 +640,7 @@ func testPageSessionEnds(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.reason, func(t *testing.T) {
-			tok := ts.newToken(t, tt.reason, nil, time.Time{})
+			tok := ts.NewToken(t, tt.reason, nil, time.Time{})
 			p := openTab(t, ts, tabOptions{url: ts.URL + "/#ds=report&cols=task,contract_id&client_id=3&format=xlsx"})
 			p.signIn(t, tok)
 			if got := p.eval(t, `document.getElementById("download").getAttribute("href")`); got != "/api/general-report/export?format=xlsx&columns=task,contract_id&client_id=3&header=labels&lang=es" {
@@ -689,7 +666,7 @@ func testPageSessionEnds(t *testing.T) {
 // (resolved to the test server, with its self-signed certificate), offers
 // the formula, its URL at that address.
 func testPageImportDataHTTPS(t *testing.T) {
-	pool := fixtureDB(t)
+	pool := pgtest.Fixture(t)
 	site, err := web.New()
 	if err != nil {
 		t.Fatal(err)
@@ -717,16 +694,16 @@ func testPageImportDataHTTPS(t *testing.T) {
 
 // serveTLS serves s over HTTPS (a self-signed certificate), with a token
 // carrying every scope.
-func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *testServer {
+func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *apitest.Server {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &apitest.LogBuffer{}
 	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	hs := httptest.NewUnstartedServer(s.Handler())
 	hs.Config.ConnContext = api.ConnContext
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
-	ts := &testServer{URL: hs.URL, Tokens: s.Tokens, Logs: logs, Pool: pool}
-	ts.Token = ts.newToken(t, "all", nil, time.Time{})
+	ts := &apitest.Server{URL: hs.URL, Tokens: s.Tokens, Logs: logs, Pool: pool}
+	ts.Token = ts.NewToken(t, "all", nil, time.Time{})
 	return ts
 }
 
@@ -735,11 +712,11 @@ func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *testServer {
 // npm): CSV with each header choice and delimiter, XLSX, and filter values
 // with quotes, which M doubles.
 func testPageMParses(t *testing.T) {
-	parser, ok := nodeModule(t, "@microsoft/powerquery-parser/package.json")
+	parser, ok := testenv.NodeModule(t, "@microsoft/powerquery-parser/package.json")
 	if !ok {
 		t.Skip("no Power Query parser")
 	}
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	type text struct {
@@ -773,7 +750,7 @@ func testPageMParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", "../../scripts/check-m.d/parse.js", filepath.Dir(parser))
+	cmd := exec.Command("node", "../../../scripts/check-m.d/parse.js", filepath.Dir(parser))
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.CombinedOutput()
 	t.Logf("Power Query parser:\n%s", out)
@@ -787,7 +764,7 @@ func testPageMParses(t *testing.T) {
 // export's, and its download is the export's bytes; the general report
 // says that its costs repeat on each task row.
 func testPageGrains(t *testing.T) {
-	ts := newWebServer(t, fixtureDB(t))
+	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
 	p.wait(t, `document.getElementById("ds-report") !== null && document.body.dataset.loading === "false"`)
@@ -800,7 +777,7 @@ func testPageGrains(t *testing.T) {
 			href := "/api/" + ds + "/export?"
 			p.wait(t, fmt.Sprintf(`document.getElementById("download").getAttribute("href").startsWith(%q) && document.body.dataset.loading === "false"`, href))
 			link := p.eval(t, `document.getElementById("download").getAttribute("href")`)
-			head := ts.do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
+			head := ts.Do(t, http.MethodHead, link, "Authorization", "Bearer "+ts.Token)
 			n := head.Header.Get("X-Total-Count")
 			if head.Status != http.StatusOK || n == "" || n == "0" {
 				t.Fatalf("HEAD %s: %d, %s rows: the case proves nothing", link, head.Status, n)
@@ -811,7 +788,7 @@ func testPageGrains(t *testing.T) {
 			}
 			p.screen(t, "17-grain-"+ds, "ds-title")
 			name, got := p.download(t, chromedp.Click(chromedp.ID("download")))
-			want := ts.get(t, link)
+			want := ts.Get(t, link)
 			if !strings.HasPrefix(name, map[string]string{"contracts": "contratos", "processes": "procesos", "tasks": "tareas"}[ds]) || !bytes.Equal(got, want.Body) {
 				t.Errorf("downloaded %q, %d bytes; the export %s has %d", name, len(got), link, len(want.Body))
 			}
