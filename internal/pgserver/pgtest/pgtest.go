@@ -89,7 +89,7 @@ type cluster interface {
 // tmpfs this process may write to, else the temporary folder ("").
 // Ext4 finds a free inode slowly among many recently removed ones, and
 // the tests make and remove hundreds of thousands of files: in memory,
-// the suite spends about a fifth less CPU.
+// the suite spends about a tenth less CPU.
 func memoryDir() string {
 	const shm = "/dev/shm"
 	var fs unix.Statfs_t
