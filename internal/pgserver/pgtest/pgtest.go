@@ -86,18 +86,25 @@ type cluster interface {
 }
 
 // memoryDir is where [Start] makes its folder: /dev/shm when it is a
-// tmpfs this process may write to, else the temporary folder ("").
+// tmpfs this process may write to with at least [memoryFree] free (a
+// container's is often 64 MiB), else the temporary folder ("").
 // Ext4 finds a free inode slowly among many recently removed ones, and
 // the tests make and remove hundreds of thousands of files: in memory,
 // the suite spends about a tenth less CPU.
 func memoryDir() string {
 	const shm = "/dev/shm"
 	var fs unix.Statfs_t
-	if err := unix.Statfs(shm, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shm, unix.W_OK) != nil {
+	if err := unix.Statfs(shm, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || unix.Access(shm, unix.W_OK) != nil ||
+		fs.Bavail*uint64(fs.Bsize) < memoryFree {
 		return ""
 	}
 	return shm
 }
+
+// memoryFree is the room [memoryDir] asks of /dev/shm: the templates, the
+// tests' databases at once, and PostgreSQL's write-ahead log between
+// checkpoints (max_wal_size, 1 GB by default).
+const memoryFree = 4 << 30
 
 // sharedServer is a server named by $INFORME_TEST_POSTGRES.
 type sharedServer struct{ maintenance *url.URL }
