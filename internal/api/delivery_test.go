@@ -594,15 +594,8 @@ func (ts *testServer) getWithin(tb testing.TB, d time.Duration, target string, h
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+target, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+ts.Token)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	resp, err := apitest.Client.Do(req)
+	req := apitest.NewRequest(tb, http.MethodGet, ts.URL+target, nil, append([]string{"Authorization", "Bearer " + ts.Token}, header...)...)
+	resp, err := apitest.Client.Do(req.WithContext(ctx))
 	if err != nil {
 		tb.Fatalf("GET %s: no answer within %v: %v", target, d, err)
 	}

@@ -74,13 +74,7 @@ type exchange struct {
 // whole response.
 func (ts *testServer) send(tb testing.TB, method, target string, header ...string) exchange {
 	tb.Helper()
-	req, err := http.NewRequest(method, ts.URL+target, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
+	req := apitest.NewRequest(tb, method, ts.URL+target, nil, header...)
 	resp, err := apitest.Client.Do(req)
 	if err != nil {
 		tb.Fatalf("%s %s: %v", method, target, err)

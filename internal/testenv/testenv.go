@@ -31,8 +31,8 @@ func Missing(tb testing.TB, format string, args ...any) {
 // scripts/ensure-node-tools installs ($INFORME_NODE_MODULES, else its
 // default folder), reporting false when it is not there. Under CI=true a
 // missing package fails the test.
-func NodeModule(t testing.TB, file string) (string, bool) {
-	t.Helper()
+func NodeModule(tb testing.TB, file string) (string, bool) {
+	tb.Helper()
 	dir := os.Getenv("INFORME_NODE_MODULES")
 	if dir == "" {
 		cache, err := os.UserCacheDir()
@@ -44,9 +44,9 @@ func NodeModule(t testing.TB, file string) (string, bool) {
 	path := filepath.Join(dir, file)
 	if _, err := os.Stat(path); err != nil {
 		if CI() {
-			t.Fatalf("%s is not installed (scripts/ensure-node-tools installs it): %v", file, err)
+			tb.Fatalf("%s is not installed (scripts/ensure-node-tools installs it): %v", file, err)
 		}
-		t.Logf("%s is not installed (scripts/ensure-node-tools installs it): its checks are skipped", file)
+		tb.Logf("%s is not installed (scripts/ensure-node-tools installs it): its checks are skipped", file)
 		return "", false
 	}
 	return path, true

@@ -90,6 +90,19 @@ func Serve(tb testing.TB, s *api.Server) *Server {
 // ServeOn is [Serve] with the listener wrapped by wrap, unless it is nil.
 func ServeOn(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener) *Server {
 	tb.Helper()
+	return start(tb, s, wrap, (*httptest.Server).Start)
+}
+
+// ServeTLS is [Serve] over HTTPS, with httptest's self-signed certificate.
+func ServeTLS(tb testing.TB, s *api.Server) *Server {
+	tb.Helper()
+	return start(tb, s, nil, (*httptest.Server).StartTLS)
+}
+
+// start serves s, its listener wrapped by wrap unless it is nil, started
+// by how, until the test ends.
+func start(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener, how func(*httptest.Server)) *Server {
+	tb.Helper()
 	logs := &LogBuffer{}
 	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	hs := httptest.NewUnstartedServer(s.Handler())
@@ -97,14 +110,16 @@ func ServeOn(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener)
 		hs.Listener = wrap(hs.Listener)
 	}
 	hs.Config.ConnContext = api.ConnContext
-	hs.Start()
+	how(hs)
 	tb.Cleanup(hs.Close)
 	return &Server{URL: hs.URL, Tokens: s.Tokens, Logs: logs}
 }
 
-func (ts *Server) NewToken(tb testing.TB, name string, scopes []dataset.Scope, expires time.Time) string {
+// NewToken creates a token named name with scopes (nil: the default ones)
+// and opts, expiring at expires (zero: never).
+func (ts *Server) NewToken(tb testing.TB, name string, scopes []dataset.Scope, expires time.Time, opts ...auth.Option) string {
 	tb.Helper()
-	tok, err := ts.Tokens.Create(context.Background(), name, scopes, expires)
+	tok, err := ts.Tokens.Create(context.Background(), name, scopes, expires, opts...)
 	if err != nil {
 		tb.Fatalf("create token %s: %v", name, err)
 	}
@@ -118,20 +133,28 @@ type Response struct {
 	Body   []byte
 }
 
+// Client sends the tests' requests, each bounded to a minute.
 var Client = &http.Client{Timeout: 60 * time.Second}
 
 // Do sends a request to the server and reads the whole response. header
 // holds name, value pairs.
 func (ts *Server) Do(tb testing.TB, method, target string, header ...string) Response {
 	tb.Helper()
-	req, err := http.NewRequest(method, ts.URL+target, nil)
+	return RoundTrip(tb, NewRequest(tb, method, ts.URL+target, nil, header...))
+}
+
+// NewRequest returns the request of method for url with body (which may
+// be nil) and header, name, value pairs.
+func NewRequest(tb testing.TB, method, url string, body io.Reader, header ...string) *http.Request {
+	tb.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	return RoundTrip(tb, req)
+	return req
 }
 
 // RoundTrip sends req and reads the whole response.
@@ -247,24 +270,13 @@ func NewWebServer(tb testing.TB, pool *pgxpool.Pool) *Server {
 // Post sends POST target with body and reads the whole response.
 func (ts *Server) Post(tb testing.TB, target, body string, header ...string) Response {
 	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, ts.URL+target, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	return RoundTrip(tb, req)
+	return RoundTrip(tb, NewRequest(tb, http.MethodPost, ts.URL+target, strings.NewReader(body), header...))
 }
 
 // RuledToken creates a token named name with every scope and rules r.
 func (ts *Server) RuledToken(tb testing.TB, name string, r dataset.Rules) string {
 	tb.Helper()
-	tok, err := ts.Tokens.Create(context.Background(), name, nil, time.Time{}, auth.WithRules(&r))
-	if err != nil {
-		tb.Fatalf("create token %s: %v", name, err)
-	}
-	return tok
+	return ts.NewToken(tb, name, nil, time.Time{}, auth.WithRules(&r))
 }
 
 // Audited makes s record every read in pool's database as informe serve

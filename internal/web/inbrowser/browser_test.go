@@ -7,9 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -696,13 +694,8 @@ func testPageImportDataHTTPS(t *testing.T) {
 // carrying every scope.
 func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *apitest.Server {
 	t.Helper()
-	logs := &apitest.LogBuffer{}
-	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	hs := httptest.NewUnstartedServer(s.Handler())
-	hs.Config.ConnContext = api.ConnContext
-	hs.StartTLS()
-	t.Cleanup(hs.Close)
-	ts := &apitest.Server{URL: hs.URL, Tokens: s.Tokens, Logs: logs, Pool: pool}
+	ts := apitest.ServeTLS(t, s)
+	ts.Pool = pool
 	ts.Token = ts.NewToken(t, "all", nil, time.Time{})
 	return ts
 }
@@ -712,19 +705,10 @@ func serveTLS(t *testing.T, s *api.Server, pool *pgxpool.Pool) *apitest.Server {
 // npm): CSV with each header choice and delimiter, XLSX, and filter values
 // with quotes, which M doubles.
 func testPageMParses(t *testing.T) {
-	parser, ok := testenv.NodeModule(t, "@microsoft/powerquery-parser/package.json")
-	if !ok {
-		t.Skip("no Power Query parser")
-	}
 	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
-	type text struct {
-		Name string `json:"name"`
-		Text string `json:"text"`
-	}
-	var texts []text
-	for _, frag := range []string{
+	texts := p.mTexts(t, ts, []string{
 		"ds=report&format=csv",
 		"ds=report&cols=code_contract,execution_date,costo_servicio&code_contract=CT-\"X&format=csv",
 		"ds=report&cols=task_detail,client_rut&rut=12.345.678-5&format=csv&header=true&delimiter=semicolon",
@@ -734,17 +718,44 @@ func testPageMParses(t *testing.T) {
 		"ds=users&format=xlsx",
 		"ds=report&cols=task,contract_id&w=task_end_date~ge~2024-03-01&w=task~eq~Revisión 'final'&format=csv",
 		"ds=users&w=name~contains~O'Brien&format=xlsx",
-	} {
-		// A new document for each link, as a person opening it would.
-		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+(&url.URL{Fragment: frag}).EscapedFragment()))
-		p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
-		texts = append(texts, text{frag, p.eval(t, `document.getElementById("c-m").value`)})
-	}
+	})
 	if m := texts[1].Text; !strings.Contains(m, `code_contract = "CT-""X"`) {
 		t.Errorf("a quote in a filter value is not doubled in M:\n%s", m)
 	}
 	if m := texts[7].Text; !strings.Contains(m, `#"$filter" = "task_end_date ge 2024-03-01 and task eq 'Revisión ''final'''"`) {
 		t.Errorf("the conditions are not the M query's $filter:\n%s", m)
+	}
+	parseM(t, texts)
+}
+
+// mText is the M text the page offers for a link.
+type mText struct {
+	Name string `json:"name"` // the link's fragment
+	Text string `json:"text"`
+}
+
+// mTexts opens the page of ts at each fragment, in a new document for
+// each, as a person opening the link would, and returns the M text it
+// offers there.
+func (p *tab) mTexts(t *testing.T, ts *apitest.Server, frags []string) []mText {
+	t.Helper()
+	var texts []mText
+	for _, frag := range frags {
+		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+(&url.URL{Fragment: frag}).EscapedFragment()))
+		p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
+		texts = append(texts, mText{frag, p.eval(t, `document.getElementById("c-m").value`)})
+	}
+	return texts
+}
+
+// parseM parses texts with Microsoft's Power Query parser (from npm),
+// failing the test if it refuses one; without the parser it parses
+// nothing (see [testenv.NodeModule]).
+func parseM(t *testing.T, texts []mText) {
+	t.Helper()
+	parser, ok := testenv.NodeModule(t, "@microsoft/powerquery-parser/package.json")
+	if !ok {
+		return
 	}
 	in, err := json.Marshal(texts)
 	if err != nil {

@@ -1,12 +1,8 @@
 package inbrowser_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +11,6 @@ import (
 
 	"github.com/informe/informe/internal/api/apitest"
 	"github.com/informe/informe/internal/pgserver/pgtest"
-	"github.com/informe/informe/internal/testenv"
 )
 
 // The page's conditions as analysts in Chile write them: numbers with
@@ -206,43 +201,20 @@ func testPageConditionsChile(t *testing.T) {
 // text of conditions that fold accents and speak of related rows: the
 // $filter M carries is the URL's, its quotes doubled.
 func testPageConditionsMParse(t *testing.T) {
-	parser, ok := testenv.NodeModule(t, "@microsoft/powerquery-parser/package.json")
-	if !ok {
-		t.Skip("no Power Query parser")
-	}
 	ts := apitest.NewWebServer(t, pgtest.Fixture(t))
 	p := openTab(t, ts, tabOptions{})
 	p.signIn(t, ts.Token)
-	type text struct {
-		Name string `json:"name"`
-		Text string `json:"text"`
-	}
-	var texts []text
-	for _, frag := range []string{
+	texts := p.mTexts(t, ts, []string{
 		"ds=clients&cols=client_id,last_name_client&w=last_name_client~ieq~Núñez \"O'Brien\"&format=csv",
 		"ds=contracts&cols=contract_id&w=Tasks/task_status~eq~Pendiente&w=Tasks/task_end_date~year~2026&w=costo_servicio~gt~100.000&format=xlsx",
-	} {
-		p.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#"+(&url.URL{Fragment: frag}).EscapedFragment()))
-		p.wait(t, `document.body.dataset.ready === "true" && !document.getElementById("builder").hidden`)
-		texts = append(texts, text{frag, p.eval(t, `document.getElementById("c-m").value`)})
-	}
+	})
 	if m := texts[0].Text; !strings.Contains(m, `#"$filter" = "Informe.fold(text=last_name_client) eq Informe.fold(text='Núñez ""O''Brien""')"`) {
 		t.Errorf("the folded condition is not the M query's $filter:\n%s", m)
 	}
 	if m := texts[1].Text; !strings.Contains(m, `#"$filter" = "costo_servicio gt 100000 and Tasks/any(r:r/task_status eq 'Pendiente' and (r/task_end_date ge 2026-01-01 and r/task_end_date lt 2027-01-01))"`) {
 		t.Errorf("the conditions on tasks are not the M query's $filter:\n%s", m)
 	}
-	in, err := json.Marshal(texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", "../../../scripts/check-m.d/parse.js", filepath.Dir(parser))
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.CombinedOutput()
-	t.Logf("Power Query parser:\n%s", out)
-	if err != nil {
-		t.Errorf("the parser refuses an M text: %v", err)
-	}
+	parseM(t, texts)
 }
 
 // evalBool evaluates a JavaScript expression into a bool.

@@ -209,9 +209,7 @@ func testPageDecimalComma(t *testing.T) {
 func testPageScheduleText(t *testing.T) {
 	pool := pgtest.Fixture(t)
 	ts := apitest.NewWebServer(t, pool)
-	if _, err := ts.Tokens.Create(context.Background(), "programa", []dataset.Scope{dataset.ReportRead}, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	ts.NewToken(t, "programa", []dataset.Scope{dataset.ReportRead}, time.Time{})
 	bin := filepath.Join(t.TempDir(), "informe")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/informe").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
