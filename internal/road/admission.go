@@ -76,7 +76,8 @@ func NewAdmission(l Limits, o Observer) *Admission {
 		if o != nil {
 			a.turns.queued = o.TurnWaiting
 		}
-		a.share = newShare(runtime.GOMAXPROCS(0), sharePause)
+		a.share = newShare(runtime.GOMAXPROCS(0), defaultPauses)
+		a.share.queueing = a.turns.queueing
 	}
 	return a
 }
@@ -147,6 +148,7 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 			return ctx, nil, err
 		}
 		sl := a.share.bigStarts(who.Token)
+		sl.yield() // it starts as it goes on: after small requests, in its slot
 		t.slot, t.done = sl, func() { sl.give(); done() }
 	}
 	if a.limits.RequestTimeout > 0 {

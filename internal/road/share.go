@@ -6,18 +6,31 @@ import (
 )
 
 // share divides the machine between the big responses that hold turns
-// ([turns]) and between them and small requests, at the boundaries of the
-// chunks of rows a big response encodes ([ShareChunk] rows):
+// ([turns]), and between them and small requests, at the boundaries of
+// the chunks of rows a big response encodes ([ShareChunk] rows). A big
+// response enters it as its turn is given, so that the statements it
+// runs before its first row (a count, the query's own start) are shared
+// too.
 //
-//   - At most slots big responses encode at once. A slot that comes free
+//   - At most slots big responses work at once. A slot that comes free
 //     goes to a waiting response of the token that holds the fewest slots,
-//     and among those to the one given a slot longest ago: two tokens with
-//     responses waiting encode in turn whatever either has running, so that
-//     a token running many exports takes no more of the cores than one
-//     running one.
+//     and among those to the one given a slot longest ago, so that a token
+//     running many exports takes no more of the cores than one running
+//     one.
+//   - A token with big requests waiting for a turn (a burst) gives way to
+//     the tokens with none waiting: while one of those holds or waits for
+//     a slot, the burst's responses give up their slots at their next
+//     chunk and are given none, and encode one chunk in every
+//     [sharePauses].Outranked. A token sending its requests one at a time
+//     keeps its pace beside another's burst, and the burst still moves on.
+//   - A response waiting for a slot goes on without one when the slots'
+//     holders end no chunk for [sharePauses].Stuck: they wait on their
+//     database, or on a client the spool can hold no more for.
 //   - While small requests (pages of up to a thousand rows, counts, key
-//     lookups, /users) are being answered, a big response gives up its
-//     slot at its next chunk and waits until none is, at most pause, so
+//     lookups, /users) are being answered, and for [sharePauses].Linger
+//     after the last ends (a client sending small requests one after
+//     another sends its next in that moment), a big response gives up its
+//     slot at its next chunk and waits, at most [sharePauses].Small, so
 //     that small requests keep their latency beside exports and an export
 //     still moves on under a stream of small ones.
 //
@@ -28,7 +41,10 @@ import (
 // no-op.
 type share struct {
 	slots int
-	pause time.Duration
+	pause sharePauses
+	// queueing reports whether token has big requests waiting for a turn;
+	// nil: no token has.
+	queueing func(token string) bool
 
 	mu      sync.Mutex
 	held    int                // slots held
@@ -43,9 +59,28 @@ type share struct {
 // ShareChunk is how many rows a big response encodes between its turns.
 const ShareChunk = 256
 
-// sharePause is the longest a big response waits, at a chunk, for a slot
-// or for small requests to end.
-const sharePause = 20 * time.Millisecond
+// sharePauses are how long share's waits last.
+type sharePauses struct {
+	// Stuck: a response waiting for a slot goes on without one when the
+	// slots' holders end no chunk for this long.
+	Stuck time.Duration
+	// Outranked: the longest a burst's response waits for a slot at a
+	// chunk while a token without a queue holds or waits for one.
+	Outranked time.Duration
+	// Small: the longest a big response waits at a chunk for the small
+	// requests in flight to end.
+	Small time.Duration
+	// Linger: how long a big response waits on after the last small
+	// request ends, for the next one of a client that sends them one after
+	// another (within Small).
+	Linger time.Duration
+}
+
+// defaultPauses are informe's: a burst encodes at least one chunk (256
+// rows) in 50 ms beside another token's export, and one in 20 ms under a
+// stream of small requests.
+var defaultPauses = sharePauses{Stuck: 20 * time.Millisecond, Outranked: 50 * time.Millisecond,
+	Small: 50 * time.Millisecond, Linger: 3 * time.Millisecond}
 
 // sharer is one token's place in share, while it holds or waits for
 // slots.
@@ -55,7 +90,7 @@ type sharer struct {
 	waiters []chan struct{}
 }
 
-func newShare(slots int, pause time.Duration) *share {
+func newShare(slots int, pause sharePauses) *share {
 	if slots <= 0 {
 		return nil
 	}
@@ -98,9 +133,7 @@ func (s *share) bigStarts(token string) *slot {
 }
 
 // take waits for a slot, given in turn by token, while the slots' holders
-// move on: when none has ended a chunk for s.pause (each waits on its
-// database, or on a client the spool can hold no more for), it encodes its
-// chunk without one.
+// move on (see [share]).
 func (sl *slot) take() {
 	if sl == nil || sl.has {
 		return
@@ -112,7 +145,7 @@ func (sl *slot) take() {
 		h = &sharer{}
 		s.tokens[sl.token] = h
 	}
-	if s.held < s.slots && s.waiting == 0 {
+	if s.held < s.slots && s.waiting == 0 && !s.outranked(sl.token, s.queues()) {
 		s.grant(h)
 		s.mu.Unlock()
 		sl.has = true
@@ -124,14 +157,18 @@ func (sl *slot) take() {
 	s.dispatch()
 	seen := s.chunks
 	s.mu.Unlock()
-	t := time.NewTimer(s.pause)
-	defer t.Stop()
+	stuck, floor := time.NewTimer(s.pause.Stuck), time.NewTimer(s.pause.Outranked)
+	defer stuck.Stop()
+	defer floor.Stop()
 	for {
+		ticked := false // the stuck timer, not the floor's
 		select {
 		case <-got:
 			sl.has = true
 			return
-		case <-t.C:
+		case <-stuck.C:
+			ticked = true
+		case <-floor.C:
 		}
 		s.mu.Lock()
 		select {
@@ -141,12 +178,17 @@ func (sl *slot) take() {
 			return
 		default:
 		}
-		if s.chunks == seen {
+		if !ticked {
+			if s.outranked(sl.token, s.queues()) {
+				break // its chunk of a burst's floor
+			}
+		} else if s.chunks == seen {
 			break // the holders are stuck
+		} else {
+			seen = s.chunks
+			stuck.Reset(s.pause.Stuck)
 		}
-		seen = s.chunks
 		s.mu.Unlock()
-		t.Reset(s.pause)
 	}
 	defer s.mu.Unlock()
 	for i, w := range h.waiters {
@@ -159,6 +201,7 @@ func (sl *slot) take() {
 	if h.held == 0 && len(h.waiters) == 0 {
 		delete(s.tokens, sl.token)
 	}
+	s.dispatch()
 }
 
 // give gives the slot back, if held.
@@ -173,15 +216,14 @@ func (sl *slot) give() {
 	h := s.tokens[sl.token]
 	s.held--
 	h.held--
-	s.dispatch()
 	if h.held == 0 && len(h.waiters) == 0 {
-		delete(s.tokens, sl.token)
+		delete(s.tokens, sl.token) // before dispatch: it outranks none now
 	}
+	s.dispatch()
 }
 
 // yield is the boundary of a chunk: the slot goes to a response waiting
-// for one, or waits out the small requests in flight (at most pause),
-// then is taken again.
+// for one, or waits out the small requests in flight, then is taken again.
 func (sl *slot) yield() {
 	if sl == nil {
 		return
@@ -191,33 +233,93 @@ func (sl *slot) yield() {
 	if sl.has {
 		s.chunks++
 	}
-	busy, small, idle := sl.has && s.owed(sl.token), s.small > 0, s.idle
+	busy, small := sl.has && s.owed(sl.token), s.small > 0
 	s.mu.Unlock()
 	if sl.has && !busy && !small {
 		return
 	}
 	sl.give()
 	if small {
-		t := time.NewTimer(s.pause)
-		select {
-		case <-idle:
-		case <-t.C:
-		}
-		t.Stop()
+		s.smallEnd()
 	}
 	sl.take()
 }
 
-// owed reports whether a holder of token owes its slot to a waiting
-// response: one of its own token's (which take turns), or of a token
-// holding fewer slots. s.mu is held.
+// smallEnd waits until no small request is in flight, and none has been
+// for s.pause.Linger, at most s.pause.Small.
+func (s *share) smallEnd() {
+	over := time.NewTimer(s.pause.Small)
+	defer over.Stop()
+	for {
+		s.mu.Lock()
+		small, idle := s.small > 0, s.idle
+		s.mu.Unlock()
+		if small {
+			select {
+			case <-idle:
+			case <-over.C:
+				return
+			}
+		}
+		linger := time.NewTimer(s.pause.Linger)
+		select {
+		case <-linger.C:
+		case <-over.C:
+			linger.Stop()
+			return
+		}
+		s.mu.Lock()
+		small = s.small > 0
+		s.mu.Unlock()
+		if !small {
+			return
+		}
+	}
+}
+
+// owed reports whether a holder of token owes its slot: to a token without
+// a queue holding or waiting for a slot, if token has one, or to a waiting
+// response of its own token's (which take turns), or of a token holding
+// fewer slots and as queued as token. s.mu is held.
 func (s *share) owed(token string) bool {
-	if s.waiting == 0 {
+	if len(s.tokens) == 1 && s.waiting == 0 {
 		return false
 	}
+	q := s.queues()
+	if s.outranked(token, q) {
+		return true
+	}
 	mine := s.tokens[token]
-	for _, h := range s.tokens {
-		if len(h.waiters) > 0 && (h == mine || h.held < mine.held) {
+	for name, h := range s.tokens {
+		if len(h.waiters) > 0 && (h == mine || q[name] == q[token] && h.held < mine.held) {
+			return true
+		}
+	}
+	return false
+}
+
+// queues returns which tokens holding or waiting for slots have big
+// requests waiting for a turn; nil when one token holds or waits. s.mu is
+// held.
+func (s *share) queues() map[string]bool {
+	if s.queueing == nil || len(s.tokens) < 2 {
+		return nil
+	}
+	q := make(map[string]bool, len(s.tokens))
+	for name := range s.tokens {
+		q[name] = s.queueing(name)
+	}
+	return q
+}
+
+// outranked reports whether token has a queue (q) and a token without one
+// holds or waits for a slot. s.mu is held.
+func (s *share) outranked(token string, q map[string]bool) bool {
+	if !q[token] {
+		return false
+	}
+	for name := range s.tokens {
+		if !q[name] {
 			return true
 		}
 	}
@@ -235,12 +337,19 @@ func (s *share) grant(h *sharer) {
 // dispatch gives the free slots to waiting responses, in turn by token;
 // s.mu is held.
 func (s *share) dispatch() {
+	q := s.queues()
 	for s.held < s.slots && s.waiting > 0 {
 		var next *sharer
-		for _, h := range s.tokens {
-			if len(h.waiters) > 0 && (next == nil || h.held < next.held || h.held == next.held && h.served < next.served) {
+		for name, h := range s.tokens {
+			if len(h.waiters) == 0 || s.outranked(name, q) {
+				continue
+			}
+			if next == nil || h.held < next.held || h.held == next.held && h.served < next.served {
 				next = h
 			}
+		}
+		if next == nil {
+			return // those waiting are outranked
 		}
 		got := next.waiters[0]
 		next.waiters = next.waiters[1:]

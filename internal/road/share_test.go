@@ -1,9 +1,15 @@
 package road
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
+
+// pausesAll returns pauses of d each (Linger: none).
+func pausesAll(d time.Duration) sharePauses {
+	return sharePauses{Stuck: d, Outranked: d, Small: d}
+}
 
 // waiting waits until n responses wait for a slot of s: the tests start
 // each response and know it waits before they go on, so the order of
@@ -29,7 +35,7 @@ func waiting(t *testing.T, s *share, n int) {
 // token to its responses in order; and that a holder gives its slot at a
 // chunk only to a response of its own token or of a token holding fewer.
 func TestShareByToken(t *testing.T) {
-	s := newShare(1, time.Hour) // holders always move on here
+	s := newShare(1, pausesAll(time.Hour)) // holders always move on here
 	got := make(chan string, 8)
 	wait := func(name string, f func()) { go func() { f(); got <- name }() }
 	expect := func(name string) {
@@ -67,7 +73,7 @@ func TestShareByToken(t *testing.T) {
 
 	// Two slots, one each for A and B, and A's second waiting: B's chunk
 	// owes nothing (A holds as many as B); A's own response takes A's.
-	s = newShare(2, time.Hour)
+	s = newShare(2, pausesAll(time.Hour))
 	a1, a2, b = s.bigStarts("A"), s.bigStarts("A"), s.bigStarts("B")
 	a1.take()
 	b.take()
@@ -89,7 +95,7 @@ func TestShareByToken(t *testing.T) {
 // chunk while small requests are in flight and takes it again when none
 // is, and that a stream of small requests holds it up at most the pause.
 func TestShareSmallFirst(t *testing.T) {
-	s := newShare(1, time.Hour)
+	s := newShare(1, pausesAll(time.Hour))
 	big := s.bigStarts("A")
 	big.take()
 	done := s.smallStarts()
@@ -113,7 +119,7 @@ func TestShareSmallFirst(t *testing.T) {
 	}
 	big.give()
 
-	s = newShare(1, 5*time.Millisecond)
+	s = newShare(1, pausesAll(5*time.Millisecond))
 	big = s.bigStarts("A")
 	big.take()
 	_ = s.smallStarts() // never ends
@@ -128,7 +134,7 @@ func TestShareSmallFirst(t *testing.T) {
 // its holders move on: one whose holder ends no chunk for the pause goes
 // on without a slot, and leaves nothing waiting behind.
 func TestShareStuckHolder(t *testing.T) {
-	s := newShare(1, 5*time.Millisecond)
+	s := newShare(1, pausesAll(5*time.Millisecond))
 	a, b := s.bigStarts("A"), s.bigStarts("B")
 	a.take() // and never yields: it waits on its database
 	b.take()
@@ -156,11 +162,123 @@ func TestShareNone(t *testing.T) {
 // waits and no small request is in flight: what sharing costs a lone
 // export every ShareChunk rows.
 func BenchmarkShareYield(b *testing.B) {
-	s := newShare(2, sharePause)
+	s := newShare(2, defaultPauses)
 	sl := s.bigStarts("A")
 	sl.take()
 	for b.Loop() {
 		sl.yield()
 	}
 	sl.give()
+}
+
+// TestShareBurstGivesWay checks that a token with requests waiting for a
+// turn (a burst) gives its slots to a token with none at its next chunk,
+// is given no free slot while that token holds one, and still encodes a
+// chunk once in every Outranked; and that the slots come back to it once
+// the other token's response ends.
+func TestShareBurstGivesWay(t *testing.T) {
+	var mu sync.Mutex
+	queued := map[string]bool{"A": true}
+	s := newShare(2, sharePauses{Stuck: time.Hour, Outranked: time.Hour, Small: time.Hour})
+	s.queueing = func(token string) bool { mu.Lock(); defer mu.Unlock(); return queued[token] }
+	got := make(chan string, 8)
+	wait := func(name string, f func()) { go func() { f(); got <- name }() }
+
+	a1, a2, b := s.bigStarts("A"), s.bigStarts("A"), s.bigStarts("B")
+	a1.take()
+	a2.take()
+	if !a1.has || !a2.has {
+		t.Fatal("A alone was not given both slots")
+	}
+	wait("b", b.take)
+	waiting(t, s, 1)
+	wait("a1", a1.yield)
+	if g := <-got; g != "b" {
+		t.Fatalf("%s was given a1's slot, want b", g)
+	}
+	wait("a2", a2.yield)
+	waiting(t, s, 2) // a1 and a2, with one slot free
+	s.mu.Lock()
+	held := s.held
+	s.mu.Unlock()
+	if held != 1 {
+		t.Fatalf("%d slots held, want B's one: A's burst was given the free slot beside B", held)
+	}
+	b.yield()
+	if !b.has {
+		t.Fatal("B gave its slot to A's burst")
+	}
+	b.give()
+	for range 2 {
+		<-got
+	}
+	if !a1.has || !a2.has {
+		t.Fatal("A was not given both slots back once B's response ended")
+	}
+
+	// A burst's floor: a chunk without a slot after Outranked.
+	s.pause.Outranked = 5 * time.Millisecond
+	b = s.bigStarts("B")
+	wait("b", b.take)
+	waiting(t, s, 1)
+	a1.yield() // gives a1's slot to B, then waits out the floor
+	<-got
+	if a1.has {
+		t.Fatal("a1 was given a slot while B holds one")
+	}
+	a2.give()
+	b.give()
+
+	// Without a queue, A is as B: B's chunk owes A nothing.
+	mu.Lock()
+	queued["A"] = false
+	mu.Unlock()
+	a1.take()
+	b = s.bigStarts("B")
+	b.take()
+	b.yield()
+	a1.yield()
+	if !a1.has || !b.has {
+		t.Fatalf("A holds a slot: %v, B: %v; want both, neither queued", a1.has, b.has)
+	}
+	a1.give()
+	b.give()
+	if s.held != 0 || s.waiting != 0 || len(s.tokens) != 0 {
+		t.Errorf("after every give: %d held, %d waiting, %d tokens known", s.held, s.waiting, len(s.tokens))
+	}
+}
+
+// TestShareSmallLinger checks that a big response waits at a chunk until
+// no small request has been in flight for Linger: the next of a client
+// sending them one after another, starting within it, holds it up too;
+// and that Small bounds the whole wait.
+func TestShareSmallLinger(t *testing.T) {
+	s := newShare(1, sharePauses{Stuck: time.Hour, Outranked: time.Hour, Small: time.Second, Linger: time.Hour})
+	big := s.bigStarts("A")
+	big.take()
+	first := s.smallStarts()
+	yielded := make(chan struct{})
+	began := time.Now()
+	go func() { big.yield(); close(yielded) }()
+	for free := false; !free; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		free = s.held == 0
+		s.mu.Unlock()
+	}
+	first()
+	next := s.smallStarts() // within the linger
+	next()
+	select {
+	case <-yielded:
+		t.Fatal("the big response went on within the linger")
+	default:
+	}
+	<-yielded
+	if d := time.Since(began); d < time.Second {
+		t.Errorf("the big response went on after %v, within the linger", d)
+	}
+	if !big.has {
+		t.Error("after its wait, the big response has no slot")
+	}
+	big.give()
 }

@@ -98,6 +98,17 @@ func (t *turns) holderOf(token string, limit *int) *holder {
 	return h
 }
 
+// queueing reports whether token has big requests waiting for a turn.
+func (t *turns) queueing(token string) bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.tokens[token]
+	return h != nil && len(h.waiters) > 0
+}
+
 // forget drops h once it holds and awaits nothing.
 func (t *turns) forget(h *holder) {
 	if h.held == 0 && len(h.waiters) == 0 {
