@@ -27,10 +27,11 @@ func fairExport(from int) string {
 }
 
 // fairPhase is what token B saw in one phase: its exports' and 100-row
-// pages' times, and the statuses of its exports.
+// pages' times, its exports' first bytes, and the statuses of its
+// exports.
 type fairPhase struct {
-	exports, pages []time.Duration
-	statuses       map[int]int
+	exports, pages, ttfb []time.Duration
+	statuses             map[int]int
 }
 
 // fairB runs token B's exports one at a time, then its 100-row pages.
@@ -44,6 +45,7 @@ func (b *bench) fairB(ctx context.Context, inf *informe) (fairPhase, error) {
 		p.statuses[s.status]++
 		if s.status == http.StatusOK {
 			p.exports = append(p.exports, s.wall)
+			p.ttfb = append(p.ttfb, s.ttfb)
 		}
 	}
 	for i := range probes {
@@ -122,23 +124,28 @@ func (b *bench) fair(ctx context.Context) error {
 	}
 	metrics := metricValues(ctx, inf, "informe_http_refusals", "informe_export_turn")
 
-	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "statuses"}, notes: []string{
+	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "first byte p50 ms", "statuses"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; B's exports are CSV exports of %d contracts (about the demo's whole report), one at a time, %d of them; its pages are 100-row JSON pages, %d of them, one at a time", fairContracts, fairExports, probes),
 		fmt.Sprintf("token A ran %d loops of exports like B's at once, over other contracts, each waiting as Retry-After says after a 429 or 503; A's answers: %v (-1: cut by the phase's end); turns and refusals: %v", fairLoops, statusesA, metrics),
 	}}
 	for _, r := range []struct {
 		what, while string
-		ds          []time.Duration
+		ds, ttfb    []time.Duration
 		statuses    map[int]int
 	}{
-		{"exports", "alone", alone.exports, alone.statuses}, {"exports", fmt.Sprintf("A's %d loops", fairLoops), busy.exports, busy.statuses},
-		{"100-row pages", "alone", alone.pages, nil}, {"100-row pages", fmt.Sprintf("A's %d loops", fairLoops), busy.pages, nil},
+		{"exports", "alone", alone.exports, alone.ttfb, alone.statuses},
+		{"exports", fmt.Sprintf("A's %d loops", fairLoops), busy.exports, busy.ttfb, busy.statuses},
+		{"100-row pages", "alone", alone.pages, nil, nil}, {"100-row pages", fmt.Sprintf("A's %d loops", fairLoops), busy.pages, nil, nil},
 	} {
 		if len(r.ds) == 0 {
-			t.add(r.what, r.while, 0, "-", "-", "-", r.statuses)
+			t.add(r.what, r.while, 0, "-", "-", "-", "-", r.statuses)
 			continue
 		}
-		t.add(r.what, r.while, len(r.ds), ms(median(r.ds)), ms(percentile(r.ds, 99)), ms(slices.Max(r.ds)), r.statuses)
+		first := "-"
+		if len(r.ttfb) > 0 {
+			first = ms(median(r.ttfb))
+		}
+		t.add(r.what, r.while, len(r.ds), ms(median(r.ds)), ms(percentile(r.ds, 99)), ms(slices.Max(r.ds)), first, r.statuses)
 	}
 	b.res.tables = append(b.res.tables, t)
 	b.res.check("fair-refused", "token B's exports with A's loops", float64(fairExports-busy.statuses[http.StatusOK]), "statuses %v", busy.statuses)

@@ -148,7 +148,7 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 			return ctx, nil, err
 		}
 		sl := a.share.bigStarts(who.Token)
-		sl.yield() // it starts as it goes on: after small requests, in its slot
+		sl.enter()
 		t.slot, t.done = sl, func() { sl.give(); done() }
 	}
 	if a.limits.RequestTimeout > 0 {

@@ -23,9 +23,10 @@ import (
 //     chunk and are given none, and encode one chunk in every
 //     [sharePauses].Outranked. A token sending its requests one at a time
 //     keeps its pace beside another's burst, and the burst still moves on.
-//   - A response waiting for a slot goes on without one when the slots'
-//     holders end no chunk for [sharePauses].Stuck: they wait on their
-//     database, or on a client the spool can hold no more for.
+//   - A response waiting for a slot, unless a burst's, goes on without
+//     one when a holder has ended no chunk for [sharePauses].Stuck: it
+//     waits on its database (a sort, before its first row), or on a
+//     client the spool can hold no more for.
 //   - While small requests (pages of up to a thousand rows, counts, key
 //     lookups, /users) are being answered, and for [sharePauses].Linger
 //     after the last ends (a client sending small requests one after
@@ -48,7 +49,7 @@ type share struct {
 
 	mu      sync.Mutex
 	held    int                // slots held
-	chunks  uint64             // chunks ended by the slots' holders
+	moved   map[*slot]time.Time // the holders, and when each took its slot or last ended a chunk
 	waiting int                // responses waiting for a slot
 	small   int                // small requests in flight
 	idle    chan struct{}      // closed when small falls to 0
@@ -61,8 +62,8 @@ const ShareChunk = 256
 
 // sharePauses are how long share's waits last.
 type sharePauses struct {
-	// Stuck: a response waiting for a slot goes on without one when the
-	// slots' holders end no chunk for this long.
+	// Stuck: a response waiting for a slot goes on without one when a
+	// holder has ended no chunk for this long (see [share]).
 	Stuck time.Duration
 	// Outranked: the longest a burst's response waits for a slot at a
 	// chunk while a token without a queue holds or waits for one.
@@ -85,16 +86,22 @@ var defaultPauses = sharePauses{Stuck: 20 * time.Millisecond, Outranked: 50 * ti
 // sharer is one token's place in share, while it holds or waits for
 // slots.
 type sharer struct {
-	held    int
-	served  uint64 // when last given a slot
-	waiters []chan struct{}
+	held     int
+	starting int    // responses entered that have not ended a chunk yet
+	served   uint64 // when last given a slot
+	waiters  []slotWaiter
 }
+
+// idle reports whether h holds, waits for and starts nothing, and may be
+// forgotten.
+func (h *sharer) idle() bool { return h.held == 0 && h.starting == 0 && len(h.waiters) == 0 }
 
 func newShare(slots int, pause sharePauses) *share {
 	if slots <= 0 {
 		return nil
 	}
-	return &share{slots: slots, pause: pause, tokens: map[string]*sharer{}, idle: make(chan struct{})}
+	return &share{slots: slots, pause: pause, tokens: map[string]*sharer{}, moved: map[*slot]time.Time{},
+		idle: make(chan struct{})}
 }
 
 // smallStarts counts a small request in flight; the func it returns counts
@@ -116,12 +123,20 @@ func (s *share) smallStarts() func() {
 	})
 }
 
+// slotWaiter is a response waiting for a slot: got is closed when it is
+// given one.
+type slotWaiter struct {
+	sl  *slot
+	got chan struct{}
+}
+
 // slot is one big response's place in share: it holds a slot between
 // [slot.take] and [slot.give], and yields it at each chunk.
 type slot struct {
-	s     *share
-	token string
-	has   bool
+	s        *share
+	token    string
+	has      bool
+	starting bool // entered, before its first chunk
 }
 
 // bigStarts returns the slot of a big response of token.
@@ -146,16 +161,15 @@ func (sl *slot) take() {
 		s.tokens[sl.token] = h
 	}
 	if s.held < s.slots && s.waiting == 0 && !s.outranked(sl.token, s.queues()) {
-		s.grant(h)
+		s.grant(h, sl)
 		s.mu.Unlock()
 		sl.has = true
 		return
 	}
 	got := make(chan struct{})
-	h.waiters = append(h.waiters, got)
+	h.waiters = append(h.waiters, slotWaiter{sl, got})
 	s.waiting++
 	s.dispatch()
-	seen := s.chunks
 	s.mu.Unlock()
 	stuck, floor := time.NewTimer(s.pause.Stuck), time.NewTimer(s.pause.Outranked)
 	defer stuck.Stop()
@@ -178,48 +192,94 @@ func (sl *slot) take() {
 			return
 		default:
 		}
-		if !ticked {
-			if s.outranked(sl.token, s.queues()) {
-				break // its chunk of a burst's floor
-			}
-		} else if s.chunks == seen {
-			break // the holders are stuck
-		} else {
-			seen = s.chunks
+		outranked := s.outranked(sl.token, s.queues())
+		if !ticked && outranked {
+			break // its chunk of a burst's floor
+		}
+		if ticked && !outranked && s.stuck() {
+			break // a holder is stuck: take its place
+		}
+		if ticked {
 			stuck.Reset(s.pause.Stuck)
 		}
 		s.mu.Unlock()
 	}
 	defer s.mu.Unlock()
 	for i, w := range h.waiters {
-		if w == got {
+		if w.got == got {
 			h.waiters = append(h.waiters[:i:i], h.waiters[i+1:]...)
 			break
 		}
 	}
 	s.waiting--
-	if h.held == 0 && len(h.waiters) == 0 {
+	if h.idle() {
 		delete(s.tokens, sl.token)
 	}
 	s.dispatch()
 }
 
-// give gives the slot back, if held.
+// give gives the slot back, if held, and ends an entered response's
+// start.
 func (sl *slot) give() {
-	if sl == nil || !sl.has {
+	if sl == nil || !sl.has && !sl.starting {
+		return
+	}
+	s := sl.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sl.starting {
+		sl.started()
+		s.dispatch() // it outranked the waiting bursts
+	}
+	if !sl.has {
 		return
 	}
 	sl.has = false
+	h := s.tokens[sl.token]
+	delete(s.moved, sl)
+	s.held--
+	h.held--
+	if h.idle() {
+		delete(s.tokens, sl.token) // before dispatch: it outranks none now
+	}
+	s.dispatch()
+}
+
+// enter is a big response's entry into the share, as its turn is given:
+// it waits out the small requests in flight and, a burst, for a slot as
+// at a chunk; then, holding no slot until its first chunk (its database
+// may sort for long), it counts as present, so that a burst gives way to
+// it from its first statement.
+func (sl *slot) enter() {
+	if sl == nil {
+		return
+	}
+	sl.yield()
+	sl.give()
 	s := sl.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.tokens[sl.token]
-	s.held--
-	h.held--
-	if h.held == 0 && len(h.waiters) == 0 {
-		delete(s.tokens, sl.token) // before dispatch: it outranks none now
+	if h == nil {
+		h = &sharer{}
+		s.tokens[sl.token] = h
 	}
-	s.dispatch()
+	h.starting++
+	sl.starting = true
+}
+
+// started ends the start of an entered response, at its first chunk or
+// its end. s.mu is held.
+func (sl *slot) started() {
+	if !sl.starting {
+		return
+	}
+	sl.starting = false
+	h := sl.s.tokens[sl.token]
+	h.starting--
+	if h.idle() {
+		delete(sl.s.tokens, sl.token)
+	}
 }
 
 // yield is the boundary of a chunk: the slot goes to a response waiting
@@ -230,8 +290,9 @@ func (sl *slot) yield() {
 	}
 	s := sl.s
 	s.mu.Lock()
+	sl.started()
 	if sl.has {
-		s.chunks++
+		s.moved[sl] = time.Now()
 	}
 	busy, small := sl.has && s.owed(sl.token), s.small > 0
 	s.mu.Unlock()
@@ -298,7 +359,7 @@ func (s *share) owed(token string) bool {
 	return false
 }
 
-// queues returns which tokens holding or waiting for slots have big
+// queues returns which tokens holding, waiting for or starting slots have big
 // requests waiting for a turn; nil when one token holds or waits. s.mu is
 // held.
 func (s *share) queues() map[string]bool {
@@ -313,7 +374,7 @@ func (s *share) queues() map[string]bool {
 }
 
 // outranked reports whether token has a queue (q) and a token without one
-// holds or waits for a slot. s.mu is held.
+// holds, waits for or starts a slot. s.mu is held.
 func (s *share) outranked(token string, q map[string]bool) bool {
 	if !q[token] {
 		return false
@@ -326,8 +387,22 @@ func (s *share) outranked(token string, q map[string]bool) bool {
 	return false
 }
 
+// stuck reports whether a holder has ended no chunk for s.pause.Stuck
+// since it took its slot: it waits on its database (a sort, before its
+// first row) or on a client the spool can hold no more for. s.mu is held.
+func (s *share) stuck() bool {
+	now := time.Now()
+	for _, t := range s.moved {
+		if now.Sub(t) >= s.pause.Stuck {
+			return true
+		}
+	}
+	return false
+}
+
 // grant gives h a slot; s.mu is held.
-func (s *share) grant(h *sharer) {
+func (s *share) grant(h *sharer, sl *slot) {
+	s.moved[sl] = time.Now()
 	s.held++
 	h.held++
 	s.seq++
@@ -351,10 +426,10 @@ func (s *share) dispatch() {
 		if next == nil {
 			return // those waiting are outranked
 		}
-		got := next.waiters[0]
+		w := next.waiters[0]
 		next.waiters = next.waiters[1:]
 		s.waiting--
-		s.grant(next)
-		close(got)
+		s.grant(next, w.sl)
+		close(w.got)
 	}
 }

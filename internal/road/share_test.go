@@ -148,6 +148,37 @@ func TestShareStuckHolder(t *testing.T) {
 	}
 }
 
+// TestShareStuckBesideMoving checks that one stuck holder (a sort before
+// its first row) is enough for a waiting response to go on without a
+// slot, though the other holder moves on.
+func TestShareStuckBesideMoving(t *testing.T) {
+	s := newShare(2, sharePauses{Stuck: 5 * time.Millisecond, Outranked: time.Hour, Small: time.Hour})
+	sorting, moving, next := s.bigStarts("A"), s.bigStarts("B"), s.bigStarts("A")
+	sorting.take()
+	moving.take()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				moving.yield()
+			}
+		}
+	}()
+	next.take() // returns once sorting is seen stuck
+	close(stop)
+	<-done
+	if next.has {
+		t.Error("A's second response was given a slot that two others hold")
+	}
+	sorting.give()
+	moving.give()
+}
+
 // TestShareNone checks that a server without turns shares nothing.
 func TestShareNone(t *testing.T) {
 	var s *share
