@@ -36,6 +36,7 @@ type Metrics struct {
 	turns    *prometheus.CounterVec
 	turnWait prometheus.Counter
 	waiting  prometheus.Gauge
+	shared   *prometheus.CounterVec
 	runs     *prometheus.CounterVec
 	lastRun  *prometheus.GaugeVec
 	lastMu   sync.Mutex
@@ -77,17 +78,22 @@ func New(pool *pgxpool.Pool) *Metrics {
 			"Time big requests given a turn waited for it."),
 		waiting: gauge("informe_export_turns_waiting",
 			"Big requests waiting for a turn now."),
+		shared: counterVec("informe_export_share_wait_seconds_total",
+			"Time big responses holding turns waited at their chunks of 256 rows, or before their first statement, by reason: burst (their token had requests queued and gave way to another token's response), small (small requests were being answered), turn (in turn with other big responses).", "reason"),
 		runs: counterVec("informe_schedule_runs_total",
 			"Attempts at scheduled deliveries run by this instance, by outcome: delivered, unchanged (the same bytes as the last delivery: nothing sent), retried (failed in a way worth trying again, or taken over from a stopped instance), failed.", "outcome"),
 		lastRun: gaugeVec("informe_schedule_last_delivery_timestamp_seconds",
 			"When each schedule last delivered a file (Unix time), by the schedule's name, as recorded in the run history.", "schedule"),
 	}
 	m.last = map[string]float64{}
+	for _, r := range []string{"burst", "small", "turn"} {
+		m.shared.WithLabelValues(r)
+	}
 	for _, o := range []string{"delivered", "unchanged", "retried", "failed"} {
 		m.runs.WithLabelValues(o)
 	}
 	m.registry.MustRegister(m.runs, m.lastRun, m.requests, m.duration, m.ttfb, m.rows, m.bytes, m.inFlight, m.refused,
-		m.spooled, m.spoolOut, m.waited, m.cut, m.turns, m.turnWait, m.waiting,
+		m.spooled, m.spoolOut, m.waited, m.cut, m.turns, m.turnWait, m.waiting, m.shared,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if pool != nil {
@@ -159,6 +165,12 @@ func (m *Metrics) Turn(queued bool, waited time.Duration) {
 	if queued {
 		m.turnWait.Add(waited.Seconds())
 	}
+}
+
+// ShareWaited counts d, a wait of a big response at a chunk for reason
+// (see informe_export_share_wait_seconds_total).
+func (m *Metrics) ShareWaited(reason string, d time.Duration) {
+	m.shared.WithLabelValues(reason).Add(d.Seconds())
 }
 
 // Cut counts a request that ended before its response was complete, for

@@ -80,6 +80,8 @@ func TestCountsByReason(t *testing.T) {
 	m.Turn(true, 1500*time.Millisecond)
 	waiting := m.TurnWaiting()
 	m.Spooled(true, 4096, 250*time.Millisecond)
+	m.ShareWaited("burst", 500*time.Millisecond)
+	m.ShareWaited("burst", 250*time.Millisecond)
 	text := scrape(t, m)
 	waiting()
 	wantLines(t, text,
@@ -93,6 +95,8 @@ func TestCountsByReason(t *testing.T) {
 		`informe_spooled_responses_total{spilled="true"} 1`,
 		`informe_spool_disk_bytes_total 4096`,
 		`informe_spool_producer_wait_seconds_total 0.25`,
+		`informe_export_share_wait_seconds_total{reason="burst"} 0.75`,
+		`informe_export_share_wait_seconds_total{reason="small"} 0`,
 		// Every outcome is there from the start, so that an alert on
 		// failed runs has a series before the first failure.
 		`informe_schedule_runs_total{outcome="failed"} 0`,

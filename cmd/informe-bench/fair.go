@@ -122,7 +122,7 @@ func (b *bench) fair(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metrics := metricValues(ctx, inf, "informe_http_refusals", "informe_export_turn")
+	metrics := metricValues(ctx, inf, "informe_http_refusals", "informe_export_turn", "informe_export_share")
 
 	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "first byte p50 ms", "statuses"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; B's exports are CSV exports of %d contracts (about the demo's whole report), one at a time, %d of them; its pages are 100-row JSON pages, %d of them, one at a time", fairContracts, fairExports, probes),

@@ -54,6 +54,9 @@ type Observer interface {
 	// TurnWaiting is told as a read starts waiting for a turn; the func
 	// it returns, as it stops.
 	TurnWaiting() func()
+	// ShareWaited is told of a big read's wait at a chunk, or before its
+	// first statement, and why: "burst", "small" or "turn" (see [share]).
+	ShareWaited(reason string, d time.Duration)
 }
 
 // Admission admits reads to the database: it bounds each read's waits
@@ -78,6 +81,9 @@ func NewAdmission(l Limits, o Observer) *Admission {
 		}
 		a.share = newShare(runtime.GOMAXPROCS(0), defaultPauses)
 		a.share.queueing = a.turns.queueing
+		if o != nil {
+			a.share.waited = o.ShareWaited
+		}
 	}
 	return a
 }

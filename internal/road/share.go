@@ -46,15 +46,18 @@ type share struct {
 	// queueing reports whether token has big requests waiting for a turn;
 	// nil: no token has.
 	queueing func(token string) bool
+	// waited is told of each wait and its reason: "burst" (outranked),
+	// "small" or "turn"; nil tells nothing.
+	waited func(reason string, d time.Duration)
 
 	mu      sync.Mutex
-	held    int                // slots held
+	held    int                 // slots held
 	moved   map[*slot]time.Time // the holders, and when each took its slot or last ended a chunk
-	waiting int                // responses waiting for a slot
-	small   int                // small requests in flight
-	idle    chan struct{}      // closed when small falls to 0
-	seq     uint64             // counts slots given
-	tokens  map[string]*sharer // tokens holding or waiting for slots
+	waiting int                 // responses waiting for a slot
+	small   int                 // small requests in flight
+	idle    chan struct{}       // closed when small falls to 0
+	seq     uint64              // counts slots given
+	tokens  map[string]*sharer  // tokens holding or waiting for slots
 }
 
 // ShareChunk is how many rows a big response encodes between its turns.
@@ -170,7 +173,12 @@ func (sl *slot) take() {
 	h.waiters = append(h.waiters, slotWaiter{sl, got})
 	s.waiting++
 	s.dispatch()
+	reason := "turn"
+	if s.outranked(sl.token, s.queues()) {
+		reason = "burst"
+	}
 	s.mu.Unlock()
+	defer s.report(reason, time.Now())
 	stuck, floor := time.NewTimer(s.pause.Stuck), time.NewTimer(s.pause.Outranked)
 	defer stuck.Stop()
 	defer floor.Stop()
@@ -309,6 +317,7 @@ func (sl *slot) yield() {
 // smallEnd waits until no small request is in flight, and none has been
 // for s.pause.Linger, at most s.pause.Small.
 func (s *share) smallEnd() {
+	defer s.report("small", time.Now())
 	over := time.NewTimer(s.pause.Small)
 	defer over.Stop()
 	for {
@@ -385,6 +394,13 @@ func (s *share) outranked(token string, q map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// report tells s.waited of a wait for reason that began then.
+func (s *share) report(reason string, began time.Time) {
+	if s.waited != nil {
+		s.waited(reason, time.Since(began))
+	}
 }
 
 // stuck reports whether a holder has ended no chunk for s.pause.Stuck
