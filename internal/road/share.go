@@ -81,8 +81,8 @@ type sharePauses struct {
 }
 
 // defaultPauses are informe's: a burst encodes at least one chunk (256
-// rows) in 50 ms beside another token's export, and one in 20 ms under a
-// stream of small requests.
+// rows) in 50 ms beside another token's export, and a big response one in
+// 50 ms under a stream of small requests.
 var defaultPauses = sharePauses{Stuck: 20 * time.Millisecond, Outranked: 50 * time.Millisecond,
 	Small: 50 * time.Millisecond, Linger: 3 * time.Millisecond}
 
@@ -158,12 +158,9 @@ func (sl *slot) take() {
 	}
 	s := sl.s
 	s.mu.Lock()
-	h := s.tokens[sl.token]
-	if h == nil {
-		h = &sharer{}
-		s.tokens[sl.token] = h
-	}
-	if s.held < s.slots && s.waiting == 0 && !s.outranked(sl.token, s.queues()) {
+	h := s.sharerOf(sl.token)
+	outranked := s.outranked(sl.token, s.queues())
+	if s.held < s.slots && s.waiting == 0 && !outranked {
 		s.grant(h, sl)
 		s.mu.Unlock()
 		sl.has = true
@@ -174,7 +171,7 @@ func (sl *slot) take() {
 	s.waiting++
 	s.dispatch()
 	reason := "turn"
-	if s.outranked(sl.token, s.queues()) {
+	if outranked {
 		reason = "burst"
 	}
 	s.mu.Unlock()
@@ -235,29 +232,26 @@ func (sl *slot) give() {
 	s := sl.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sl.starting {
-		sl.started()
-		s.dispatch() // it outranked the waiting bursts
-	}
-	if !sl.has {
-		return
-	}
-	sl.has = false
-	h := s.tokens[sl.token]
-	delete(s.moved, sl)
-	s.held--
-	h.held--
-	if h.idle() {
-		delete(s.tokens, sl.token) // before dispatch: it outranks none now
+	sl.started()
+	if sl.has {
+		sl.has = false
+		h := s.tokens[sl.token]
+		delete(s.moved, sl)
+		s.held--
+		h.held--
+		if h.idle() {
+			delete(s.tokens, sl.token) // before dispatch: it outranks none now
+		}
 	}
 	s.dispatch()
 }
 
 // enter is a big response's entry into the share, as its turn is given:
-// it waits out the small requests in flight and, a burst, for a slot as
-// at a chunk; then, holding no slot until its first chunk (its database
-// may sort for long), it counts as present, so that a burst gives way to
-// it from its first statement.
+// it waits as at a chunk (out the small requests in flight, then for a
+// slot, which a burst waits for at most its floor), and gives the slot
+// back; then, holding none until its first chunk (its database may sort
+// for long), it counts as present, so that a burst gives way to it from
+// its first statement.
 func (sl *slot) enter() {
 	if sl == nil {
 		return
@@ -267,13 +261,18 @@ func (sl *slot) enter() {
 	s := sl.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := s.tokens[sl.token]
+	s.sharerOf(sl.token).starting++
+	sl.starting = true
+}
+
+// sharerOf returns token's sharer, made if it has none. s.mu is held.
+func (s *share) sharerOf(token string) *sharer {
+	h := s.tokens[token]
 	if h == nil {
 		h = &sharer{}
-		s.tokens[sl.token] = h
+		s.tokens[token] = h
 	}
-	h.starting++
-	sl.starting = true
+	return h
 }
 
 // started ends the start of an entered response, at its first chunk or

@@ -100,9 +100,6 @@ func (t *turns) holderOf(token string, limit *int) *holder {
 
 // queueing reports whether token has big requests waiting for a turn.
 func (t *turns) queueing(token string) bool {
-	if t == nil {
-		return false
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.tokens[token]
