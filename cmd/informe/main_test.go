@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/informe/informe/internal/pgserver/pgtest"
+	"github.com/informe/informe/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -162,7 +163,7 @@ func TestCLI(t *testing.T) {
 	}
 	// The log is read to its end (the pipe's EOF, when serve exits) before
 	// Wait, which closes the pipe and would lose what it still holds.
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	serving := make(chan []byte, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -234,29 +235,11 @@ type demoRun struct {
 	cmd *exec.Cmd
 	// stderr is complete only once exited has given the exit: the demo
 	// writes it and stdout through two pipes, in no order between them.
-	stderr      *syncBuffer
+	stderr      *testenv.Buffer
 	exited      chan error // cmd.Wait's result, once both pipes are at EOF
 	base, token string
 	dbURL       string   // the database URL it printed
 	lines       []string // what it printed on stdout, trimmed
-}
-
-// syncBuffer is a bytes.Buffer that a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // demoArgs are the arguments of a demo on the data folder dir that takes no
@@ -280,7 +263,7 @@ func runDemo(t *testing.T, cmd *exec.Cmd) *demoRun {
 	// itself returns once exec has copied all of both outputs: so the
 	// scanner below ends at the marker line or at the demo's exit.
 	pr, pw := io.Pipe()
-	d := &demoRun{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &demoRun{cmd: cmd, stderr: &testenv.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = pw, d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -8,15 +8,17 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/informe/informe/internal/testenv"
 )
 
 // served is a running `informe serve`.
 type served struct {
 	cmd      *exec.Cmd
-	log      *syncBuffer // its stderr: the JSON log
-	api, ops string      // base URLs
-	http     string      // with HTTPS on, the plain-HTTP listener's base URL
-	exited   chan error  // receives cmd.Wait's result
+	log      *testenv.Buffer // its stderr: the JSON log
+	api, ops string          // base URLs
+	http     string          // with HTTPS on, the plain-HTTP listener's base URL
+	exited   chan error      // receives cmd.Wait's result
 }
 
 // startServe runs `informe serve` on loopback ports with args and waits
@@ -32,7 +34,7 @@ func startServe(t *testing.T, bin, dbURL string, args ...string) *served {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &served{cmd: cmd, log: &syncBuffer{}, exited: make(chan error, 1)}
+	s := &served{cmd: cmd, log: &testenv.Buffer{}, exited: make(chan error, 1)}
 	type serving struct {
 		Msg      string `json:"msg"`
 		Addr     string `json:"addr"`

@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -27,6 +26,7 @@ import (
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 )
@@ -63,7 +63,7 @@ type env struct {
 	pool    *pgxpool.Pool
 	api     string // the API's URL
 	token   string // the secret of the token "finanzas"
-	logs    *syncBuffer
+	logs    *testenv.Buffer
 	metrics *metrics.Metrics
 	store   *Store
 }
@@ -82,7 +82,7 @@ func newEnv(t *testing.T) *env {
 	hs.Config.ConnContext = api.ConnContext
 	hs.Start()
 	t.Cleanup(hs.Close)
-	return &env{pool: pool, api: hs.URL, token: secret, logs: &syncBuffer{}, metrics: metrics.New(nil), store: NewStore(pool, report.Maintained)}
+	return &env{pool: pool, api: hs.URL, token: secret, logs: &testenv.Buffer{}, metrics: metrics.New(nil), store: NewStore(pool, report.Maintained)}
 }
 
 // runner returns a runner called name over e's database, on clk.
@@ -147,24 +147,6 @@ func (e *env) history(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // onWrite passes writes to w, calling hook before the first.

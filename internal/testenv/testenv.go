@@ -2,15 +2,37 @@
 // a test needs: on a developer's machine the test is skipped, saying what
 // is missing; in CI (CI=true) it fails, since CI installs everything the
 // tests need and a skip there would hide a broken install step or a
-// regression.
+// regression. It also holds [Buffer], where a server or a process the
+// test started writes its log while the test reads it.
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
+
+// Buffer is a bytes.Buffer that a server's goroutines or a process write
+// while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
 
 // CI reports whether the tests run in CI, where the environment variable
 // CI is "true".

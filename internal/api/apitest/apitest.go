@@ -5,7 +5,6 @@
 package apitest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -17,7 +16,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,30 +25,12 @@ import (
 	"github.com/informe/informe/internal/dataset"
 	"github.com/informe/informe/internal/postgres"
 	"github.com/informe/informe/internal/source"
+	"github.com/informe/informe/internal/testenv"
 	"github.com/informe/informe/internal/web"
 	"github.com/informe/informe/metrics"
 	"github.com/informe/informe/report"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// LogBuffer collects the server's log output. The server logs from its own
-// goroutines, hence the lock.
-type LogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *LogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *LogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Server is the real API served over loopback HTTP, as cmd/informe
 // wires it, with its log kept for inspection.
@@ -58,7 +38,7 @@ type Server struct {
 	URL    string
 	Pool   *pgxpool.Pool
 	Tokens *auth.Store
-	Logs   *LogBuffer
+	Logs   *testenv.Buffer
 	Token  string // carries every scope
 }
 
@@ -103,7 +83,7 @@ func ServeTLS(tb testing.TB, s *api.Server) *Server {
 // by how, until the test ends.
 func start(tb testing.TB, s *api.Server, wrap func(net.Listener) net.Listener, how func(*httptest.Server)) *Server {
 	tb.Helper()
-	logs := &LogBuffer{}
+	logs := &testenv.Buffer{}
 	s.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	hs := httptest.NewUnstartedServer(s.Handler())
 	if wrap != nil {
