@@ -34,6 +34,16 @@ type fairPhase struct {
 	statuses             map[int]int
 }
 
+// add adds q's figures to p's.
+func (p *fairPhase) add(q fairPhase) {
+	p.exports = append(p.exports, q.exports...)
+	p.pages = append(p.pages, q.pages...)
+	p.ttfb = append(p.ttfb, q.ttfb...)
+	for s, n := range q.statuses {
+		p.statuses[s] += n
+	}
+}
+
 // fairB runs token B's exports one at a time, then its 100-row pages.
 func (b *bench) fairB(ctx context.Context, inf *informe) (fairPhase, error) {
 	p := fairPhase{statuses: map[int]int{}}
@@ -135,12 +145,7 @@ func (b *bench) fair(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	alone.exports = append(alone.exports, after.exports...)
-	alone.ttfb = append(alone.ttfb, after.ttfb...)
-	alone.pages = append(alone.pages, after.pages...)
-	for s, n := range after.statuses {
-		alone.statuses[s] += n
-	}
+	alone.add(after)
 
 	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "first byte p50 ms", "statuses"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; B's exports are CSV exports of %d contracts (about the demo's whole report), one at a time, %d of them in each phase; its pages are 100-row JSON pages, %d of them in each phase, one at a time; alone is measured before A's loops and again after them, both together", fairContracts, fairExports, probes),
