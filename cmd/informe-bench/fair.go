@@ -14,9 +14,10 @@ import (
 )
 
 const (
-	fairLoops     = 20   // token A's export loops at once
-	fairExports   = 20   // token B's exports, one at a time, in each phase
-	fairContracts = 1000 // contracts in each export: about the demo's whole report
+	fairLoops     = 20              // token A's export loops at once
+	fairExports   = 20              // token B's exports, one at a time, in each phase
+	fairContracts = 1000            // contracts in each export: about the demo's whole report
+	fairAloneFor  = 5 * time.Second // token A's loops alone, before B's phase beside them
 )
 
 // fairExport is the CSV export of the contracts after from, fairContracts
@@ -71,6 +72,53 @@ func (b *bench) fairB(ctx context.Context, inf *informe) (fairPhase, error) {
 	return p, nil
 }
 
+// fairLoopsA starts token A's fairLoops export loops through infA, until
+// ctx ends; the func returned waits for them and returns their statuses
+// (-1: cut by ctx's end, or failed).
+func fairLoopsA(ctx context.Context, infA *informe) (wait func() map[int]int) {
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range fairLoops {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				s, err := infA.fetch(ctx, fairExport((i+1)*fairContracts), nil, nil)
+				mu.Lock()
+				if err != nil {
+					statuses[-1]++
+				} else {
+					statuses[s.status]++
+				}
+				mu.Unlock()
+				// A refused request waits as its Retry-After says, as
+				// Power Query's Web.Contents and curl --retry do.
+				if err == nil && (s.status == http.StatusTooManyRequests || s.status == http.StatusServiceUnavailable) {
+					secs, _ := strconv.Atoi(s.header.Get("Retry-After"))
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Duration(max(secs, 1)) * time.Second):
+					}
+				}
+			}
+		})
+	}
+	return func() map[int]int {
+		wg.Wait()
+		return statuses
+	}
+}
+
+// settle waits, 30 s at most, for inf to have no request in flight: cut
+// requests end on the server as it next writes to them.
+func settle(ctx context.Context, inf *informe) error {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if metricValues(ctx, inf, "informe_http_requests_in_flight")["informe_http_requests_in_flight"] == 0 {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
+
 // fair measures token B's whole exports (one at a time) and 100-row pages
 // alone, then while token A runs fairLoops export loops at once, then
 // alone again (alone is both phases together, so that the machine's drift
@@ -99,47 +147,30 @@ func (b *bench) fair(ctx context.Context) error {
 		return err
 	}
 
+	// A alone: what its burst, reading in batches and giving way to no
+	// one, exports in fairAloneFor.
+	aloneCtx, stopAlone := context.WithCancel(ctx)
+	doneAlone := fairLoopsA(aloneCtx, &infA)
+	time.Sleep(fairAloneFor)
+	stopAlone()
+	statusesAlone := doneAlone()
+	if err := settle(ctx, inf); err != nil {
+		return err
+	}
+
 	loopCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var mu sync.Mutex
-	statusesA := map[int]int{}
-	var wg sync.WaitGroup
-	for i := range fairLoops {
-		wg.Go(func() {
-			for loopCtx.Err() == nil {
-				s, err := infA.fetch(loopCtx, fairExport((i+1)*fairContracts), nil, nil)
-				mu.Lock()
-				if err != nil {
-					statusesA[-1]++ // ended by the phase's end, or failed
-				} else {
-					statusesA[s.status]++
-				}
-				mu.Unlock()
-				// A refused request waits as its Retry-After says, as
-				// Power Query's Web.Contents and curl --retry do.
-				if err == nil && (s.status == http.StatusTooManyRequests || s.status == http.StatusServiceUnavailable) {
-					secs, _ := strconv.Atoi(s.header.Get("Retry-After"))
-					select {
-					case <-loopCtx.Done():
-					case <-time.After(time.Duration(max(secs, 1)) * time.Second):
-					}
-				}
-			}
-		})
-	}
+	doneA := fairLoopsA(loopCtx, &infA)
 	time.Sleep(time.Second) // A's loops fill their turns and queue
 	busy, err := b.fairB(ctx, inf)
 	stop()
-	wg.Wait()
+	statusesA := doneA()
 	if err != nil {
 		return err
 	}
 	metrics := metricValues(ctx, inf, "informe_http_refusals", "informe_export_turn", "informe_export_share")
-	// A's cut requests end on the server as it next writes to them.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if metricValues(ctx, inf, "informe_http_requests_in_flight")["informe_http_requests_in_flight"] == 0 {
-			break
-		}
+	if err := settle(ctx, inf); err != nil {
+		return err
 	}
 	after, err := b.fairB(ctx, inf)
 	if err != nil {
@@ -150,6 +181,7 @@ func (b *bench) fair(ctx context.Context) error {
 	t := table{title: "Turns shared by token", header: []string{"token B's", "while", "n", "p50 ms", "p99 ms", "max ms", "first byte p50 ms", "statuses"}, notes: []string{
 		fmt.Sprintf("one fresh informe, default limits; B's exports are CSV exports of %d contracts (about the demo's whole report), one at a time, %d of them in each phase; its pages are 100-row JSON pages, %d of them in each phase, one at a time; alone is measured before A's loops and again after them, both together", fairContracts, fairExports, probes),
 		fmt.Sprintf("token A ran %d loops of exports like B's at once, over other contracts, each waiting as Retry-After says after a 429 or 503; A's answers: %v (-1: cut by the phase's end); turns and refusals: %v", fairLoops, statusesA, metrics),
+		fmt.Sprintf("token A's loops alone for %v, before: %v, %.1f exports a second", fairAloneFor, statusesAlone, float64(statusesAlone[http.StatusOK])/fairAloneFor.Seconds()),
 	}}
 	for _, r := range []struct {
 		what, while string

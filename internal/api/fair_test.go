@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -146,6 +147,19 @@ func TestTurnsSharedByToken(t *testing.T) {
 	if got := ts.metric(t, `informe_export_turns_total{waited="true"}`); got < 4 {
 		t.Errorf(`informe_export_turns_total{waited="true"} = %v, want at least 4`, got)
 	}
+	// A's second and third exports were given their turns with more of
+	// A's waiting: a burst, read in batches through a cursor, with the
+	// bytes of its last, read in one statement.
+	if !waitFor(10*time.Second, func() bool { return strings.Count(ts.Logs.String(), `"burst":true`) == 2 }) {
+		t.Errorf("request lines with \"burst\":true: %d, want 2 (A's second and third exports):\n%s",
+			strings.Count(ts.Logs.String(), `"burst":true`), ts.Logs.String())
+	}
+	for i, r := range a[1:3] {
+		if !bytes.Equal(r.body.Bytes(), a[3].body.Bytes()) {
+			t.Errorf("A's export %d, a burst's, differs from its last, alone: %d bytes against %d", i+2, r.body.Len(), a[3].body.Len())
+		}
+	}
+	t.Logf("A's exports: %d rows", bytes.Count(a[3].body.Bytes(), []byte("\n")))
 }
 
 // TestTokenOwnLimit checks a token's own limit, set with the token store:

@@ -105,6 +105,9 @@ func (s *Server) observe(c *gin.Context) {
 		if st.format != "" {
 			attrs = append(attrs, slog.String("format", st.format), slog.Int("rows", st.rows))
 		}
+		if st.ticket != nil && st.ticket.Burst() {
+			attrs = append(attrs, slog.Bool("burst", true))
+		}
 		if st.parts > 0 {
 			attrs = append(attrs, slog.Int("parts", st.parts))
 		}

@@ -315,9 +315,16 @@ func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 }
 
 // Query runs sql and returns a [Rows] over its rows that closes the
-// snapshot when it is closed.
+// snapshot when it is closed: in one statement, or in batches through a
+// cursor under [WithBatches].
 func (s *Snapshot) Query(sql string, args []any) (*Rows, error) {
-	rows, err := s.conn.Query(s.ctx, sql, args...)
+	var rows rowSource
+	var err error
+	if n, _ := s.ctx.Value(batchesKey{}).(int); n > 0 {
+		rows, err = s.queryBatches(sql, args, n)
+	} else {
+		rows, err = s.conn.Query(s.ctx, sql, args...)
+	}
 	if err != nil {
 		return nil, ClassifyIn(s.ctx, fmt.Errorf("query: %w", err))
 	}
@@ -370,7 +377,7 @@ func (s *Snapshot) Close() error {
 // returns its connection to the pool; it must be called on every path.
 type Rows struct {
 	snap *Snapshot
-	rows pgx.Rows
+	rows rowSource
 	err  error
 }
 

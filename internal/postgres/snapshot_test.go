@@ -3,10 +3,14 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/informe/informe/internal/failure"
 	"github.com/informe/informe/internal/pgserver/pgtest"
@@ -123,5 +127,110 @@ func TestBeginWithPrelude(t *testing.T) {
 	}
 	if s := pool.Stat(); s.AcquiredConns() != 0 {
 		t.Fatalf("%d connections still acquired", s.AcquiredConns())
+	}
+}
+
+// TestQueryInBatches checks that a query read in batches through a
+// cursor (WithBatches) gives the rows, the columns and the values' formats
+// of the same query read in one statement, with its parameters, whatever
+// the batch's size against the rows' number (fewer, a multiple, more,
+// none), and with pgx's modes that describe statements and that do not.
+func TestQueryInBatches(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	cfg := pool.Config().Copy()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	exec, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Close()
+	const sql = `SELECT g, g::numeric / 3 AS third, 'fila ' || g || ' ñandú' AS name,
+		CASE WHEN g % 5 = 0 THEN NULL ELSE date '2026-12-01' + g END AS day
+		FROM generate_series(1, $1::int) g ORDER BY g DESC`
+	read := func(ctx context.Context, pool *pgxpool.Pool, rows int) (fields []pgconn.FieldDescription, values [][]string) {
+		t.Helper()
+		snap, err := postgres.Begin(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := snap.Query(sql, []any{rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close()
+		fields = cur.Fields()
+		for cur.Next() {
+			var row []string
+			for _, v := range cur.Values() {
+				if v == nil {
+					row = append(row, "NULL")
+				} else {
+					row = append(row, string(v))
+				}
+			}
+			values = append(values, row)
+		}
+		if err := cur.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return fields, values
+	}
+	for name, pool := range map[string]*pgxpool.Pool{"described": pool, "exec": exec} {
+		for _, rows := range []int{0, 1, 21, 30} {
+			wantFields, want := read(context.Background(), pool, rows)
+			if len(want) != rows {
+				t.Fatalf("%s, %d rows: one statement read %d", name, rows, len(want))
+			}
+			for _, n := range []int{1, 7, 10, 1000} {
+				fields, got := read(postgres.WithBatches(context.Background(), n), pool, rows)
+				if !reflect.DeepEqual(fields, wantFields) {
+					t.Errorf("%s, %d rows in batches of %d: fields\n%v\nwant\n%v", name, rows, n, fields, wantFields)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %d rows in batches of %d: rows\n%q\nwant\n%q", name, rows, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkQueryInBatches reads the whole typed report of the seeded
+// database in one statement and in batches (WithBatches) of 256
+// (road.BurstBatch) and 1,024 rows, the values left as they arrive: what a
+// burst's read costs its reader alone.
+func BenchmarkQueryInBatches(b *testing.B) {
+	pool := pgtest.Seeded(b)
+	const sql = "SELECT * FROM general_report_typed ORDER BY key_contract_id, key_process_id, key_task_id"
+	for _, n := range []int{0, 256, 1024} {
+		name := "one statement"
+		if n > 0 {
+			name = "batches of " + strconv.Itoa(n)
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			if n > 0 {
+				ctx = postgres.WithBatches(ctx, n)
+			}
+			var rows int64
+			for b.Loop() {
+				snap, err := postgres.Begin(ctx, pool)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cur, err := snap.Query(sql, nil)
+				if err != nil {
+					snap.Close()
+					b.Fatal(err)
+				}
+				for cur.Next() {
+					rows++
+				}
+				if err := cur.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }

@@ -98,8 +98,9 @@ type Who struct {
 // Ticket is a read's admission: call Done when its last row has been
 // read, and Row after each row written.
 type Ticket struct {
-	done func()
-	slot *slot
+	done  func()
+	slot  *slot
+	burst bool
 }
 
 // Done ends the read's turn; only its first call counts, so a handler may
@@ -114,6 +115,12 @@ func (t *Ticket) Row(n int64) {
 		t.slot.yield()
 	}
 }
+
+// Burst reports whether the read was admitted as part of a burst, its
+// token having more big reads waiting for a turn: it gives way to the big
+// reads of tokens with none waiting, and its rows are read from the
+// database [BurstBatch] at a time.
+func (t *Ticket) Burst() bool { return t.burst }
 
 // Shares reports whether the read takes turns at the cores, so that
 // [Ticket.Row] is worth calling.
@@ -153,6 +160,12 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 		if err != nil {
 			return ctx, nil, err
 		}
+		if t.burst = a.turns.queueing(who.Token); t.burst {
+			// A burst gives way at each chunk (see [share]); its
+			// database waits with it, rather than run ahead into the
+			// connection's buffers on cores others want.
+			ctx = postgres.WithBatches(ctx, BurstBatch)
+		}
 		sl := a.share.bigStarts(who.Token)
 		sl.enter()
 		t.slot, t.done = sl, func() { sl.give(); done() }
@@ -166,6 +179,12 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 	t.done = sync.OnceFunc(t.done)
 	return ctx, t, nil
 }
+
+// BurstBatch is how many rows a burst's read asks its database for at a
+// time (see [postgres.WithBatches]): a chunk's, so that the next batch is
+// asked for as the read's share of the cores comes back ([Ticket.Row]),
+// not while it gives way.
+const BurstBatch = ShareChunk
 
 // More takes up to k more turns for the parts of a read of who's that
 // holds one: those free now, that no waiting read can take. It returns
