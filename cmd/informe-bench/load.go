@@ -59,6 +59,7 @@ type client struct {
 	status   int           // of its answer
 	admitted chan struct{} // closed at its answer, or its end
 	whole    bool          // the body was read to its end
+	after    string        // the answer's Retry-After
 	err      error
 }
 
@@ -89,6 +90,7 @@ func (c *client) run(ctx context.Context, base, token string) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	defer resp.Body.Close()
+	c.after = resp.Header.Get("Retry-After")
 	admit()
 	var body io.Reader = resp.Body
 	if c.rate > 0 {
@@ -216,8 +218,9 @@ func (b *bench) slow(ctx context.Context) error {
 }
 
 // burst sends 64 CSV and 16 XLSX 10,000-row pages at once, twice (the XLSX
-// ones 100 ms first the second time): each must be whole or a 503, and
-// informe's memory bounded.
+// ones 100 ms first the second time), with one token: each must be whole
+// or refused with a Retry-After (503, the server at capacity, or 429, the
+// token past its own limit), and informe's memory bounded.
 func (b *bench) burst(ctx context.Context) error {
 	const nCSV, nXLSX = 64, 16
 	logf("burst: fresh informe, %d CSV and %d XLSX pages at once, twice", nCSV, nXLSX)
@@ -226,7 +229,7 @@ func (b *bench) burst(ctx context.Context) error {
 		return err
 	}
 	defer inf.stop()
-	t := table{title: "Burst", header: []string{"round", "csv 200", "csv 503", "xlsx 200", "xlsx 503", "other", "last ended s"}}
+	t := table{title: "Burst", header: []string{"round", "csv 200", "csv 503", "csv 429", "xlsx 200", "xlsx 503", "xlsx 429", "other", "last ended s"}}
 	failures := 0
 	for round := range 2 {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute) // a hung server's clients count as "other"
@@ -241,7 +244,8 @@ func (b *bench) burst(ctx context.Context) error {
 		count := map[string]int{}
 		for f, cs := range cs {
 			for _, c := range cs {
-				if c.err == nil && c.whole && (c.status == http.StatusOK || c.status == http.StatusServiceUnavailable) {
+				refused := (c.status == http.StatusServiceUnavailable || c.status == http.StatusTooManyRequests) && c.after != ""
+				if c.err == nil && c.whole && (c.status == http.StatusOK || refused) {
 					count[fmt.Sprint(f, " ", c.status)]++
 				} else {
 					count["other"]++
@@ -249,7 +253,7 @@ func (b *bench) burst(ctx context.Context) error {
 			}
 		}
 		failures += count["other"]
-		t.add(round+1, count["csv 200"], count["csv 503"], count["xlsx 200"], count["xlsx 503"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
+		t.add(round+1, count["csv 200"], count["csv 503"], count["csv 429"], count["xlsx 200"], count["xlsx 503"], count["xlsx 429"], count["other"], fmt.Sprintf("%.2f", time.Since(began).Seconds()))
 	}
 	growth, peak := inf.memory()
 	t.notes = []string{fmt.Sprintf("informe's peak RSS %s MiB, growth over the warm-up %s MiB; spool counters %v", mibs(peak), mibs(growth), scrape(ctx, inf))}

@@ -148,8 +148,9 @@ func TestTurnsSharedByToken(t *testing.T) {
 		t.Errorf(`informe_export_turns_total{waited="true"} = %v, want at least 4`, got)
 	}
 	// A's second and third exports were given their turns with more of
-	// A's waiting: a burst, read in batches through a cursor, with the
-	// bytes of its last, read in one statement.
+	// A's waiting: a burst (read in batches through a cursor while B's
+	// requests are recent), with the bytes of A's last export, no burst's,
+	// read in one statement.
 	if !waitFor(10*time.Second, func() bool { return strings.Count(ts.Logs.String(), `"burst":true`) == 2 }) {
 		t.Errorf("request lines with \"burst\":true: %d, want 2 (A's second and third exports):\n%s",
 			strings.Count(ts.Logs.String(), `"burst":true`), ts.Logs.String())

@@ -107,6 +107,9 @@ func (s *Server) observe(c *gin.Context) {
 		}
 		if st.ticket != nil && st.ticket.Burst() {
 			attrs = append(attrs, slog.Bool("burst", true))
+			if st.ticket.Batches() {
+				attrs = append(attrs, slog.Bool("batches", true))
+			}
 		}
 		if st.parts > 0 {
 			attrs = append(attrs, slog.Int("parts", st.parts))

@@ -39,16 +39,18 @@ type rowSource interface {
 	Close()
 }
 
-// batches are the rows of a cursor, fetched n at a time.
+// batches are the rows of a cursor, fetched n at a time in a pipeline:
+// the next batch is asked for as a batch's rows start to be read, so that
+// the backend reads it while the reader encodes this one, and runs no
+// further ahead.
 type batches struct {
-	conn    *pgconn.PgConn
-	ctx     context.Context
+	p       *pgconn.Pipeline
 	fetch   string  // "FETCH n FROM informe_rows"
 	n       int64   // rows per batch
 	formats []int16 // the results' formats, as pgx would ask for them
 	fields  []pgconn.FieldDescription
 	rr      *pgconn.ResultReader // the batch being read; nil between batches
-	last    bool                 // the batch being read is the last
+	last    bool                 // the batch read last was the last
 	err     error
 }
 
@@ -63,19 +65,15 @@ func (s *Snapshot) queryBatches(sql string, args []any, n int) (*batches, error)
 	if _, err := s.conn.Exec(s.ctx, "DECLARE "+cursorName+" NO SCROLL CURSOR FOR "+sql, args...); err != nil {
 		return nil, fmt.Errorf("cursor: %w", err)
 	}
-	b := &batches{
-		conn:  s.conn.Conn().PgConn(),
-		ctx:   s.ctx,
-		fetch: "FETCH " + strconv.Itoa(n) + " FROM " + cursorName,
-		n:     int64(n),
-	}
+	conn := s.conn.Conn().PgConn()
+	b := &batches{fetch: "FETCH " + strconv.Itoa(n) + " FROM " + cursorName, n: int64(n)}
 	// pgx asks for each column in the format its type map prefers when it
 	// describes a statement first, and in text when it does not: so do the
 	// batches, for the same values.
 	switch s.conn.Conn().Config().DefaultQueryExecMode {
 	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
 	default:
-		sd, err := b.conn.Prepare(s.ctx, "", b.fetch, nil)
+		sd, err := conn.Prepare(s.ctx, "", b.fetch, nil)
 		if err != nil {
 			return nil, fmt.Errorf("cursor: %w", err)
 		}
@@ -84,27 +82,68 @@ func (s *Snapshot) queryBatches(sql string, args []any, n int) (*batches, error)
 			b.formats = append(b.formats, tm.FormatCodeForOID(f.DataTypeOID))
 		}
 	}
-	b.rr = b.conn.ExecParams(s.ctx, b.fetch, nil, nil, nil, b.formats)
+	b.p = conn.StartPipeline(s.ctx)
+	b.ask()
+	if !b.take() {
+		b.Close()
+		return nil, fmt.Errorf("cursor: %w", b.err)
+	}
 	b.fields = b.rr.FieldDescriptions()
 	return b, nil
+}
+
+// ask asks for the next batch, each in a transaction step of its own
+// (a sync), so that an error ends only what follows it.
+func (b *batches) ask() {
+	b.p.SendQueryParams(b.fetch, nil, nil, nil, b.formats)
+	b.p.SendPipelineSync()
+	if err := b.p.Flush(); err != nil && b.err == nil {
+		b.err = err
+	}
+}
+
+// take starts reading the batch asked for last, and asks for the next.
+func (b *batches) take() bool {
+	if b.err != nil {
+		return false
+	}
+	res, err := b.p.GetResults()
+	rr, ok := res.(*pgconn.ResultReader)
+	switch {
+	case err != nil:
+		b.err = err
+		return false
+	case !ok:
+		b.err = fmt.Errorf("a batch's results are %T", res)
+		return false
+	}
+	b.rr = rr
+	b.ask()
+	return b.err == nil
 }
 
 func (b *batches) Next() bool {
 	for b.err == nil {
 		if b.rr == nil {
-			if b.last {
-				return false
+			if b.last || !b.take() {
+				break
 			}
-			b.rr = b.conn.ExecParams(b.ctx, b.fetch, nil, nil, nil, b.formats)
 		}
 		if b.rr.NextRow() {
 			return true
 		}
 		tag, err := b.rr.Close()
 		b.rr = nil
-		b.err = err
+		if err != nil {
+			b.err = err
+			break
+		}
 		b.last = tag.RowsAffected() < b.n
+		if _, err := b.p.GetResults(); err != nil { // the batch's sync
+			b.err = err
+		}
 	}
+	b.Close()
 	return false
 }
 
@@ -112,12 +151,14 @@ func (b *batches) RawValues() [][]byte                          { return b.rr.Va
 func (b *batches) FieldDescriptions() []pgconn.FieldDescription { return b.fields }
 func (b *batches) Err() error                                   { return b.err }
 
+// Close ends the pipeline, reading what the batch asked for last sends
+// (nothing after the last batch). It is safe to call more than once.
 func (b *batches) Close() {
 	if b.rr != nil {
-		_, err := b.rr.Close()
+		_, _ = b.rr.Close()
 		b.rr = nil
-		if b.err == nil {
-			b.err = err
-		}
+	}
+	if err := b.p.Close(); err != nil && b.err == nil {
+		b.err = err
 	}
 }

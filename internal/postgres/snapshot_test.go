@@ -195,6 +195,41 @@ func TestQueryInBatches(t *testing.T) {
 	}
 }
 
+// TestQueryInBatchesFails checks that an error in a later batch ends the
+// rows read in batches with PostgreSQL's error, after the rows before it,
+// and leaves the pool's connections serving.
+func TestQueryInBatchesFails(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	ctx := postgres.WithBatches(context.Background(), 256)
+	for range 3 { // more than once on the same connections
+		snap, err := postgres.Begin(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := snap.Query("SELECT 1 / (600 - g) FROM generate_series(1, 1000) g", nil)
+		if err != nil {
+			snap.Close()
+			t.Fatal(err)
+		}
+		rows := 0
+		for cur.Next() {
+			rows++
+		}
+		var pgErr *pgconn.PgError
+		if err := cur.Err(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+			t.Errorf("err = %v, want division by zero (22012)", err)
+		}
+		if rows != 512 {
+			t.Errorf("read %d rows before the error, want the first two batches' 512", rows)
+		}
+		cur.Close()
+	}
+	if n := pgtest.Int(t, pool, "SELECT count(*) FROM generate_series(1, 3)"); n != 3 {
+		t.Fatalf("after the errors, the pool answers %d", n)
+	}
+}
+
 // BenchmarkQueryInBatches reads the whole typed report of the seeded
 // database in one statement and in batches (WithBatches) of 256
 // (road.BurstBatch) and 1,024 rows, the values left as they arrive: what a

@@ -98,9 +98,10 @@ type Who struct {
 // Ticket is a read's admission: call Done when its last row has been
 // read, and Row after each row written.
 type Ticket struct {
-	done  func()
-	slot  *slot
-	burst bool
+	done    func()
+	slot    *slot
+	burst   bool
+	batches bool
 }
 
 // Done ends the read's turn; only its first call counts, so a handler may
@@ -118,9 +119,14 @@ func (t *Ticket) Row(n int64) {
 
 // Burst reports whether the read was admitted as part of a burst, its
 // token having more big reads waiting for a turn: it gives way to the big
-// reads of tokens with none waiting, and its rows are read from the
-// database [BurstBatch] at a time.
+// reads of tokens with none waiting.
 func (t *Ticket) Burst() bool { return t.burst }
+
+// Batches reports whether the read's rows are read from the database
+// [BurstBatch] at a time: a burst's, admitted while another token holds
+// or waits for a turn, or had a request start or end within the last
+// second.
+func (t *Ticket) Batches() bool { return t.batches }
 
 // Shares reports whether the read takes turns at the cores, so that
 // [Ticket.Row] is worth calling.
@@ -138,6 +144,9 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 	if a.limits.StatementTimeout > 0 {
 		ctx = postgres.WithStatementTimeout(ctx, a.limits.StatementTimeout)
 	}
+	// Every request, small or big, is company for other tokens' bursts
+	// (see [share.company]), from its arrival to its end.
+	a.share.met(who.Token)
 	t := &Ticket{done: func() {}}
 	if !big {
 		t.done = a.share.smallStarts()
@@ -160,16 +169,20 @@ func (a *Admission) Admit(ctx context.Context, who Who, big bool) (context.Conte
 		if err != nil {
 			return ctx, nil, err
 		}
-		if t.burst = a.turns.queueing(who.Token); t.burst {
-			// A burst gives way at each chunk (see [share]); its
-			// database waits with it, rather than run ahead into the
-			// connection's buffers on cores others want.
+		t.burst = a.turns.queueing(who.Token)
+		if t.batches = t.burst && (a.turns.others(who.Token) || a.share.company(who.Token)); t.batches {
+			// A burst gives way at each chunk to other tokens' reads
+			// (see [share]); its database waits with it, rather than
+			// run ahead into the connection's buffers on cores those
+			// want. Alone, it reads as fast as one statement allows.
 			ctx = postgres.WithBatches(ctx, BurstBatch)
 		}
 		sl := a.share.bigStarts(who.Token)
 		sl.enter()
 		t.slot, t.done = sl, func() { sl.give(); done() }
 	}
+	ended := t.done
+	t.done = func() { ended(); a.share.met(who.Token) }
 	if a.limits.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, a.limits.RequestTimeout, failure.ErrRequestTimeout)

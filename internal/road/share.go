@@ -36,9 +36,10 @@ import (
 //     still moves on under a stream of small ones.
 //
 // It shares PostgreSQL's cores only as far as a big response's backend
-// stops when informe stops reading it, which is once the connection's
-// socket buffers are full: megabytes on loopback, so a short export's
-// backend runs ahead. A nil share shares nothing: every method is then a
+// stops when informe stops reading it, which, for rows read in one
+// statement, is once the connection's socket buffers are full: megabytes
+// on loopback. So a burst with company reads its rows in batches
+// ([BurstBatch], see [Admission.Admit]). A nil share shares nothing: every method is then a
 // no-op.
 type share struct {
 	slots int
@@ -58,6 +59,15 @@ type share struct {
 	idle    chan struct{}       // closed when small falls to 0
 	seq     uint64              // counts slots given
 	tokens  map[string]*sharer  // tokens holding or waiting for slots
+	// recent are the two tokens that last started or ended a request,
+	// the latest first, and when.
+	recent [2]seen
+}
+
+// seen is a token's request seen starting or ending.
+type seen struct {
+	token string
+	at    time.Time
 }
 
 // ShareChunk is how many rows a big response encodes between its turns.
@@ -78,13 +88,16 @@ type sharePauses struct {
 	// request ends, for the next one of a client that sends them one after
 	// another (within Small).
 	Linger time.Duration
+	// Company: how long after another token's last request started or
+	// ended a token is not alone (see [share.company]).
+	Company time.Duration
 }
 
 // defaultPauses are informe's: a burst encodes at least one chunk (256
 // rows) in 50 ms beside another token's export, and a big response one in
 // 50 ms under a stream of small requests.
 var defaultPauses = sharePauses{Stuck: 20 * time.Millisecond, Outranked: 50 * time.Millisecond,
-	Small: 50 * time.Millisecond, Linger: 3 * time.Millisecond}
+	Small: 50 * time.Millisecond, Linger: 3 * time.Millisecond, Company: time.Second}
 
 // sharer is one token's place in share, while it holds or waits for
 // slots.
@@ -107,8 +120,8 @@ func newShare(slots int, pause sharePauses) *share {
 		idle: make(chan struct{})}
 }
 
-// smallStarts counts a small request in flight; the func it returns counts
-// it out, once.
+// smallStarts counts a small request in flight; the func it returns
+// counts it out, once.
 func (s *share) smallStarts() func() {
 	if s == nil {
 		return func() {}
@@ -124,6 +137,41 @@ func (s *share) smallStarts() func() {
 			s.idle = make(chan struct{})
 		}
 	})
+}
+
+// met notes a request of token's, small or big, starting or ending now.
+func (s *share) met(token string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recent[0].token != token {
+		s.recent[1] = s.recent[0]
+	}
+	s.recent[0] = seen{token: token, at: time.Now()}
+}
+
+// company reports whether a token other than token holds or waits for a
+// slot, or started or ended a request within s.pause.Company: a burst of
+// token's then has someone to give way to. A nil share keeps no company.
+func (s *share) company(token string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.tokens {
+		if name != token {
+			return true
+		}
+	}
+	for _, r := range s.recent {
+		if r.token != token && !r.at.IsZero() && time.Since(r.at) < s.pause.Company {
+			return true
+		}
+	}
+	return false
 }
 
 // slotWaiter is a response waiting for a slot: got is closed when it is

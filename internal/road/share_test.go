@@ -313,3 +313,47 @@ func TestShareSmallLinger(t *testing.T) {
 	}
 	big.give()
 }
+
+// TestShareCompany checks when a token has company, so that its burst is
+// read in batches: another token's response holding a slot, or another
+// token's request met (starting or ending) within the pause's Company,
+// never its own.
+func TestShareCompany(t *testing.T) {
+	t.Parallel()
+	p := defaultPauses
+	p.Company = time.Hour
+	s := newShare(2, p)
+	if s.company("a") {
+		t.Fatal("company on an idle share")
+	}
+	s.met("a")
+	if s.company("a") || !s.company("b") {
+		t.Errorf("a's request met: company(a) %v, company(b) %v; want false, true", s.company("a"), s.company("b"))
+	}
+	s.met("b")
+	if !s.company("a") || !s.company("b") {
+		t.Errorf("after a's and b's requests: company(a) %v, company(b) %v; want true, true", s.company("a"), s.company("b"))
+	}
+	s.met("b")
+	if !s.company("b") {
+		t.Error("a's request is no longer company for b after b's next")
+	}
+	s.pause.Company = 0
+	if s.company("a") || s.company("b") {
+		t.Error("requests past the pause's Company are company")
+	}
+	sl := s.bigStarts("c")
+	sl.take()
+	if !s.company("a") || s.company("c") {
+		t.Errorf("c's response holding a slot: company(a) %v, company(c) %v; want true, false", s.company("a"), s.company("c"))
+	}
+	sl.give()
+	if s.company("a") {
+		t.Error("company after c's response gave its slot back")
+	}
+	var none *share
+	none.met("a")
+	if none.company("a") {
+		t.Error("a nil share keeps company")
+	}
+}

@@ -106,6 +106,19 @@ func (t *turns) queueing(token string) bool {
 	return h != nil && len(h.waiters) > 0
 }
 
+// others reports whether a token other than token holds or waits for a
+// turn.
+func (t *turns) others(token string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name := range t.tokens {
+		if name != token {
+			return true
+		}
+	}
+	return false
+}
+
 // forget drops h once it holds and awaits nothing.
 func (t *turns) forget(h *holder) {
 	if h.held == 0 && len(h.waiters) == 0 {

@@ -264,3 +264,21 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// TestTurnsOthers checks that a token sees others while another token
+// holds a turn, and not for its own.
+func TestTurnsOthers(t *testing.T) {
+	t.Parallel()
+	tr := newTurns(Limits{Exports: 2})
+	done, _, err := tr.take(context.Background(), "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.others("a") || !tr.others("b") {
+		t.Errorf("a holding a turn: others(a) %v, others(b) %v; want false, true", tr.others("a"), tr.others("b"))
+	}
+	done()
+	if tr.others("b") {
+		t.Error("others after a gave its turn back")
+	}
+}
