@@ -39,18 +39,16 @@ type rowSource interface {
 	Close()
 }
 
-// batches are the rows of a cursor, fetched n at a time in a pipeline:
-// the next batch is asked for as a batch's rows start to be read, so that
-// the backend reads it while the reader encodes this one, and runs no
-// further ahead.
+// batches are the rows of a cursor, fetched n at a time.
 type batches struct {
-	p       *pgconn.Pipeline
+	conn    *pgconn.PgConn
+	ctx     context.Context
 	fetch   string  // "FETCH n FROM informe_rows"
 	n       int64   // rows per batch
 	formats []int16 // the results' formats, as pgx would ask for them
 	fields  []pgconn.FieldDescription
 	rr      *pgconn.ResultReader // the batch being read; nil between batches
-	last    bool                 // the batch read last was the last
+	last    bool                 // the batch being read is the last
 	err     error
 }
 
@@ -65,15 +63,19 @@ func (s *Snapshot) queryBatches(sql string, args []any, n int) (*batches, error)
 	if _, err := s.conn.Exec(s.ctx, "DECLARE "+cursorName+" NO SCROLL CURSOR FOR "+sql, args...); err != nil {
 		return nil, fmt.Errorf("cursor: %w", err)
 	}
-	conn := s.conn.Conn().PgConn()
-	b := &batches{fetch: "FETCH " + strconv.Itoa(n) + " FROM " + cursorName, n: int64(n)}
+	b := &batches{
+		conn:  s.conn.Conn().PgConn(),
+		ctx:   s.ctx,
+		fetch: "FETCH " + strconv.Itoa(n) + " FROM " + cursorName,
+		n:     int64(n),
+	}
 	// pgx asks for each column in the format its type map prefers when it
 	// describes a statement first, and in text when it does not: so do the
 	// batches, for the same values.
 	switch s.conn.Conn().Config().DefaultQueryExecMode {
 	case pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
 	default:
-		sd, err := conn.Prepare(s.ctx, "", b.fetch, nil)
+		sd, err := b.conn.Prepare(s.ctx, "", b.fetch, nil)
 		if err != nil {
 			return nil, fmt.Errorf("cursor: %w", err)
 		}
@@ -82,68 +84,27 @@ func (s *Snapshot) queryBatches(sql string, args []any, n int) (*batches, error)
 			b.formats = append(b.formats, tm.FormatCodeForOID(f.DataTypeOID))
 		}
 	}
-	b.p = conn.StartPipeline(s.ctx)
-	b.ask()
-	if !b.take() {
-		b.Close()
-		return nil, fmt.Errorf("cursor: %w", b.err)
-	}
+	b.rr = b.conn.ExecParams(s.ctx, b.fetch, nil, nil, nil, b.formats)
 	b.fields = b.rr.FieldDescriptions()
 	return b, nil
-}
-
-// ask asks for the next batch, each in a transaction step of its own
-// (a sync), so that an error ends only what follows it.
-func (b *batches) ask() {
-	b.p.SendQueryParams(b.fetch, nil, nil, nil, b.formats)
-	b.p.SendPipelineSync()
-	if err := b.p.Flush(); err != nil && b.err == nil {
-		b.err = err
-	}
-}
-
-// take starts reading the batch asked for last, and asks for the next.
-func (b *batches) take() bool {
-	if b.err != nil {
-		return false
-	}
-	res, err := b.p.GetResults()
-	rr, ok := res.(*pgconn.ResultReader)
-	switch {
-	case err != nil:
-		b.err = err
-		return false
-	case !ok:
-		b.err = fmt.Errorf("a batch's results are %T", res)
-		return false
-	}
-	b.rr = rr
-	b.ask()
-	return b.err == nil
 }
 
 func (b *batches) Next() bool {
 	for b.err == nil {
 		if b.rr == nil {
-			if b.last || !b.take() {
-				break
+			if b.last {
+				return false
 			}
+			b.rr = b.conn.ExecParams(b.ctx, b.fetch, nil, nil, nil, b.formats)
 		}
 		if b.rr.NextRow() {
 			return true
 		}
 		tag, err := b.rr.Close()
 		b.rr = nil
-		if err != nil {
-			b.err = err
-			break
-		}
+		b.err = err
 		b.last = tag.RowsAffected() < b.n
-		if _, err := b.p.GetResults(); err != nil { // the batch's sync
-			b.err = err
-		}
 	}
-	b.Close()
 	return false
 }
 
@@ -151,14 +112,12 @@ func (b *batches) RawValues() [][]byte                          { return b.rr.Va
 func (b *batches) FieldDescriptions() []pgconn.FieldDescription { return b.fields }
 func (b *batches) Err() error                                   { return b.err }
 
-// Close ends the pipeline, reading what the batch asked for last sends
-// (nothing after the last batch). It is safe to call more than once.
 func (b *batches) Close() {
 	if b.rr != nil {
-		_, _ = b.rr.Close()
+		_, err := b.rr.Close()
 		b.rr = nil
-	}
-	if err := b.p.Close(); err != nil && b.err == nil {
-		b.err = err
+		if b.err == nil {
+			b.err = err
+		}
 	}
 }
