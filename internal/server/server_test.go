@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,28 +21,10 @@ import (
 	"github.com/informe/informe/internal/pgserver/pgtest"
 	"github.com/informe/informe/internal/server"
 	"github.com/informe/informe/internal/spool"
+	"github.com/informe/informe/internal/testenv"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// lockedBuffer collects the server's log, written by its goroutines and
-// read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // config is the configuration `informe serve` runs with by default, on
 // loopback ports, logging JSON into log.
@@ -59,7 +39,7 @@ func config(log io.Writer) server.Config {
 
 // running is a [server.Run] in progress.
 type running struct {
-	log      *lockedBuffer
+	log      *testenv.Buffer
 	api, ops string // base URLs
 	stop     context.CancelFunc
 	done     chan struct{} // closed when Run has returned
@@ -70,7 +50,7 @@ type running struct {
 // ends or stop is called, and waits until it serves.
 func start(t *testing.T, pool *pgxpool.Pool, cfg server.Config) *running {
 	t.Helper()
-	r := &running{log: &lockedBuffer{}, done: make(chan struct{})}
+	r := &running{log: &testenv.Buffer{}, done: make(chan struct{})}
 	cfg.Log = r.log
 	addrs := make(chan [2]string, 1)
 	cfg.Ready = func(apiAddr, opsAddr string) { addrs <- [2]string{apiAddr, opsAddr} }
@@ -134,7 +114,7 @@ func TestRunInvalid(t *testing.T) {
 		{"ErrAddr", func(c *server.Config) { c.Addr = "127.0.0.1:-1" }, "invalid port"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var log lockedBuffer
+			var log testenv.Buffer
 			cfg := config(&log)
 			tt.set(&cfg)
 			cfg.Ready = func(string, string) { t.Error("Run served an invalid configuration") }
