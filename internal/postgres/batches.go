@@ -25,6 +25,13 @@ func WithBatches(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, batchesKey{}, n)
 }
 
+// batchesOf returns the rows a batch of ctx's reads holds, 0 when they
+// are read in one statement.
+func batchesOf(ctx context.Context) int {
+	n, _ := ctx.Value(batchesKey{}).(int)
+	return max(n, 0)
+}
+
 // cursorName is the name of the cursor a snapshot reads in batches; a
 // snapshot runs one query for rows.
 const cursorName = "informe_rows"
@@ -54,12 +61,9 @@ type batches struct {
 
 // queryBatches declares sql, with args, as the snapshot's cursor and
 // starts fetching its first n rows. The cursor is planned for all its
-// rows (cursor_tuple_fraction 1), as the one statement would be.
+// rows, as the one statement would be: [begin] set cursor_tuple_fraction
+// to 1 for the snapshots of a ctx with batches.
 func (s *Snapshot) queryBatches(sql string, args []any, n int) (*batches, error) {
-	var setting string
-	if err := s.conn.QueryRow(s.ctx, "SELECT set_config('cursor_tuple_fraction', '1', true)").Scan(&setting); err != nil {
-		return nil, fmt.Errorf("cursor: %w", err)
-	}
 	if _, err := s.conn.Exec(s.ctx, "DECLARE "+cursorName+" NO SCROLL CURSOR FOR "+sql, args...); err != nil {
 		return nil, fmt.Errorf("cursor: %w", err)
 	}

@@ -136,6 +136,11 @@ func begin(ctx context.Context, pool *pgxpool.Pool, id string, pre *Prelude) (*S
 		args = append(args, strconv.AppendInt(nil, max(d.Milliseconds(), 1), 10))
 		sets = append(sets, "set_config('statement_timeout', $1, true)")
 	}
+	if batchesOf(ctx) > 0 {
+		// A cursor (see [WithBatches]) is planned for all its rows, as
+		// the one statement it stands for is.
+		sets = append(sets, "set_config('cursor_tuple_fraction', '1', true)")
+	}
 	if checksClient(conn.Conn().PgConn()) {
 		// A backend whose client closed the connection (see CancelClose)
 		// ends within a second even while it sends nothing.
@@ -320,7 +325,7 @@ func (s *Snapshot) QueryRow(sql string, args []any, dest ...any) error {
 func (s *Snapshot) Query(sql string, args []any) (*Rows, error) {
 	var rows rowSource
 	var err error
-	if n, _ := s.ctx.Value(batchesKey{}).(int); n > 0 {
+	if n := batchesOf(s.ctx); n > 0 {
 		rows, err = s.queryBatches(sql, args, n)
 	} else {
 		rows, err = s.conn.Query(s.ctx, sql, args...)

@@ -176,6 +176,19 @@ func TestQueryInBatches(t *testing.T) {
 		}
 		return fields, values
 	}
+	// The cursor is planned for all its rows, as the one statement is.
+	for ctx, want := range map[context.Context]string{context.Background(): "0.1", postgres.WithBatches(context.Background(), 7): "1"} {
+		snap, err := postgres.Begin(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = snap.QueryRow("SHOW cursor_tuple_fraction", nil, &got)
+		snap.Close()
+		if err != nil || got != want {
+			t.Errorf("cursor_tuple_fraction = %q, %v; want %q", got, err, want)
+		}
+	}
 	for name, pool := range map[string]*pgxpool.Pool{"described": pool, "exec": exec} {
 		for _, rows := range []int{0, 1, 21, 30} {
 			wantFields, want := read(context.Background(), pool, rows)
